@@ -1,0 +1,1 @@
+//! opkit-apimachinery
