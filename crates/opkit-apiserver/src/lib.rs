@@ -1,1 +1,270 @@
-//! opkit-apiserver
+//! opkit's embedded control plane: a Kubernetes-API-compatible server over a durable store.
+//!
+//! [`ControlPlane::start`] opens the store (a redb file in the data dir, or memory), prepares
+//! TLS credentials and an admin token, and serves the Kubernetes API over HTTPS (HTTP/1.1 and
+//! HTTP/2) in the current tokio runtime. Real clients — kubectl, helm, client-go, kube-rs —
+//! work against it unchanged, using the kubeconfig it writes.
+//!
+//! A request flows through the modules in this order: [`server`] (authentication, routing),
+//! [`negotiate`] (encodings), [`registry`] (which resource), [`admission`] (metadata,
+//! validation, defaulting), [`handlers`] / [`patch`] / [`scale`] / [`watch`] (the verbs), and
+//! the `opkit-store` crate (compare-and-swap, group commit, event history).
+
+pub mod admission;
+pub mod crd;
+pub mod discovery;
+pub mod error;
+pub mod handlers;
+pub mod negotiate;
+pub mod object;
+pub mod patch;
+pub mod registry;
+pub mod request;
+pub mod scale;
+pub mod server;
+pub mod tables;
+pub mod tls;
+pub mod watch;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use tokio::net::TcpListener;
+use tokio::sync::watch as signal;
+use tokio::task::JoinSet;
+
+pub use error::ApiError;
+pub use server::ApiServer;
+
+/// How to run a control plane.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where the store, CA, token and kubeconfig live; `None` keeps everything in memory.
+    pub data_dir: Option<PathBuf>,
+    /// Address to listen on; port 0 picks a free port.
+    pub listen: SocketAddr,
+    /// Where to write the kubeconfig; defaults to `DATA_DIR/kubeconfig` (none when ephemeral).
+    pub kubeconfig: Option<PathBuf>,
+    /// How long watch history is kept for resumption.
+    pub history_window: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            data_dir: Some(PathBuf::from(".opkit")),
+            listen: SocketAddr::from(([127, 0, 0, 1], 6443)),
+            kubeconfig: None,
+            history_window: Duration::from_secs(300),
+        }
+    }
+}
+
+impl Config {
+    /// An in-memory control plane on a free loopback port (for tests).
+    pub fn ephemeral() -> Config {
+        Config {
+            data_dir: None,
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            kubeconfig: None,
+            history_window: Duration::from_secs(300),
+        }
+    }
+}
+
+/// Why a control plane could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The data dir is used by another running control plane.
+    #[error("the data dir {0} is in use by another `opkit up` (its store is locked); stop that one or pass another --data-dir")]
+    DataDirInUse(String),
+    /// The store could not be opened.
+    #[error("cannot open the store: {0}")]
+    Store(#[from] opkit_store::StoreError),
+    /// A file could not be written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The listen address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        /// The address.
+        addr: SocketAddr,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// Credentials could not be prepared.
+    #[error(transparent)]
+    Tls(#[from] tls::TlsError),
+    /// Bootstrapping objects failed.
+    #[error("bootstrap: {0}")]
+    Bootstrap(ApiError),
+}
+
+/// A running control plane. Dropping it stops serving.
+pub struct ControlPlane {
+    addr: SocketAddr,
+    url: String,
+    token: String,
+    ca_pem: String,
+    kubeconfig: String,
+    kubeconfig_path: Option<PathBuf>,
+    server: Arc<ApiServer>,
+    stop: signal::Sender<bool>,
+    serving: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl ControlPlane {
+    /// Opens the store, prepares credentials, and starts serving. Returns once it accepts
+    /// connections.
+    pub async fn start(config: Config) -> Result<ControlPlane, StartError> {
+        let io = |path: &std::path::Path| {
+            let path = path.display().to_string();
+            move |source| StartError::Io { path, source }
+        };
+        if let Some(dir) = &config.data_dir {
+            std::fs::create_dir_all(dir).map_err(io(dir))?;
+        }
+        let store_config = opkit_store::StoreConfig {
+            path: config.data_dir.as_ref().map(|d| d.join("store.redb")),
+            history_window: config.history_window,
+            ..opkit_store::StoreConfig::default()
+        };
+        let store = match opkit_store::Store::open(store_config) {
+            Ok(s) => s,
+            Err(opkit_store::StoreError::Locked { .. }) => {
+                let dir = config.data_dir.as_ref().map(|d| d.display().to_string()).unwrap_or_default();
+                return Err(StartError::DataDirInUse(dir));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .map_err(|source| StartError::Listen { addr: config.listen, source })?;
+        let addr = listener.local_addr().map_err(|source| StartError::Listen { addr: config.listen, source })?;
+        let host = if addr.ip().is_unspecified() { "127.0.0.1".to_string() } else { addr.ip().to_string() };
+        let url = match addr.ip() {
+            std::net::IpAddr::V6(_) if !addr.ip().is_unspecified() => format!("https://[{host}]:{}", addr.port()),
+            _ => format!("https://{host}:{}", addr.port()),
+        };
+        let creds = tls::credentials(config.data_dir.as_deref(), &[host.clone()])?;
+        let kubeconfig = tls::kubeconfig(&url, &creds.ca_pem, &creds.token);
+        let kubeconfig_path = config.kubeconfig.clone().or_else(|| config.data_dir.as_ref().map(|d| d.join("kubeconfig")));
+        if let Some(path) = &kubeconfig_path {
+            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent).map_err(io(parent))?;
+            }
+            std::fs::write(path, &kubeconfig).map_err(io(path))?;
+        }
+        let server = ApiServer::new(store, creds.token.clone(), format!("{host}:{}", addr.port()));
+        server.bootstrap().await.map_err(StartError::Bootstrap)?;
+        let (stop, stopped) = signal::channel(false);
+        let acceptor = tokio_rustls::TlsAcceptor::from(creds.server_config.clone());
+        let serving = tokio::spawn(accept_loop(listener, acceptor, server.clone(), stopped));
+        Ok(ControlPlane {
+            addr,
+            url,
+            token: creds.token,
+            ca_pem: creds.ca_pem,
+            kubeconfig,
+            kubeconfig_path,
+            server,
+            stop,
+            serving: Some(serving),
+        })
+    }
+
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `https://ADDR:PORT`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The admin bearer token.
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// The CA certificate (PEM).
+    pub fn ca_pem(&self) -> &str {
+        &self.ca_pem
+    }
+
+    /// The admin kubeconfig (YAML).
+    pub fn kubeconfig(&self) -> &str {
+        &self.kubeconfig
+    }
+
+    /// Where the kubeconfig was written, if anywhere.
+    pub fn kubeconfig_path(&self) -> Option<&std::path::Path> {
+        self.kubeconfig_path.as_deref()
+    }
+
+    /// The server state (in-process access for built-in controllers and benchmarks).
+    pub fn server(&self) -> &Arc<ApiServer> {
+        &self.server
+    }
+
+    /// Stops accepting requests, closes open connections and waits for the accept loop.
+    pub async fn shutdown(mut self) {
+        let _ = self.stop.send(true);
+        if let Some(handle) = self.serving.take() {
+            let _ = handle.await;
+        }
+    }
+}
+
+impl Drop for ControlPlane {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+        if let Some(handle) = self.serving.take() {
+            handle.abort();
+        }
+    }
+}
+
+async fn accept_loop(listener: TcpListener, acceptor: tokio_rustls::TlsAcceptor, server: Arc<ApiServer>, mut stopped: signal::Receiver<bool>) {
+    let mut connections = JoinSet::new();
+    loop {
+        let accepted = tokio::select! {
+            _ = stopped.changed() => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+            a = listener.accept() => a,
+        };
+        let (tcp, _) = match accepted {
+            Ok(a) => a,
+            Err(e) => {
+                tracing::warn!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let _ = tcp.set_nodelay(true);
+        let acceptor = acceptor.clone();
+        let server = server.clone();
+        connections.spawn(async move {
+            let tls = match tokio::time::timeout(Duration::from_secs(10), acceptor.accept(tcp)).await {
+                Ok(Ok(s)) => s,
+                _ => return,
+            };
+            let service = hyper::service::service_fn(move |req| {
+                let server = server.clone();
+                async move { Ok::<_, std::convert::Infallible>(server.serve(req).await) }
+            });
+            let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+            let _ = builder.serve_connection(TokioIo::new(tls), service).await;
+        });
+    }
+    connections.shutdown().await;
+}

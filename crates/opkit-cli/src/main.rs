@@ -1,1 +1,100 @@
-fn main() {}
+//! `opkit`: the command line of the opkit operator framework.
+//!
+//! `opkit up` runs the embedded Kubernetes-compatible control plane until SIGINT or SIGTERM.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "opkit", version, about = "Build, test and run Kubernetes operators in Rust")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the embedded control plane (a Kubernetes-compatible API server).
+    Up(UpArgs),
+}
+
+#[derive(Args)]
+struct UpArgs {
+    /// Directory for the store, certificates, token and kubeconfig.
+    #[arg(long, value_name = "DIR", default_value = ".opkit", conflicts_with = "ephemeral")]
+    data_dir: PathBuf,
+    /// Keep everything in memory; nothing survives a restart.
+    #[arg(long)]
+    ephemeral: bool,
+    /// Address to listen on (port 0 picks a free port).
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:6443")]
+    listen: SocketAddr,
+    /// Where to write the kubeconfig (default: DIR/kubeconfig).
+    #[arg(long, value_name = "PATH")]
+    kubeconfig: Option<PathBuf>,
+    /// How long watch history is kept, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    watch_history: u64,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("OPKIT_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Up(args) => up(args).await,
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn up(args: UpArgs) -> anyhow::Result<()> {
+    let mut kubeconfig = args.kubeconfig;
+    if args.ephemeral && kubeconfig.is_none() {
+        kubeconfig = Some(std::env::temp_dir().join(format!("opkit-{}", std::process::id())).join("kubeconfig"));
+    }
+    let config = opkit_apiserver::Config {
+        data_dir: (!args.ephemeral).then_some(args.data_dir),
+        listen: args.listen,
+        kubeconfig,
+        history_window: Duration::from_secs(args.watch_history),
+    };
+    let plane = opkit_apiserver::ControlPlane::start(config).await?;
+    let path = plane.kubeconfig_path().map(|p| p.display().to_string()).unwrap_or_default();
+    println!("opkit control plane ready at {} (kubeconfig: {path})", plane.url());
+    wait_for_signal().await?;
+    eprintln!("stopping");
+    plane.shutdown().await;
+    Ok(())
+}
+
+async fn wait_for_signal() -> anyhow::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+    Ok(())
+}

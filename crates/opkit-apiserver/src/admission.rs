@@ -1,0 +1,503 @@
+//! Admission: turning what a client sent into what is stored.
+//!
+//! This is kube-apiserver's "strategy" step: server-managed metadata (uid, timestamps,
+//! generation), the status-subresource rules, name and label validation, and the kind's own
+//! checks — decoding into the k8s-openapi type for built-in kinds (which also drops unknown
+//! fields, as Go structs do), pruning, defaulting and structural-schema validation for custom
+//! resources. Unknown fields are reported according to `fieldValidation`.
+
+use serde_json::{Map, Value, json};
+
+use crate::error::{ApiError, ApiResult, Cause};
+use crate::object::{self, meta_mut};
+use crate::registry::{Origin, Resource};
+
+/// `fieldValidation` of a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FieldValidation {
+    /// Drop unknown fields silently.
+    Ignore,
+    /// Drop unknown fields and warn (the default).
+    #[default]
+    Warn,
+    /// Refuse the request when it has unknown fields.
+    Strict,
+}
+
+impl FieldValidation {
+    /// Parses the query parameter.
+    pub fn parse(value: Option<&str>) -> ApiResult<FieldValidation> {
+        match value {
+            None | Some("") | Some("Warn") => Ok(FieldValidation::Warn),
+            Some("Ignore") => Ok(FieldValidation::Ignore),
+            Some("Strict") => Ok(FieldValidation::Strict),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "fieldValidation must be one of \"Ignore\", \"Warn\", \"Strict\", got {other:?}"
+            ))),
+        }
+    }
+}
+
+/// Which part of an object a write addresses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// The main resource.
+    Main,
+    /// The `status` subresource.
+    Status,
+}
+
+/// Warnings to send back in `Warning` headers.
+pub type Warnings = Vec<String>;
+
+fn invalid(res: &Resource, name: &str, causes: Vec<Cause>) -> ApiError {
+    ApiError::invalid(&res.group, &res.kind, name, causes)
+}
+
+/// Checks and defaults apiVersion/kind of a body against the endpoint.
+pub fn check_type(res: &Resource, obj: &mut Value) -> ApiResult<()> {
+    let Some(map) = obj.as_object_mut() else {
+        return Err(ApiError::bad_request(
+            "the body of the request must be a JSON or YAML object",
+        ));
+    };
+    let expected = res.api_version();
+    match map.get("apiVersion").and_then(Value::as_str) {
+        None | Some("") => {
+            map.insert("apiVersion".into(), Value::from(expected));
+        }
+        Some(v) if v == expected => {}
+        Some(v) => {
+            // Another served version of the same group is fine for custom resources (conversion None).
+            let same_group = match v.rsplit_once('/') {
+                Some((g, _)) => g == res.group,
+                None => res.group.is_empty(),
+            };
+            if !(res.is_custom() && same_group) {
+                return Err(ApiError::bad_request(format!(
+                    "the API version in the data ({v}) does not match the expected API version ({expected})"
+                )));
+            }
+            map.insert("apiVersion".into(), Value::from(expected));
+        }
+    }
+    match map.get("kind").and_then(Value::as_str) {
+        None | Some("") => {
+            map.insert("kind".into(), Value::from(res.kind.clone()));
+        }
+        Some(k) if k == res.kind => {}
+        Some(k) => {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({k}) does not match the expected kind ({})",
+                res.kind
+            )));
+        }
+    }
+    if map.get("metadata").is_some_and(|m| !m.is_object() && !m.is_null()) {
+        return Err(ApiError::bad_request("metadata must be an object"));
+    }
+    Ok(())
+}
+
+/// Prepares a new object for storage. `namespace` comes from the URL.
+pub fn prepare_create(
+    res: &Resource,
+    namespace: Option<&str>,
+    mut obj: Value,
+    validation: FieldValidation,
+) -> ApiResult<(Value, Warnings)> {
+    check_type(res, &mut obj)?;
+    let meta = meta_mut(&mut obj);
+    if res.namespaced {
+        let ns = namespace.unwrap_or("");
+        match meta.get("namespace").and_then(Value::as_str) {
+            Some(given) if !given.is_empty() && given != ns => {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+            _ => {}
+        }
+        meta.insert("namespace".into(), Value::from(ns));
+    } else {
+        meta.remove("namespace");
+    }
+    let name = meta.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+    if name.is_empty() {
+        match meta.get("generateName").and_then(Value::as_str) {
+            Some(base) if !base.is_empty() => {
+                let generated = opkit_apimachinery::validation::generate_name(base);
+                meta.insert("name".into(), Value::from(generated));
+            }
+            _ => {
+                return Err(invalid(
+                    res,
+                    "",
+                    vec![Cause::new(
+                        "FieldValueRequired",
+                        "metadata.name",
+                        "Required value: name or generateName is required",
+                    )],
+                ));
+            }
+        }
+    }
+    meta.insert("uid".into(), Value::from(object::new_uid()));
+    meta.insert("creationTimestamp".into(), Value::from(object::now_rfc3339()));
+    for server_managed in ["deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion", "selfLink", "generation"] {
+        meta.remove(server_managed);
+    }
+    if res.tracks_generation || res.is_custom() {
+        meta.insert("generation".into(), Value::from(1));
+    }
+    if res.status {
+        reset_status_on_create(res, &mut obj);
+    }
+    let warnings = admit(res, &mut obj, None, validation)?;
+    Ok((obj, warnings))
+}
+
+fn reset_status_on_create(res: &Resource, obj: &mut Value) {
+    let Some(map) = obj.as_object_mut() else { return };
+    match (res.group.as_str(), res.plural.as_str()) {
+        ("", "nodes") => {}
+        ("", "namespaces") => {
+            map.insert("status".into(), json!({"phase": "Active"}));
+            let spec = map.entry("spec").or_insert_with(|| json!({}));
+            if let Some(spec) = spec.as_object_mut() {
+                spec.insert("finalizers".into(), json!(["kubernetes"]));
+            }
+        }
+        ("", "pods") => {
+            map.insert("status".into(), json!({"phase": "Pending"}));
+        }
+        ("", "persistentvolumeclaims") => {
+            map.insert("status".into(), json!({"phase": "Pending"}));
+        }
+        ("", "services") => {
+            map.insert("status".into(), json!({"loadBalancer": {}}));
+        }
+        _ => {
+            map.remove("status");
+        }
+    }
+}
+
+/// Prepares an update of `old` to `new`, for the main resource or a subresource. The caller
+/// checked the resourceVersion precondition.
+pub fn prepare_update(
+    res: &Resource,
+    old: &Value,
+    mut new: Value,
+    part: Part,
+    validation: FieldValidation,
+) -> ApiResult<(Value, Warnings)> {
+    check_type(res, &mut new)?;
+    let name = object::name(old).to_string();
+    let new_name = object::meta_str(&new, "name").unwrap_or("");
+    if !new_name.is_empty() && new_name != name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({new_name}) does not match the name on the URL ({name})"
+        )));
+    }
+    if let Some(ns) = object::meta_str(old, "namespace") {
+        match object::meta_str(&new, "namespace") {
+            Some(given) if !given.is_empty() && given != ns => {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+            _ => {}
+        }
+    }
+    if part == Part::Status {
+        // Only status changes; everything else stays as it was.
+        let status = new.get("status").cloned();
+        let mut merged = old.clone();
+        match status {
+            Some(s) => merged["status"] = s,
+            None => {
+                if let Some(m) = merged.as_object_mut() {
+                    m.remove("status");
+                }
+            }
+        }
+        new = merged;
+    } else if res.status {
+        let old_status = old.get("status").cloned();
+        if let Some(m) = new.as_object_mut() {
+            match old_status {
+                Some(s) => {
+                    m.insert("status".into(), s);
+                }
+                None => {
+                    m.remove("status");
+                }
+            }
+        }
+    }
+    let old_meta = object::meta(old).cloned().unwrap_or_default();
+    let meta = meta_mut(&mut new);
+    for immutable in [
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "generation",
+        "name",
+        "namespace",
+    ] {
+        match old_meta.get(immutable) {
+            Some(v) => {
+                meta.insert(immutable.into(), v.clone());
+            }
+            None => {
+                meta.remove(immutable);
+            }
+        }
+    }
+    meta.remove("selfLink");
+    if old_meta.contains_key("deletionTimestamp") {
+        let old_f: Vec<&Value> = old_meta
+            .get("finalizers")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().collect())
+            .unwrap_or_default();
+        let added: Vec<String> = meta
+            .get("finalizers")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter(|f| !old_f.contains(f))
+                    .filter_map(|f| f.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !added.is_empty() {
+            let list = added.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>().join(", ");
+            return Err(invalid(
+                res,
+                &name,
+                vec![Cause::new(
+                    "FieldValueForbidden",
+                    "metadata.finalizers",
+                    format!(
+                        "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{{{list}}}"
+                    ),
+                )],
+            ));
+        }
+    }
+    let warnings = admit(res, &mut new, Some(old), validation)?;
+    if (res.tracks_generation || res.is_custom()) && object::spec_changed(old, &new, res.status) {
+        let generation = old_meta.get("generation").and_then(Value::as_i64).unwrap_or(0) + 1;
+        meta_mut(&mut new).insert("generation".into(), Value::from(generation));
+    }
+    Ok((new, warnings))
+}
+
+/// The kind-specific checks shared by create and update.
+fn admit(
+    res: &Resource,
+    obj: &mut Value,
+    _old: Option<&Value>,
+    validation: FieldValidation,
+) -> ApiResult<Warnings> {
+    let name = object::name(obj).to_string();
+    let mut causes = validate_metadata(res, obj);
+    let mut unknown = Vec::new();
+    match &res.origin {
+        Origin::Builtin(check) => match check(obj) {
+            Ok(normalised) => {
+                collect_dropped(obj, &normalised, String::new(), &mut unknown);
+                *obj = normalised;
+            }
+            Err(message) => {
+                let (field, detail) = match message.split_once(": ") {
+                    Some((path, rest)) if !path.contains(' ') => (path.to_string(), rest.to_string()),
+                    _ => (String::new(), message.clone()),
+                };
+                causes.push(Cause::new(
+                    "FieldValueInvalid",
+                    &field,
+                    format!("Invalid value: {detail}"),
+                ));
+            }
+        },
+        Origin::Custom(custom) => {
+            if let Some(schema) = &custom.schema {
+                if !custom.preserve_unknown_fields {
+                    unknown.extend(schema.prune(obj).into_iter().map(|p| p.trim_start_matches('.').to_string()));
+                }
+                schema.apply_defaults(obj);
+                for e in schema.validate(obj) {
+                    let text = e.to_string();
+                    let detail = text
+                        .strip_prefix(&format!("{}: ", e.field))
+                        .unwrap_or(&text)
+                        .to_string();
+                    causes.push(Cause::new(e.reason(), &e.field, detail));
+                }
+            }
+        }
+    }
+    if !causes.is_empty() {
+        return Err(invalid(res, &name, causes));
+    }
+    unknown_fields(unknown, validation)
+}
+
+fn unknown_fields(unknown: Vec<String>, validation: FieldValidation) -> ApiResult<Warnings> {
+    if unknown.is_empty() {
+        return Ok(Vec::new());
+    }
+    match validation {
+        FieldValidation::Ignore => Ok(Vec::new()),
+        FieldValidation::Warn => Ok(unknown.iter().map(|f| format!("unknown field \"{f}\"")).collect()),
+        FieldValidation::Strict => {
+            let fields: Vec<String> = unknown.iter().map(|f| format!("unknown field \"{f}\"")).collect();
+            Err(ApiError::bad_request(format!("strict decoding error: {}", fields.join(", "))))
+        }
+    }
+}
+
+/// Fields present (non-null) in `input` but gone after normalisation: unknown to the kind.
+fn collect_dropped(input: &Value, normalised: &Value, path: String, out: &mut Vec<String>) {
+    match (input, normalised) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in a {
+                let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                match b.get(k) {
+                    Some(nv) => collect_dropped(v, nv, p, out),
+                    None if !v.is_null() && !is_empty_container(v) => out.push(p),
+                    None => {}
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            for (i, (v, nv)) in a.iter().zip(b.iter()).enumerate() {
+                collect_dropped(v, nv, format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn is_empty_container(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        _ => false,
+    }
+}
+
+/// Name, labels, annotations and owner references, as upstream's ObjectMeta validation.
+fn validate_metadata(res: &Resource, obj: &Value) -> Vec<Cause> {
+    use opkit_apimachinery::validation as v;
+    let mut causes = Vec::new();
+    let Some(meta) = object::meta(obj) else {
+        return causes;
+    };
+    let name = meta.get("name").and_then(Value::as_str).unwrap_or("");
+    let name_errors = match (res.group.as_str(), res.plural.as_str()) {
+        ("", "namespaces") => v::is_dns1123_label(name),
+        ("", "services") => v::is_dns1035_label(name),
+        ("rbac.authorization.k8s.io", _) | ("", "events") | ("events.k8s.io", _) => v::is_valid_path_segment_name(name),
+        _ if res.is_custom() => v::is_valid_path_segment_name(name),
+        _ => v::is_dns1123_subdomain(name),
+    };
+    for e in name_errors {
+        causes.push(Cause::new(
+            "FieldValueInvalid",
+            "metadata.name",
+            format!("Invalid value: {name:?}: {e}"),
+        ));
+    }
+    if let Some(labels) = meta.get("labels") {
+        match labels.as_object() {
+            Some(labels) => validate_labels(labels, &mut causes),
+            None if !labels.is_null() => causes.push(Cause::new(
+                "FieldValueInvalid",
+                "metadata.labels",
+                "Invalid value: labels must be a map of strings",
+            )),
+            None => {}
+        }
+    }
+    if let Some(Value::Object(annotations)) = meta.get("annotations") {
+        let mut total = 0usize;
+        for (k, val) in annotations {
+            for e in v::is_qualified_name(&k.to_ascii_lowercase()) {
+                causes.push(Cause::new(
+                    "FieldValueInvalid",
+                    "metadata.annotations",
+                    format!("Invalid value: {k:?}: {e}"),
+                ));
+            }
+            total += k.len() + val.as_str().map_or(0, str::len);
+        }
+        if total > v::TOTAL_ANNOTATION_SIZE_LIMIT {
+            causes.push(Cause::new(
+                "FieldValueTooLong",
+                "metadata.annotations",
+                format!("Too long: must have at most {} bytes", v::TOTAL_ANNOTATION_SIZE_LIMIT),
+            ));
+        }
+    }
+    if let Some(Value::Array(refs)) = meta.get("ownerReferences") {
+        let controllers: Vec<&Value> = refs
+            .iter()
+            .filter(|r| r.get("controller").and_then(Value::as_bool) == Some(true))
+            .collect();
+        if controllers.len() > 1 {
+            let describe = |r: &Value| {
+                format!(
+                    "{}/{}, Kind={}, Name={}",
+                    r.get("apiVersion").and_then(Value::as_str).unwrap_or(""),
+                    "",
+                    r.get("kind").and_then(Value::as_str).unwrap_or(""),
+                    r.get("name").and_then(Value::as_str).unwrap_or("")
+                )
+            };
+            causes.push(Cause::new(
+                "FieldValueInvalid",
+                "metadata.ownerReferences",
+                format!(
+                    "Invalid value: []v1.OwnerReference{{...}}: Only one reference can have Controller set to true. Found \"true\" in references for {} and {}",
+                    describe(controllers[0]),
+                    describe(controllers[1])
+                ),
+            ));
+        }
+    }
+    causes
+}
+
+fn validate_labels(labels: &Map<String, Value>, causes: &mut Vec<Cause>) {
+    use opkit_apimachinery::validation as v;
+    for (k, val) in labels {
+        for e in v::is_qualified_name(k) {
+            causes.push(Cause::new(
+                "FieldValueInvalid",
+                "metadata.labels",
+                format!("Invalid value: {k:?}: {e}"),
+            ));
+        }
+        match val.as_str() {
+            Some(s) => {
+                for e in v::is_valid_label_value(s) {
+                    causes.push(Cause::new(
+                        "FieldValueInvalid",
+                        "metadata.labels",
+                        format!("Invalid value: {s:?}: {e}"),
+                    ));
+                }
+            }
+            None => causes.push(Cause::new(
+                "FieldValueInvalid",
+                "metadata.labels",
+                format!("Invalid value: {val}: label values must be strings"),
+            )),
+        }
+    }
+}

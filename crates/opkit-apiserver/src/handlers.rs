@@ -1,0 +1,805 @@
+//! Request handling: one function per verb, from a parsed request to a response.
+//!
+//! Reads come straight from the store's bytes (a GET or LIST in JSON never re-serializes an
+//! object); writes go through admission, then a compare-and-swap transaction that embeds the
+//! new revision as `metadata.resourceVersion`, and are answered once durable.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+use crate::admission::{self, FieldValidation, Part, Warnings};
+use crate::error::{ApiError, ApiResult};
+use crate::negotiate::{Encoding, Output};
+use crate::object;
+use crate::registry::Resource;
+use crate::server::ApiServer;
+use opkit_apimachinery::fields::FieldSelector;
+use opkit_apimachinery::labels::LabelSelector;
+
+/// A response body in the making.
+pub enum Payload {
+    /// JSON bytes of an object as stored.
+    Raw(Bytes),
+    /// A value to encode.
+    Value(Value),
+}
+
+/// An answer: status code, payload, warnings.
+pub struct Answer {
+    /// HTTP status.
+    pub code: u16,
+    /// Body.
+    pub payload: Payload,
+    /// `Warning` headers.
+    pub warnings: Warnings,
+}
+
+impl Answer {
+    fn ok(payload: Payload) -> Self {
+        Answer {
+            code: 200,
+            payload,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// Query parameters of a resource request.
+#[derive(Debug, Default, Clone)]
+pub struct Query {
+    pairs: Vec<(String, String)>,
+}
+
+impl Query {
+    /// From decoded pairs.
+    pub fn new(pairs: Vec<(String, String)>) -> Query {
+        Query { pairs }
+    }
+
+    /// The first value of a parameter.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+
+    /// All pairs.
+    pub fn pairs(&self) -> &[(String, String)] {
+        &self.pairs
+    }
+
+    /// A boolean parameter (`true`, `1`).
+    pub fn flag(&self, key: &str) -> bool {
+        matches!(self.get(key), Some("true" | "1" | "True"))
+    }
+
+    fn dry_run(&self) -> ApiResult<bool> {
+        match self.get("dryRun") {
+            None | Some("") => Ok(false),
+            Some("All") => Ok(true),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "dryRun: Unsupported value: {other:?}: supported values: \"All\""
+            ))),
+        }
+    }
+
+    fn field_validation(&self) -> ApiResult<FieldValidation> {
+        FieldValidation::parse(self.get("fieldValidation"))
+    }
+}
+
+/// Label and field selectors of a list or watch.
+pub struct Selectors {
+    labels: Option<LabelSelector>,
+    fields: Option<FieldSelector>,
+}
+
+impl Selectors {
+    /// Parses `labelSelector` and `fieldSelector`, checking fields are supported for the resource.
+    pub fn parse(res: &Resource, query: &Query) -> ApiResult<Selectors> {
+        let labels = match query.get("labelSelector").filter(|s| !s.trim().is_empty()) {
+            Some(s) => Some(LabelSelector::parse(s).map_err(|e| ApiError::bad_request(e.to_string()))?),
+            None => None,
+        };
+        let fields = match query.get("fieldSelector").filter(|s| !s.trim().is_empty()) {
+            Some(s) => {
+                let sel = FieldSelector::parse(s).map_err(|e| ApiError::bad_request(e.to_string()))?;
+                let supported = opkit_apimachinery::fields::supported_fields(&res.group, &res.plural);
+                for r in sel.requirements() {
+                    let field = r.field.as_str();
+                    let ok = field == "metadata.name"
+                        || field == "metadata.namespace"
+                        || supported.contains(&field)
+                        || res.custom().is_some_and(|c| c.selectable_fields.iter().any(|f| f == field));
+                    if !ok {
+                        return Err(ApiError::bad_request(format!(
+                            "field label not supported: {field}"
+                        )));
+                    }
+                }
+                Some(sel)
+            }
+            None => None,
+        };
+        Ok(Selectors { labels, fields })
+    }
+
+    /// No selector at all.
+    pub fn is_empty(&self) -> bool {
+        self.labels.is_none() && self.fields.is_none()
+    }
+
+    /// Whether an object (as JSON bytes) matches.
+    pub fn matches_bytes(&self, bytes: &[u8]) -> bool {
+        if self.is_empty() {
+            return true;
+        }
+        match serde_json::from_slice::<Value>(bytes) {
+            Ok(v) => self.matches(&v),
+            Err(_) => false,
+        }
+    }
+
+    /// Whether an object matches.
+    pub fn matches(&self, obj: &Value) -> bool {
+        if let Some(l) = &self.labels
+            && !l.matches(object::labels(obj))
+        {
+            return false;
+        }
+        if let Some(f) = &self.fields
+            && !f.matches(|field| opkit_apimachinery::fields::field_value(obj, field))
+        {
+            return false;
+        }
+        true
+    }
+}
+
+/// Parsed `resourceVersion` semantics of a read.
+fn parse_rv(query: &Query) -> ApiResult<Option<u64>> {
+    match query.get("resourceVersion") {
+        None | Some("") => Ok(None),
+        Some(s) => s
+            .parse::<u64>()
+            .map(Some)
+            .map_err(|_| ApiError::bad_request(format!("invalid resource version: {s:?}"))),
+    }
+}
+
+fn continue_token(rv: u64, last_key: &str) -> String {
+    use base64::Engine;
+    let token = json!({"v": "meta.k8s.io/v1", "rv": rv, "start": last_key});
+    base64::engine::general_purpose::URL_SAFE.encode(token.to_string())
+}
+
+fn parse_continue(token: &str) -> ApiResult<(u64, String)> {
+    use base64::Engine;
+    let bad = || ApiError::bad_request("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
+    let raw = base64::engine::general_purpose::URL_SAFE
+        .decode(token)
+        .or_else(|_| base64::engine::general_purpose::STANDARD.decode(token))
+        .map_err(|_| bad())?;
+    let v: Value = serde_json::from_slice(&raw).map_err(|_| bad())?;
+    let rv = v.get("rv").and_then(Value::as_u64).ok_or_else(bad)?;
+    let start = v.get("start").and_then(Value::as_str).ok_or_else(bad)?;
+    Ok((rv, start.to_string()))
+}
+
+impl ApiServer {
+    /// Waits until the store has reached `rv` (a client asked for a state not older than it).
+    async fn wait_for_revision(&self, rv: u64) -> ApiResult<()> {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+        while self.store.current_revision() < rv {
+            if tokio::time::Instant::now() >= deadline {
+                return Err(ApiError::timeout(format!(
+                    "Too large resource version: {rv}, current: {}",
+                    self.store.current_revision()
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        Ok(())
+    }
+
+    /// GET of one object.
+    pub async fn get(&self, res: &Resource, ns: Option<&str>, name: &str, query: &Query) -> ApiResult<Answer> {
+        if let Some(rv) = parse_rv(query)? {
+            self.wait_for_revision(rv).await?;
+        }
+        match self.store.get(&res.key(ns, name)) {
+            Some(entry) => Ok(Answer::ok(Payload::Raw(entry.value))),
+            None => Err(ApiError::not_found(&res.group, &res.plural, name)),
+        }
+    }
+
+    /// LIST of a collection (one namespace or all).
+    pub async fn list(&self, res: &Resource, ns: Option<&str>, query: &Query) -> ApiResult<(Vec<Bytes>, Value)> {
+        let selectors = Selectors::parse(res, query)?;
+        let limit = match query.get("limit") {
+            None | Some("") | Some("0") => None,
+            Some(s) => match s.parse::<usize>() {
+                Ok(n) => Some(n),
+                Err(_) => return Err(ApiError::bad_request(format!("invalid limit: {s:?}"))),
+            },
+        };
+        let rv = parse_rv(query)?;
+        let rv_match = query.get("resourceVersionMatch").filter(|s| !s.is_empty());
+        let prefix = res.namespace_prefix(ns);
+        let (mut at_revision, mut start_after) = (None, None);
+        if let Some(token) = query.get("continue").filter(|s| !s.is_empty()) {
+            if rv.is_some_and(|v| v != 0) || rv_match.is_some() {
+                return Err(ApiError::bad_request(
+                    "specifying resource version is not allowed when using continue",
+                ));
+            }
+            let (token_rv, start) = parse_continue(token)?;
+            at_revision = Some(token_rv);
+            start_after = Some(start);
+        } else {
+            let forbidden = |message: String| {
+                ApiError::invalid(
+                    "meta.k8s.io",
+                    "ListOptions",
+                    "",
+                    vec![crate::error::Cause::new("FieldValueForbidden", "resourceVersionMatch", format!("Forbidden: {message}"))],
+                )
+            };
+            match (rv_match, rv) {
+                (Some(_), None) => {
+                    return Err(forbidden("resourceVersionMatch is forbidden unless resourceVersion is provided".into()));
+                }
+                (Some("Exact"), Some(0)) => {
+                    return Err(forbidden("resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"".into()));
+                }
+                (None | Some("NotOlderThan"), _) => {
+                    if let Some(v) = rv.filter(|v| *v > 0) {
+                        self.wait_for_revision(v).await?;
+                    }
+                }
+                (Some("Exact"), Some(v)) => {
+                    self.wait_for_revision(v).await?;
+                    at_revision = Some(v);
+                }
+                (Some(other), _) => {
+                    return Err(ApiError::bad_request(format!(
+                        "resourceVersionMatch: Unsupported value: {other:?}: supported values: \"Exact\", \"NotOlderThan\""
+                    )));
+                }
+            }
+        }
+        let mut items = Vec::new();
+        let mut list_rv = None;
+        let mut next_token = None;
+        let mut remaining = None;
+        loop {
+            let batch = limit.map(|l| (l - items.len()).max(1).max(if selectors.is_empty() { 0 } else { 256 }));
+            let opts = opkit_store::ListOptions {
+                start_after: start_after.clone(),
+                limit: batch,
+                at_revision,
+            };
+            let result = self.store.list(&prefix, &opts).map_err(|e| match e {
+                opkit_store::StoreError::Compacted { .. } if query.get("continue").is_some() => ApiError::expired(
+                    "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.",
+                ),
+                other => other.into(),
+            })?;
+            let revision = *list_rv.get_or_insert(result.revision);
+            at_revision = Some(revision);
+            let mut last_key = None;
+            let mut stopped_early = false;
+            let count = result.entries.len();
+            for (i, entry) in result.entries.into_iter().enumerate() {
+                last_key = Some(entry.key.clone());
+                if selectors.matches_bytes(&entry.value) {
+                    items.push(entry.value);
+                    if limit.is_some_and(|l| items.len() >= l) {
+                        stopped_early = i + 1 < count || result.more;
+                        if selectors.is_empty() {
+                            remaining = Some(result.remaining + (count - i - 1));
+                        }
+                        break;
+                    }
+                }
+            }
+            if stopped_early {
+                if let Some(k) = &last_key {
+                    next_token = Some(continue_token(revision, k));
+                }
+                break;
+            }
+            if !result.more || last_key.is_none() {
+                break;
+            }
+            start_after = last_key.map(|k| k.to_string());
+        }
+        let mut meta = json!({"resourceVersion": list_rv.unwrap_or_else(|| self.store.current_revision()).to_string()});
+        if let Some(t) = next_token {
+            meta["continue"] = json!(t);
+            if let Some(r) = remaining.filter(|r| *r > 0) {
+                meta["remainingItemCount"] = json!(r);
+            }
+        }
+        Ok((items, meta))
+    }
+
+    /// Checks the namespace of a new namespaced object exists and is not terminating.
+    fn check_namespace(&self, res: &Resource, ns: Option<&str>, name: &str) -> ApiResult<()> {
+        if !res.namespaced {
+            return Ok(());
+        }
+        let Some(ns) = ns else {
+            return Err(ApiError::bad_request("the namespace of the object must be set"));
+        };
+        let key = format!("/core/namespaces/{ns}");
+        let Some(entry) = self.store.get(&key) else {
+            return Err(ApiError::not_found("", "namespaces", ns));
+        };
+        if let Ok(v) = serde_json::from_slice::<Value>(&entry.value)
+            && (object::is_deleting(&v) || v.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating"))
+        {
+            return Err(ApiError::forbidden(
+                &res.group,
+                &res.plural,
+                name,
+                format!("unable to create new content in namespace {ns} because it is being terminated"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// CREATE.
+    pub async fn create(&self, res: &Resource, ns: Option<&str>, body: Value, query: &Query) -> ApiResult<Answer> {
+        let dry_run = query.dry_run()?;
+        let validation = query.field_validation()?;
+        let generated = object::meta_str(&body, "name").is_none_or(str::is_empty);
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            if let Some(custom) = res.custom()
+                && custom.terminating
+            {
+                return Err(ApiError::method_not_allowed_msg(
+                    "create not allowed while custom resource definition is terminating",
+                ));
+            }
+            let (mut obj, warnings) = admission::prepare_create(res, ns, body.clone(), validation)?;
+            let name = object::name(&obj).to_string();
+            self.check_namespace(res, ns, &name)?;
+            if crate::crd::is_crd(res) {
+                crate::crd::prepare(&mut obj)?;
+            }
+            match self.insert(res, ns, obj, dry_run).await {
+                Ok(stored) => {
+                    if !dry_run {
+                        self.after_write(res, &stored).await;
+                    }
+                    return Ok(Answer {
+                        code: 201,
+                        payload: Payload::Raw(stored),
+                        warnings,
+                    });
+                }
+                Err(e) if e.reason == "AlreadyExists" && generated && attempts < 8 => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Stores a new object; 409 if it exists. Returns the stored bytes.
+    pub(crate) async fn insert(&self, res: &Resource, ns: Option<&str>, mut obj: Value, dry_run: bool) -> ApiResult<Bytes> {
+        let name = object::name(&obj).to_string();
+        let key = res.key(ns, &name);
+        if dry_run {
+            if self.store.get(&key).is_some() {
+                return Err(ApiError::already_exists(&res.group, &res.plural, &name));
+            }
+            return Ok(Bytes::from(serde_json::to_vec(&obj).map_err(ApiError::internal)?));
+        }
+        let (bytes, _) = self
+            .store
+            .transact(|txn| {
+                if txn.get(&key).is_some() {
+                    return Err(ApiError::already_exists(&res.group, &res.plural, &name));
+                }
+                object::meta_mut(&mut obj).insert("resourceVersion".into(), Value::from(txn.revision().to_string()));
+                let bytes = Bytes::from(serde_json::to_vec(&obj).map_err(ApiError::internal)?);
+                txn.put(&key, bytes.clone());
+                Ok(bytes)
+            })
+            .await?;
+        Ok(bytes)
+    }
+
+    /// Runs the built-in reactions to a committed write (CRD registration).
+    async fn after_write(&self, res: &Resource, stored: &Bytes) {
+        if crate::crd::is_crd(res) {
+            crate::crd::reconcile(self, stored).await;
+        }
+    }
+
+    /// The read-modify-write loop shared by PUT, PATCH and status/scale writes. `mutate` gets
+    /// the current object and returns the desired one (or an error); `expect_rv` is a
+    /// precondition the client gave.
+    pub(crate) async fn update_with<F>(
+        &self,
+        res: &Resource,
+        ns: Option<&str>,
+        name: &str,
+        part: Part,
+        query: &Query,
+        require_version: bool,
+        mut mutate: F,
+    ) -> ApiResult<Answer>
+    where
+        F: FnMut(&Value) -> ApiResult<Value>,
+    {
+        let dry_run = query.dry_run()?;
+        let validation = query.field_validation()?;
+        let key = res.key(ns, name);
+        for _ in 0..64 {
+            let Some(entry) = self.store.get(&key) else {
+                return Err(ApiError::not_found(&res.group, &res.plural, name));
+            };
+            let current: Value = serde_json::from_slice(&entry.value).map_err(ApiError::internal)?;
+            let desired = mutate(&current)?;
+            if let Some(rv) = object::meta_str(&desired, "resourceVersion").filter(|s| !s.is_empty())
+                && rv != entry.revision.to_string()
+            {
+                return Err(ApiError::stale(&res.group, &res.plural, name));
+            }
+            if require_version
+                && res.is_custom()
+                && part == Part::Main
+                && object::meta_str(&desired, "resourceVersion").is_none_or(str::is_empty)
+            {
+                return Err(ApiError::invalid(
+                    &res.group,
+                    &res.kind,
+                    name,
+                    vec![crate::error::Cause::new(
+                        "FieldValueInvalid",
+                        "metadata.resourceVersion",
+                        "Invalid value: 0x0: must be specified for an update",
+                    )],
+                ));
+            }
+            let (mut new, warnings) = admission::prepare_update(res, &current, desired, part, validation)?;
+            if crate::crd::is_crd(res) && part == Part::Main {
+                crate::crd::prepare(&mut new)?;
+            }
+            if object::same_ignoring_version(&current, &new) {
+                return Ok(Answer {
+                    code: 200,
+                    payload: Payload::Raw(entry.value),
+                    warnings,
+                });
+            }
+            if dry_run {
+                return Ok(Answer {
+                    code: 200,
+                    payload: Payload::Value(new),
+                    warnings,
+                });
+            }
+            let finished = object::is_deleting(&new) && object::finalizers(&new).is_empty();
+            let expected = entry.revision;
+            let outcome = self
+                .store
+                .transact(|txn| {
+                    match txn.get(&key) {
+                        Some(e) if e.revision == expected => {}
+                        _ => return Ok(None),
+                    }
+                    object::meta_mut(&mut new).insert("resourceVersion".into(), Value::from(txn.revision().to_string()));
+                    let bytes = Bytes::from(serde_json::to_vec(&new).map_err(ApiError::internal)?);
+                    if finished {
+                        txn.delete(&key, bytes.clone());
+                    } else {
+                        txn.put(&key, bytes.clone());
+                    }
+                    Ok::<_, ApiError>(Some(bytes))
+                })
+                .await?;
+            match outcome.0 {
+                Some(bytes) => {
+                    if !finished {
+                        self.after_write(res, &bytes).await;
+                    } else {
+                        self.after_delete(res, &new).await;
+                    }
+                    return Ok(Answer {
+                        code: 200,
+                        payload: Payload::Raw(bytes),
+                        warnings,
+                    });
+                }
+                None => {
+                    // Lost a race: if the client pinned a version, that is a conflict; else retry.
+                    continue;
+                }
+            }
+        }
+        Err(ApiError::stale(&res.group, &res.plural, name))
+    }
+
+    /// PUT of the main resource or the status subresource.
+    pub async fn replace(&self, res: &Resource, ns: Option<&str>, name: &str, part: Part, body: Value, query: &Query) -> ApiResult<Answer> {
+        let body_name = object::meta_str(&body, "name").unwrap_or("");
+        if !body_name.is_empty() && body_name != name {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({name})"
+            )));
+        }
+        self.update_with(res, ns, name, part, query, true, |_| Ok(body.clone())).await
+    }
+
+    /// DELETE of one object.
+    pub async fn delete(&self, res: &Resource, ns: Option<&str>, name: &str, options: &Value, query: &Query) -> ApiResult<Answer> {
+        let dry_run = query.dry_run()?;
+        let key = res.key(ns, name);
+        let propagation = options
+            .get("propagationPolicy")
+            .and_then(Value::as_str)
+            .or(query.get("propagationPolicy"))
+            .map(str::to_string);
+        if let Some(p) = &propagation
+            && !matches!(p.as_str(), "Orphan" | "Background" | "Foreground")
+        {
+            return Err(ApiError::bad_request(format!(
+                "propagationPolicy: Unsupported value: {p:?}: supported values: \"Foreground\", \"Background\", \"Orphan\""
+            )));
+        }
+        for _ in 0..64 {
+            let Some(entry) = self.store.get(&key) else {
+                return Err(ApiError::not_found(&res.group, &res.plural, name));
+            };
+            let current: Value = serde_json::from_slice(&entry.value).map_err(ApiError::internal)?;
+            if let Some(pre) = options.get("preconditions") {
+                if let Some(uid) = pre.get("uid").and_then(Value::as_str)
+                    && Some(uid) != object::meta_str(&current, "uid")
+                {
+                    return Err(ApiError::conflict(
+                        &res.group,
+                        &res.plural,
+                        name,
+                        &format!(
+                            "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                            object::meta_str(&current, "uid").unwrap_or("")
+                        ),
+                    ));
+                }
+                if let Some(rv) = pre.get("resourceVersion").and_then(Value::as_str)
+                    && rv != entry.revision.to_string()
+                {
+                    return Err(ApiError::conflict(
+                        &res.group,
+                        &res.plural,
+                        name,
+                        &format!(
+                            "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                            entry.revision
+                        ),
+                    ));
+                }
+            }
+            let mut new = current.clone();
+            let mut finalizers: Vec<String> = object::finalizers(&current).into_iter().map(str::to_string).collect();
+            let already_deleting = object::is_deleting(&current);
+            match propagation.as_deref() {
+                Some("Foreground") if !already_deleting && !finalizers.iter().any(|f| f == "foregroundDeletion") => {
+                    finalizers.push("foregroundDeletion".into())
+                }
+                Some("Orphan") if !already_deleting && !finalizers.iter().any(|f| f == "orphan") => {
+                    finalizers.push("orphan".into())
+                }
+                _ => {}
+            }
+            if crate::crd::is_crd(res) && !finalizers.iter().any(|f| f == crate::crd::CLEANUP_FINALIZER) {
+                finalizers.push(crate::crd::CLEANUP_FINALIZER.into());
+            }
+            let immediate = finalizers.is_empty();
+            if !immediate {
+                let meta = object::meta_mut(&mut new);
+                if !already_deleting {
+                    meta.insert("deletionTimestamp".into(), Value::from(object::now_rfc3339()));
+                    meta.insert("deletionGracePeriodSeconds".into(), Value::from(0));
+                    if res.tracks_generation || res.is_custom() {
+                        let g = meta.get("generation").and_then(Value::as_i64).unwrap_or(0) + 1;
+                        meta.insert("generation".into(), Value::from(g));
+                    }
+                }
+                meta.insert("finalizers".into(), json!(finalizers));
+                if object::same_ignoring_version(&current, &new) {
+                    return Ok(Answer::ok(Payload::Raw(entry.value)));
+                }
+            }
+            if dry_run {
+                return Ok(Answer::ok(Payload::Value(new)));
+            }
+            let expected = entry.revision;
+            let outcome = self
+                .store
+                .transact(|txn| {
+                    match txn.get(&key) {
+                        Some(e) if e.revision == expected => {}
+                        _ => return Ok(None),
+                    }
+                    object::meta_mut(&mut new).insert("resourceVersion".into(), Value::from(txn.revision().to_string()));
+                    let bytes = Bytes::from(serde_json::to_vec(&new).map_err(ApiError::internal)?);
+                    if immediate {
+                        txn.delete(&key, bytes.clone());
+                    } else {
+                        txn.put(&key, bytes.clone());
+                    }
+                    Ok::<_, ApiError>(Some(bytes))
+                })
+                .await?;
+            let Some(bytes) = outcome.0 else { continue };
+            if immediate {
+                self.after_delete(res, &new).await;
+                if res.is_custom() || (res.group.is_empty() && res.plural == "pods") {
+                    return Ok(Answer::ok(Payload::Raw(bytes)));
+                }
+                let details = json!({
+                    "name": name,
+                    "group": res.group,
+                    "kind": res.plural,
+                    "uid": object::meta_str(&new, "uid").unwrap_or(""),
+                });
+                return Ok(Answer::ok(Payload::Value(json!({
+                    "kind": "Status",
+                    "apiVersion": "v1",
+                    "metadata": {},
+                    "status": "Success",
+                    "details": details,
+                }))));
+            }
+            self.after_write(res, &bytes).await;
+            return Ok(Answer::ok(Payload::Raw(bytes)));
+        }
+        Err(ApiError::stale(&res.group, &res.plural, name))
+    }
+
+    /// DELETE of a collection: deletes each matching object as a single delete would.
+    pub async fn delete_collection(&self, res: &Resource, ns: Option<&str>, options: &Value, query: &Query) -> ApiResult<Answer> {
+        let (items, meta) = self.list(res, ns, query).await?;
+        let mut deleted = Vec::new();
+        for bytes in items {
+            let Ok(obj) = serde_json::from_slice::<Value>(&bytes) else { continue };
+            let name = object::name(&obj).to_string();
+            let item_ns = object::meta_str(&obj, "namespace").map(str::to_string);
+            match self.delete(res, item_ns.as_deref(), &name, options, query).await {
+                Ok(_) => deleted.push(obj),
+                Err(e) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(Answer::ok(Payload::Value(json!({
+            "apiVersion": res.api_version(),
+            "kind": res.list_kind,
+            "metadata": meta,
+            "items": deleted,
+        }))))
+    }
+
+    /// Runs the built-in reactions to an object being removed.
+    async fn after_delete(&self, res: &Resource, obj: &Value) {
+        if crate::crd::is_crd(res) {
+            self.registry.remove_custom(object::name(obj));
+        }
+    }
+
+    /// Encodes an answer in the negotiated output.
+    pub fn render(&self, res: Option<&Resource>, output: &Output, payload: Payload, list: bool) -> ApiResult<(Vec<u8>, String)> {
+        render(res, output, payload, list)
+    }
+}
+
+/// Applies a served version to an object stored under another version of the same CRD.
+pub fn convert_version(res: &Resource, bytes: Bytes) -> Bytes {
+    if !res.is_custom() {
+        return bytes;
+    }
+    let expected = res.api_version();
+    // Fast path: the stored apiVersion is the served one.
+    let needle = format!("\"apiVersion\":\"{expected}\"");
+    if bytes.windows(needle.len()).any(|w| w == needle.as_bytes()) {
+        return bytes;
+    }
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(mut v) => {
+            v["apiVersion"] = Value::from(expected);
+            serde_json::to_vec(&v).map(Bytes::from).unwrap_or(bytes)
+        }
+        Err(_) => bytes,
+    }
+}
+
+fn to_value(payload: Payload) -> ApiResult<Value> {
+    match payload {
+        Payload::Value(v) => Ok(v),
+        Payload::Raw(b) => serde_json::from_slice(&b).map_err(ApiError::internal),
+    }
+}
+
+/// Encodes a payload for the client.
+pub fn render(res: Option<&Resource>, output: &Output, payload: Payload, list: bool) -> ApiResult<(Vec<u8>, String)> {
+    match output {
+        Output::Object(Encoding::Json) | Output::AggregatedDiscovery(_) => {
+            let ct = match output {
+                Output::AggregatedDiscovery(ct) => ct.clone(),
+                _ => "application/json".to_string(),
+            };
+            match payload {
+                Payload::Raw(b) => {
+                    let b = match res {
+                        Some(r) => convert_version(r, b),
+                        None => b,
+                    };
+                    Ok((b.to_vec(), ct))
+                }
+                Payload::Value(v) => Ok((serde_json::to_vec(&v).map_err(ApiError::internal)?, ct)),
+            }
+        }
+        Output::Object(Encoding::Yaml) => {
+            let v = to_value(payload)?;
+            let text = serde_yaml::to_string(&v).map_err(ApiError::internal)?;
+            Ok((text.into_bytes(), "application/yaml".into()))
+        }
+        Output::Object(Encoding::Protobuf) => {
+            let v = to_value(payload)?;
+            let bytes = opkit_protobuf::encode(&v).map_err(ApiError::internal)?;
+            Ok((bytes, opkit_protobuf::MEDIA_TYPE.into()))
+        }
+        Output::PartialMetadata => {
+            let v = to_value(payload)?;
+            let out = if list {
+                json!({"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadataList", "metadata": v.get("metadata").cloned().unwrap_or(json!({})),
+                    "items": v.get("items").and_then(Value::as_array).map(|items| items.iter().map(partial).collect::<Vec<_>>()).unwrap_or_default()})
+            } else {
+                partial(&v)
+            };
+            Ok((serde_json::to_vec(&out).map_err(ApiError::internal)?, "application/json".into()))
+        }
+        Output::Table => {
+            let v = to_value(payload)?;
+            let table = match res {
+                Some(r) if v.get("kind").and_then(Value::as_str) != Some("Status") => crate::tables::table_for(r, &v, list, "Metadata", true),
+                _ => v,
+            };
+            Ok((serde_json::to_vec(&table).map_err(ApiError::internal)?, "application/json".into()))
+        }
+    }
+}
+
+/// `PartialObjectMetadata` of an object.
+pub fn partial(obj: &Value) -> Value {
+    json!({"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": obj.get("metadata").cloned().unwrap_or(json!({}))})
+}
+
+/// Builds a LIST body from stored items, without re-serializing them for JSON.
+pub fn list_json(res: &Resource, items: &[Bytes], meta: &Value) -> Vec<u8> {
+    let mut out = Vec::with_capacity(items.iter().map(|b| b.len() + 1).sum::<usize>() + 128);
+    out.extend_from_slice(b"{\"apiVersion\":\"");
+    out.extend_from_slice(res.api_version().as_bytes());
+    out.extend_from_slice(b"\",\"items\":[");
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        let item = convert_version(res, item.clone());
+        out.extend_from_slice(&item);
+    }
+    out.extend_from_slice(b"],\"kind\":\"");
+    out.extend_from_slice(res.list_kind.as_bytes());
+    out.extend_from_slice(b"\",\"metadata\":");
+    out.extend_from_slice(meta.to_string().as_bytes());
+    out.push(b'}');
+    out
+}
+
+/// Shared handle type.
+pub type Shared = Arc<ApiServer>;
