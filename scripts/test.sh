@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The project's test command (the README's second command; .ci/run calls it).
+# Installs what the tests need (real kubectl v1.35 and helm v4), checks formatting and lints,
+# then runs every test of the workspace against real control planes over real HTTPS.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "installing test tools (kubectl, helm)"
+scripts/install-tools.sh
+
+if ! cargo nextest --version >/dev/null 2>&1; then
+	step "installing cargo-nextest"
+	cargo install --locked cargo-nextest
+fi
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy (all targets, warnings are errors)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "tests (cargo nextest)"
+cargo nextest run --workspace --locked --no-fail-fast
+
+step "doc tests"
+cargo test --workspace --doc --locked
