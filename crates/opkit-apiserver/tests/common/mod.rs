@@ -1,0 +1,72 @@
+//! Shared harness: an in-process control plane and a kube-rs client for it.
+#![allow(dead_code)]
+
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use opkit_apiserver::{Config, ControlPlane};
+
+/// Starts an ephemeral control plane on a free port.
+pub async fn start() -> ControlPlane {
+    ControlPlane::start(Config::ephemeral()).await.expect("control plane starts")
+}
+
+/// A kube-rs client for a control plane, as from its kubeconfig.
+pub async fn client(plane: &ControlPlane) -> kube::Client {
+    client_for_kubeconfig(plane.kubeconfig()).await
+}
+
+/// A kube-rs client from kubeconfig YAML.
+pub async fn client_for_kubeconfig(yaml: &str) -> kube::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let kubeconfig = Kubeconfig::from_yaml(yaml).expect("kubeconfig parses");
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .expect("kubeconfig is usable");
+    kube::Client::try_from(config).expect("client builds")
+}
+
+/// The design brief's FlightTicket CRD.
+pub fn flight_ticket_crd() -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "flighttickets.flights.com"},
+        "spec": {
+            "group": "flights.com",
+            "scope": "Namespaced",
+            "names": {"kind": "FlightTicket", "singular": "flightticket", "plural": "flighttickets", "shortNames": ["ft"]},
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {
+                        "spec": {"type": "object", "properties": {
+                            "from": {"type": "string"},
+                            "to": {"type": "string"},
+                            "number": {"type": "integer", "minimum": 1, "maximum": 10}
+                        }},
+                        "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+                    }
+                }}
+            }]
+        }
+    })
+}
+
+/// Creates the FlightTicket CRD and waits until it is Established.
+pub async fn install_flight_ticket_crd(client: &kube::Client) {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    use kube::api::{Api, PostParams};
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let crd: CustomResourceDefinition = serde_json::from_value(flight_ticket_crd()).unwrap();
+    crds.create(&PostParams::default(), &crd).await.expect("CRD is created");
+    let established = kube::runtime::wait::await_condition(
+        crds,
+        "flighttickets.flights.com",
+        kube::runtime::wait::conditions::is_crd_established(),
+    );
+    tokio::time::timeout(std::time::Duration::from_secs(10), established)
+        .await
+        .expect("CRD established in time")
+        .expect("wait works");
+}
