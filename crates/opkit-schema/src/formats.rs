@@ -89,7 +89,7 @@ static BASE64: LazyLock<Regex> = LazyLock::new(|| {
 });
 static SSN: LazyLock<Regex> = LazyLock::new(|| re(r"^[0-9]{3}[- ]?[0-9]{2}[- ]?[0-9]{4}$"));
 static DATE_TIME: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$")
+    re(r"^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?([zZ]|([+-][0-9]{2}:[0-9]{2}))$")
 });
 static SHORT_NAME: LazyLock<Regex> = LazyLock::new(|| re(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"));
 static LONG_NAME: LazyLock<Regex> =
@@ -97,8 +97,14 @@ static LONG_NAME: LazyLock<Regex> =
 static DURATION_PART: LazyLock<Regex> = LazyLock::new(|| re(r"(([0-9]+)[\t\n\f\r ]*([A-Za-zµ]+))"));
 
 /// Validates `data` against the (known) format `name`.
+#[cfg(test)]
 pub(crate) fn validates(name: &str, data: &str) -> bool {
-    match normalize(name).as_str() {
+    validates_normalized(&normalize(name), data)
+}
+
+/// Validates `data` against a known format given by its normalized name (see [`normalize`]).
+pub(crate) fn validates_normalized(name: &str, data: &str) -> bool {
+    match name {
         "bsonobjectid" => data.len() == 24 && data.bytes().all(|b| b.is_ascii_hexdigit()),
         "uri" => is_request_uri(data),
         "email" => is_email(data),
@@ -168,23 +174,20 @@ pub(crate) fn is_date(s: &str) -> bool {
     d <= days
 }
 
-/// strfmt's `IsDateTime`.
+/// strfmt's `IsDateTime` (which lower-cases the string and splits it at `t`).
 fn is_date_time(s: &str) -> bool {
     if s.len() < 4 {
         return false;
     }
-    let lower = s.to_lowercase();
-    let parts: Vec<&str> = lower.split('t').collect();
-    if parts.len() < 2 || !is_date(parts[0]) {
+    let mut parts = s.split(['t', 'T']);
+    let (Some(date), Some(time)) = (parts.next(), parts.next()) else {
         return false;
-    }
-    match DATE_TIME.captures(parts[1]) {
-        Some(c) => {
-            let g = |i: usize| c.get(i).map(|m| m.as_str()).unwrap_or("");
-            g(1) <= "23" && g(2) <= "59" && g(3) <= "59"
-        }
-        None => false,
-    }
+    };
+    is_date(date)
+        && DATE_TIME.is_match(time)
+        && time.get(0..2).is_some_and(|h| h <= "23")
+        && time.get(3..5).is_some_and(|m| m <= "59")
+        && time.get(6..8).is_some_and(|sec| sec <= "59")
 }
 
 /// Go's `time.ParseDuration`, then strfmt's lenient fallback (`5 days`, `3 hours`, ...).

@@ -93,7 +93,7 @@ pub(crate) fn validate_embedded(
     out: &mut Vec<FieldError>,
     depth: usize,
 ) {
-    if depth > MAX_VALUE_DEPTH {
+    if depth > MAX_VALUE_DEPTH || !s.subtree_has_embedded {
         return;
     }
     match x {
@@ -120,7 +120,12 @@ pub(crate) fn validate_embedded(
     }
 }
 
-fn validate_embedded_resource(m: &Map<String, Value>, path: &str, out: &mut Vec<FieldError>) {
+/// The checks of one embedded resource object (`validateEmbeddedResource`).
+pub(crate) fn validate_embedded_resource(
+    m: &Map<String, Value>,
+    path: &str,
+    out: &mut Vec<FieldError>,
+) {
     if !m.contains_key("apiVersion") {
         out.push(FieldError::required(child(path, "apiVersion"), ""));
     }
@@ -223,6 +228,9 @@ fn validate_embedded_resource(m: &Map<String, Value>, path: &str, out: &mut Vec<
 
 /// `listtype.ValidateListSetsAndMaps` for the root object.
 pub(crate) fn validate_list_types(x: &Value, s: &SchemaNode, out: &mut Vec<FieldError>) {
+    if !s.subtree_has_list_checks {
+        return;
+    }
     if let Value::Object(m) = x {
         validate_list_types_object(m, s, "", out, 0);
     }
@@ -259,6 +267,9 @@ fn validate_list_types_value(
     out: &mut Vec<FieldError>,
     depth: usize,
 ) {
+    if !s.subtree_has_list_checks {
+        return;
+    }
     match x {
         Value::Array(a) => {
             match s.x_list_type.as_deref() {
@@ -296,21 +307,42 @@ fn identity(v: &Value) -> String {
     }
 }
 
-/// Indices of the second occurrence of each repeated element (upstream reports each value once).
-fn non_unique(a: &[Value]) -> Vec<usize> {
+/// Indices of the second occurrence of each repeated element (upstream reports each value
+/// once). Short lists are compared pairwise without allocating; long ones are hashed.
+fn non_unique_by<T>(
+    a: &[T],
+    same: impl Fn(&T, &T) -> bool,
+    id: impl Fn(&T) -> String,
+) -> Vec<usize> {
     if a.len() <= 1 {
         return Vec::new();
     }
-    let mut seen: HashMap<String, usize> = HashMap::with_capacity(a.len());
     let mut out = Vec::new();
+    if a.len() <= 32 {
+        for i in 1..a.len() {
+            if a[..i].iter().filter(|x| same(x, &a[i])).count() == 1 {
+                out.push(i);
+            }
+        }
+        return out;
+    }
+    let mut seen: HashMap<String, usize> = HashMap::with_capacity(a.len());
     for (i, x) in a.iter().enumerate() {
-        let c = seen.entry(identity(x)).or_insert(0);
+        let c = seen.entry(id(x)).or_insert(0);
         *c += 1;
         if *c == 2 {
             out.push(i);
         }
     }
     out
+}
+
+fn non_unique(a: &[Value]) -> Vec<usize> {
+    non_unique_by(a, |x, y| x == y, identity)
+}
+
+fn map_field<'v>(x: &'v Value, k: &str) -> Option<&'v Value> {
+    x.as_object().and_then(|o| o.get(k))
 }
 
 fn validate_list_map(a: &[Value], s: &SchemaNode, path: &str, out: &mut Vec<FieldError>) {
@@ -327,39 +359,25 @@ fn validate_list_map(a: &[Value], s: &SchemaNode, path: &str, out: &mut Vec<Fiel
     if a.len() <= 1 {
         return;
     }
-    // The key of each element: the map-key fields it has (an absent key is its own value).
-    let keys: Vec<Map<String, Value>> = a
-        .iter()
-        .map(|x| {
-            let mut k = Map::new();
-            if let Some(o) = x.as_object() {
-                for f in &s.x_list_map_keys {
-                    if let Some(v) = o.get(f) {
-                        k.insert(f.clone(), v.clone());
-                    }
-                }
+    // The key of an element: the map-key fields it has (an absent key differs from null).
+    let keys = &s.x_list_map_keys;
+    let same = |x: &&Value, y: &&Value| keys.iter().all(|k| map_field(x, k) == map_field(y, k));
+    let id = |x: &&Value| {
+        keys.iter()
+            .map(|k| {
+                map_field(x, k).map_or_else(|| "-".to_string(), |v| format!("+{}", identity(v)))
+            })
+            .collect::<Vec<_>>()
+            .join("\u{0}")
+    };
+    let elems: Vec<&Value> = a.iter().collect();
+    for i in non_unique_by(&elems, same, id) {
+        let mut key = Map::new();
+        for k in keys {
+            if let Some(v) = map_field(&a[i], k) {
+                key.insert(k.clone(), v.clone());
             }
-            k
-        })
-        .collect();
-    let ids: Vec<Value> = keys
-        .iter()
-        .map(|k| {
-            if s.x_list_map_keys.len() == 1 {
-                // Single key: compare the key value itself, with "unspecified" distinct from null.
-                match k.values().next() {
-                    Some(v) => Value::String(identity(v)),
-                    None => Value::String("unspecified".to_string()),
-                }
-            } else {
-                Value::Object(k.clone())
-            }
-        })
-        .collect();
-    for i in non_unique(&ids) {
-        out.push(FieldError::duplicate(
-            index(path, i),
-            Value::Object(keys[i].clone()),
-        ));
+        }
+        out.push(FieldError::duplicate(index(path, i), Value::Object(key)));
     }
 }

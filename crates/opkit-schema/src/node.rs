@@ -86,6 +86,13 @@ pub struct SchemaNode {
 
     /// The JSON types a value may have (`["integer", "string"]` for int-or-string).
     pub(crate) types: Vec<&'static str>,
+    /// The normalized name of the effective string format, when the format registry knows it.
+    pub(crate) known_format: Option<String>,
+    /// Whether this node or a structural descendant is an embedded resource (lets validation
+    /// skip subtrees that cannot contain one).
+    pub(crate) subtree_has_embedded: bool,
+    /// Whether this node or a structural descendant has `x-kubernetes-list-type` set or map.
+    pub(crate) subtree_has_list_checks: bool,
 }
 
 impl SchemaNode {
@@ -469,6 +476,25 @@ impl Parser<'_> {
             }
         };
         n.effective_format = effective_format(&n);
+        n.known_format = n
+            .effective_format
+            .as_deref()
+            .filter(|f| formats::is_known(f))
+            .map(formats::normalize);
+        let (embedded_below, lists_below) = {
+            let children = n
+                .items
+                .iter()
+                .map(|b| &**b)
+                .chain(n.properties.values())
+                .chain(n.additional_properties_schema());
+            children.fold((false, false), |(e, l), c| {
+                (e || c.subtree_has_embedded, l || c.subtree_has_list_checks)
+            })
+        };
+        n.subtree_has_embedded = n.x_embedded_resource || embedded_below;
+        n.subtree_has_list_checks =
+            matches!(n.x_list_type.as_deref(), Some("set" | "map")) || lists_below;
         n
     }
 }

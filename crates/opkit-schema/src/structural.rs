@@ -522,13 +522,10 @@ fn defaults(
                 errs.push(e);
             } else {
                 let mut meta_errs = Vec::new();
-                if embedded && let Value::Object(_) = d {
-                    let mut probe = s.clone();
-                    probe.x_embedded_resource = true;
-                    meta::validate_embedded(d, &probe, &dpath, &mut meta_errs, 0);
-                    embedded_root_check(d, &dpath, &mut meta_errs);
-                } else {
-                    meta::validate_embedded(d, s, &dpath, &mut meta_errs, 0);
+                meta::validate_embedded(d, s, &dpath, &mut meta_errs, 0);
+                if embedded && let Value::Object(m) = d {
+                    // The default is itself a resource; check its top level too.
+                    meta::validate_embedded_resource(m, &dpath, &mut meta_errs);
                 }
                 if !meta_errs.is_empty() {
                     errs.extend(meta_errs);
@@ -552,27 +549,6 @@ fn defaults(
             false,
             errs,
         );
-    }
-}
-
-/// The embedded-resource checks for the top of a default value that is itself a resource.
-fn embedded_root_check(d: &Value, path: &str, errs: &mut Vec<FieldError>) {
-    let mut probe = SchemaNode {
-        x_embedded_resource: true,
-        ..SchemaNode::default()
-    };
-    probe.types = vec!["object"];
-    // validate_embedded skips the top level; wrap it once so the top is checked.
-    let wrapper = SchemaNode {
-        properties: [("x".to_string(), probe)].into_iter().collect(),
-        ..SchemaNode::default()
-    };
-    let wrapped = serde_json::json!({ "x": d });
-    let mut tmp = Vec::new();
-    meta::validate_embedded(&wrapped, &wrapper, "", &mut tmp, 0);
-    for mut e in tmp {
-        e.field = format!("{path}{}", e.field.strip_prefix('x').unwrap_or(&e.field));
-        errs.push(e);
     }
 }
 

@@ -13,11 +13,77 @@
 //! * `anyOf`/`oneOf` report the failures of the best-matching branch, chosen by upstream's
 //!   match count.
 
+use std::fmt;
+
 use serde_json::{Number, Value};
 
 use crate::error::{FieldError, go_float_f, go_float_v, go_json, go_quote};
 use crate::formats;
 use crate::node::{AdditionalProperties, SchemaNode, type_list};
+
+/// A kube-openapi validation path (`spec.items[0].name`), rendered only when an error needs it
+/// so that valid objects cost no string building.
+#[derive(Clone, Copy)]
+pub(crate) struct VPath<'a> {
+    parent: Option<&'a VPath<'a>>,
+    seg: Seg<'a>,
+}
+
+#[derive(Clone, Copy)]
+enum Seg<'a> {
+    Root,
+    /// A property: `parent.name`, or just `name` at the root.
+    Field(&'a str),
+    /// An `additionalProperties` key: always `parent.key` (even at the root, as upstream).
+    Key(&'a str),
+    Index(usize),
+}
+
+impl<'a> VPath<'a> {
+    const ROOT: VPath<'static> = VPath {
+        parent: None,
+        seg: Seg::Root,
+    };
+
+    fn field(parent: &'a VPath<'a>, name: &'a str) -> VPath<'a> {
+        VPath {
+            parent: Some(parent),
+            seg: Seg::Field(name),
+        }
+    }
+    fn key(parent: &'a VPath<'a>, k: &'a str) -> VPath<'a> {
+        VPath {
+            parent: Some(parent),
+            seg: Seg::Key(k),
+        }
+    }
+    fn index(parent: &'a VPath<'a>, i: usize) -> VPath<'a> {
+        VPath {
+            parent: Some(parent),
+            seg: Seg::Index(i),
+        }
+    }
+    fn is_empty(&self) -> bool {
+        match self.seg {
+            Seg::Root => true,
+            Seg::Field(n) => n.is_empty() && self.parent.is_none_or(VPath::is_empty),
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for VPath<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parent = self.parent.unwrap_or(&VPath::ROOT);
+        match self.seg {
+            Seg::Root => Ok(()),
+            Seg::Field(name) if parent.is_empty() => f.write_str(name),
+            Seg::Field(name) => write!(f, "{parent}.{name}"),
+            Seg::Key(k) => write!(f, "{parent}.{k}"),
+            Seg::Index(i) => write!(f, "{parent}[{i}]"),
+        }
+    }
+}
 
 /// kube-openapi error codes that `kubeOpenAPIResultToFieldErrors` distinguishes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +122,7 @@ impl RawErr {
     }
 }
 
-fn verr(code: Code, name: &str, value: Option<Value>, msg: String) -> RawErr {
+fn verr(code: Code, name: impl fmt::Display, value: Option<Value>, msg: String) -> RawErr {
     RawErr::Validation {
         code,
         name: name.to_string(),
@@ -156,7 +222,7 @@ fn contains(n: &SchemaNode, t: &str) -> bool {
 }
 
 /// Validates `data` at kube-openapi path `path` against `n`.
-fn validate_node(n: &SchemaNode, data: &Value, path: &str) -> Res {
+fn validate_node(n: &SchemaNode, data: &Value, path: &VPath<'_>) -> Res {
     let mut res = Res::default();
     if data.is_null() {
         res.merge(type_check(n, data, path));
@@ -179,15 +245,14 @@ fn validate_node(n: &SchemaNode, data: &Value, path: &str) -> Res {
             }
             res.count += 1;
             // format validator
-            if let Some(f) = &n.effective_format
-                && formats::is_known(f)
-            {
-                if !formats::validates(f, s) {
+            if let Some(f) = &n.known_format {
+                if !formats::validates_normalized(f, s) {
+                    let shown = n.effective_format.as_deref().unwrap_or(f);
                     res.add(verr(
                         Code::InvalidType,
                         path,
                         Some(Value::String(s.clone())),
-                        format!("{path} in body must be of type {f}: {}", go_quote(s)),
+                        format!("{path} in body must be of type {shown}: {}", go_quote(s)),
                     ));
                 }
                 res.count += 1;
@@ -214,7 +279,7 @@ fn validate_node(n: &SchemaNode, data: &Value, path: &str) -> Res {
     res
 }
 
-fn type_check(n: &SchemaNode, data: &Value, path: &str) -> Res {
+fn type_check(n: &SchemaNode, data: &Value, path: &VPath<'_>) -> Res {
     let invalid = |ty: &str, got: &str| {
         Res::err(verr(
             Code::InvalidType,
@@ -269,7 +334,7 @@ fn type_check(n: &SchemaNode, data: &Value, path: &str) -> Res {
     }
 }
 
-fn schema_props(n: &SchemaNode, data: &Value, path: &str) -> Res {
+fn schema_props(n: &SchemaNode, data: &Value, path: &VPath<'_>) -> Res {
     let mut main = Res::default();
     if !n.any_of.is_empty() {
         let mut best: Option<Res> = None;
@@ -288,7 +353,7 @@ fn schema_props(n: &SchemaNode, data: &Value, path: &str) -> Res {
         if first_success.is_none() {
             main.add(RawErr::Plain(format!(
                 "{} must validate at least one schema (anyOf)",
-                go_quote(path)
+                go_quote(&path.to_string())
             )));
         }
         if let Some(b) = best {
@@ -323,7 +388,7 @@ fn schema_props(n: &SchemaNode, data: &Value, path: &str) -> Res {
             };
             main.add(RawErr::Plain(format!(
                 "{} must validate one and only one schema (oneOf). {extra}",
-                go_quote(path)
+                go_quote(&path.to_string())
             )));
             if let Some(b) = best {
                 main.merge(b);
@@ -349,7 +414,7 @@ fn schema_props(n: &SchemaNode, data: &Value, path: &str) -> Res {
             };
             main.add(RawErr::Plain(format!(
                 "{} must validate all the schemas (allOf){extra}",
-                go_quote(path)
+                go_quote(&path.to_string())
             )));
         }
     }
@@ -358,14 +423,14 @@ fn schema_props(n: &SchemaNode, data: &Value, path: &str) -> Res {
     {
         main.add(RawErr::Plain(format!(
             "{} must not validate the schema (not)",
-            go_quote(path)
+            go_quote(&path.to_string())
         )));
     }
     main.count += 1;
     main
 }
 
-fn string_check(n: &SchemaNode, s: &str, path: &str) -> Option<RawErr> {
+fn string_check(n: &SchemaNode, s: &str, path: &VPath<'_>) -> Option<RawErr> {
     let sval = || Some(Value::String(s.to_string()));
     let len = || s.chars().count() as i64;
     if let Some(max) = n.max_length
@@ -419,7 +484,13 @@ fn string_check(n: &SchemaNode, s: &str, path: &str) -> Option<RawErr> {
 }
 
 /// kube-openapi's `IsValueValidAgainstRange`: can `v` be represented by the node's type/format?
-fn range_check(v: Num, type_name: &str, format: &str, prefix: &str, path: &str) -> Option<RawErr> {
+fn range_check(
+    v: Num,
+    type_name: &str,
+    format: &str,
+    prefix: &str,
+    path: &VPath<'_>,
+) -> Option<RawErr> {
     let rep = v.string_rep();
     let ok = match type_name {
         "integer" => match format {
@@ -441,7 +512,7 @@ fn range_check(v: Num, type_name: &str, format: &str, prefix: &str, path: &str) 
     }))
 }
 
-fn number_check(n: &SchemaNode, v: Num, path: &str) -> Res {
+fn number_check(n: &SchemaNode, v: Num, path: &VPath<'_>) -> Res {
     let mut res = Res::default();
     // Only a single, numeric type (and a format valid for it) drives the range checks.
     // Only a single numeric type drives the range checks; the effective format is already
@@ -577,7 +648,12 @@ fn number_check(n: &SchemaNode, v: Num, path: &str) -> Res {
     res
 }
 
-fn float_multiple_of(path: &str, data: f64, factor: f64, val: Option<Value>) -> Option<RawErr> {
+fn float_multiple_of(
+    path: &VPath<'_>,
+    data: f64,
+    factor: f64,
+    val: Option<Value>,
+) -> Option<RawErr> {
     if factor <= 0.0 {
         return Some(verr(
             Code::Other,
@@ -607,11 +683,11 @@ fn float_multiple_of(path: &str, data: f64, factor: f64, val: Option<Value>) -> 
     })
 }
 
-fn slice_check(n: &SchemaNode, a: &[Value], path: &str) -> Res {
+fn slice_check(n: &SchemaNode, a: &[Value], path: &VPath<'_>) -> Res {
     let mut res = Res::default();
     if let Some(items) = &n.items {
         for (i, x) in a.iter().enumerate() {
-            res.merge(validate_node(items, x, &format!("{path}[{i}]")));
+            res.merge(validate_node(items, x, &VPath::index(path, i)));
         }
     }
     let size = a.len() as i64;
@@ -706,7 +782,7 @@ fn go_v(v: &Value) -> String {
     }
 }
 
-fn enum_check(n: &SchemaNode, data: &Value, path: &str) -> Res {
+fn enum_check(n: &SchemaNode, data: &Value, path: &VPath<'_>) -> Res {
     let Some(values) = &n.enum_values else {
         return Res::default();
     };
@@ -724,7 +800,7 @@ fn enum_check(n: &SchemaNode, data: &Value, path: &str) -> Res {
     })
 }
 
-fn object_check(n: &SchemaNode, m: &serde_json::Map<String, Value>, path: &str) -> Res {
+fn object_check(n: &SchemaNode, m: &serde_json::Map<String, Value>, path: &VPath<'_>) -> Res {
     let mut res = Res::default();
     let size = m.len() as i64;
     if let Some(min) = n.min_properties
@@ -765,7 +841,7 @@ fn object_check(n: &SchemaNode, m: &serde_json::Map<String, Value>, path: &str) 
         Some(AdditionalProperties::Schema(ap)) => {
             for (k, v) in m {
                 if !n.properties.contains_key(k) {
-                    res.merge(validate_node(ap, v, &format!("{path}.{k}")));
+                    res.merge(validate_node(ap, v, &VPath::key(path, k)));
                 }
             }
         }
@@ -773,12 +849,7 @@ fn object_check(n: &SchemaNode, m: &serde_json::Map<String, Value>, path: &str) 
     }
     for (name, s) in &n.properties {
         if let Some(v) = m.get(name) {
-            let child = if path.is_empty() {
-                name.clone()
-            } else {
-                format!("{path}.{name}")
-            };
-            res.merge(validate_node(s, v, &child));
+            res.merge(validate_node(s, v, &VPath::field(path, name)));
         }
     }
     for k in &n.required {
@@ -865,7 +936,7 @@ pub(crate) fn validate_value(
     prefix: Option<&str>,
     out: &mut Vec<FieldError>,
 ) {
-    let res = validate_node(node, value, "");
+    let res = validate_node(node, value, &VPath::ROOT);
     to_field_errors(res, prefix, out);
 }
 

@@ -789,3 +789,28 @@ fn deeply_nested_values_do_not_overflow() {
     s.apply_defaults(&mut obj);
     drop_deep(obj);
 }
+
+#[test]
+fn long_lists_use_the_same_duplicate_rules() {
+    let set =
+        json!({"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "integer"}});
+    let mut items: Vec<Value> = (0..100).map(|i| json!(i)).collect();
+    items.push(json!(5));
+    items.push(json!(5));
+    items.push(json!(7));
+    assert_eq!(
+        check_x(set, Value::Array(items)),
+        [
+            "spec.x[100]: Duplicate value: 5",
+            "spec.x[102]: Duplicate value: 7"
+        ]
+    );
+    let map = json!({"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+        "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}});
+    let mut items: Vec<Value> = (0..50).map(|i| json!({"name": format!("n{i}")})).collect();
+    items.push(json!({"name": "n3"}));
+    assert_eq!(
+        check_x(map, Value::Array(items)),
+        [r#"spec.x[50]: Duplicate value: {"name":"n3"}"#]
+    );
+}
