@@ -373,7 +373,9 @@ fn go_json_type(v: &Value) -> &'static str {
 
 /// A loose RFC 3339 check (what `metav1.Time` accepts).
 pub(crate) fn is_rfc3339(s: &str) -> bool {
-    s.len() >= 20 && crate::formats::is_date(&s[..10]) && matches!(s.as_bytes()[10], b'T' | b't')
+    s.len() >= 20
+        && s.get(..10).is_some_and(crate::formats::is_date)
+        && matches!(s.as_bytes()[10], b'T' | b't')
 }
 
 const OWNER_REF_FIELDS: [&str; 6] = [

@@ -814,3 +814,84 @@ fn long_lists_use_the_same_duplicate_rules() {
         [r#"spec.x[50]: Duplicate value: {"name":"n3"}"#]
     );
 }
+
+#[test]
+fn odd_inputs_never_panic() {
+    let formats = [
+        "date",
+        "date-time",
+        "uri",
+        "email",
+        "hostname",
+        "ipv4",
+        "ipv6",
+        "cidr",
+        "mac",
+        "uuid",
+        "byte",
+        "duration",
+        "isbn",
+        "creditcard",
+        "ssn",
+        "hexcolor",
+        "rgbcolor",
+        "bsonobjectid",
+        "k8s-long-name",
+    ];
+    let strings = [
+        "",
+        "é",
+        "2é4-01-01",
+        "2024-01-0éT00:00:00Z",
+        "2024-01-01Té",
+        "::",
+        "[",
+        "%",
+        "%zz",
+        "a@",
+        "@b",
+        "http://[::1",
+        "http://h:x/",
+        "0123.4567.89é",
+        "01:23:45:67:89:éé",
+        "9999999999999999999999",
+        "\u{0}",
+        "Ⅻ",
+        "١٢٣",
+        "1e999",
+    ];
+    for f in formats {
+        let schema = json!({"type": "object", "properties": {
+            "s": {"type": "string", "format": f, "pattern": "^[\\d\\w]*$", "maxLength": 3},
+            "meta": {"type": "object", "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true}}});
+        let s = Schema::compile(&schema, "p").unwrap();
+        for v in strings {
+            let mut obj = json!({"s": v, "meta": {"apiVersion": v, "kind": v,
+                "metadata": {"name": v, "creationTimestamp": v, "labels": {v: v}}}});
+            let _ = s.validate(&obj);
+            let _ = s.prune(&mut obj);
+            s.apply_defaults(&mut obj);
+        }
+    }
+    let weird_values = [
+        json!(null),
+        json!(-0.0),
+        json!(1e308),
+        json!(u64::MAX),
+        json!(i64::MIN),
+        json!([[]]),
+        json!({"": {}}),
+    ];
+    let schema = json!({"type": "object", "properties": {"n": {"type": "integer", "format": "int32", "minimum": -5.5,
+        "maximum": 1e300, "multipleOf": 0.25, "enum": [1, "a", null, {"x": 1}]}}});
+    let s = Schema::compile_lenient(&schema).unwrap();
+    for v in weird_values {
+        let mut obj = json!({"n": v});
+        let _ = s.validate(&obj);
+        let _ = s.prune(&mut obj);
+        s.apply_defaults(&mut obj);
+        for e in s.validate(&obj) {
+            let _ = e.to_string();
+        }
+    }
+}
