@@ -6,7 +6,7 @@
 //! fields, as Go structs do), pruning, defaulting and structural-schema validation for custom
 //! resources. Unknown fields are reported according to `fieldValidation`.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult, Cause};
 use crate::object::{self, meta_mut};
@@ -391,113 +391,21 @@ fn is_empty_container(v: &Value) -> bool {
     }
 }
 
-/// Name, labels, annotations and owner references, as upstream's ObjectMeta validation.
+/// Name, labels, annotations, finalizers and owner references, as upstream's ObjectMeta
+/// validation.
 fn validate_metadata(res: &Resource, obj: &Value) -> Vec<Cause> {
     use opkit_apimachinery::validation as v;
-    let mut causes = Vec::new();
-    let Some(meta) = object::meta(obj) else {
-        return causes;
+    let Some(meta) = obj.get("metadata") else {
+        return Vec::new();
     };
-    let name = meta.get("name").and_then(Value::as_str).unwrap_or("");
-    let name_errors = match (res.group.as_str(), res.plural.as_str()) {
-        ("", "namespaces") => v::is_dns1123_label(name),
-        ("", "services") => v::is_dns1035_label(name),
-        ("rbac.authorization.k8s.io", _) | ("", "events") | ("events.k8s.io", _) => v::is_valid_path_segment_name(name),
-        _ if res.is_custom() => v::is_valid_path_segment_name(name),
-        _ => v::is_dns1123_subdomain(name),
+    let rule = if res.is_custom() {
+        v::NameRule::Dns1123Subdomain
+    } else {
+        v::name_rule_for(&res.group, &res.plural)
     };
-    for e in name_errors {
-        causes.push(Cause::new(
-            "FieldValueInvalid",
-            "metadata.name",
-            format!("Invalid value: {name:?}: {e}"),
-        ));
-    }
-    if let Some(labels) = meta.get("labels") {
-        match labels.as_object() {
-            Some(labels) => validate_labels(labels, &mut causes),
-            None if !labels.is_null() => causes.push(Cause::new(
-                "FieldValueInvalid",
-                "metadata.labels",
-                "Invalid value: labels must be a map of strings",
-            )),
-            None => {}
-        }
-    }
-    if let Some(Value::Object(annotations)) = meta.get("annotations") {
-        let mut total = 0usize;
-        for (k, val) in annotations {
-            for e in v::is_qualified_name(&k.to_ascii_lowercase()) {
-                causes.push(Cause::new(
-                    "FieldValueInvalid",
-                    "metadata.annotations",
-                    format!("Invalid value: {k:?}: {e}"),
-                ));
-            }
-            total += k.len() + val.as_str().map_or(0, str::len);
-        }
-        if total > v::TOTAL_ANNOTATION_SIZE_LIMIT {
-            causes.push(Cause::new(
-                "FieldValueTooLong",
-                "metadata.annotations",
-                format!("Too long: must have at most {} bytes", v::TOTAL_ANNOTATION_SIZE_LIMIT),
-            ));
-        }
-    }
-    if let Some(Value::Array(refs)) = meta.get("ownerReferences") {
-        let controllers: Vec<&Value> = refs
-            .iter()
-            .filter(|r| r.get("controller").and_then(Value::as_bool) == Some(true))
-            .collect();
-        if controllers.len() > 1 {
-            let describe = |r: &Value| {
-                format!(
-                    "{}/{}, Kind={}, Name={}",
-                    r.get("apiVersion").and_then(Value::as_str).unwrap_or(""),
-                    "",
-                    r.get("kind").and_then(Value::as_str).unwrap_or(""),
-                    r.get("name").and_then(Value::as_str).unwrap_or("")
-                )
-            };
-            causes.push(Cause::new(
-                "FieldValueInvalid",
-                "metadata.ownerReferences",
-                format!(
-                    "Invalid value: []v1.OwnerReference{{...}}: Only one reference can have Controller set to true. Found \"true\" in references for {} and {}",
-                    describe(controllers[0]),
-                    describe(controllers[1])
-                ),
-            ));
-        }
-    }
-    causes
-}
-
-fn validate_labels(labels: &Map<String, Value>, causes: &mut Vec<Cause>) {
-    use opkit_apimachinery::validation as v;
-    for (k, val) in labels {
-        for e in v::is_qualified_name(k) {
-            causes.push(Cause::new(
-                "FieldValueInvalid",
-                "metadata.labels",
-                format!("Invalid value: {k:?}: {e}"),
-            ));
-        }
-        match val.as_str() {
-            Some(s) => {
-                for e in v::is_valid_label_value(s) {
-                    causes.push(Cause::new(
-                        "FieldValueInvalid",
-                        "metadata.labels",
-                        format!("Invalid value: {s:?}: {e}"),
-                    ));
-                }
-            }
-            None => causes.push(Cause::new(
-                "FieldValueInvalid",
-                "metadata.labels",
-                format!("Invalid value: {val}: label values must be strings"),
-            )),
-        }
-    }
+    v::validate_object_meta(meta, res.namespaced, rule)
+        .0
+        .iter()
+        .map(|e| Cause::new(e.reason(), &e.field, e.body()))
+        .collect()
 }

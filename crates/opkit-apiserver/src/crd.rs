@@ -156,7 +156,7 @@ pub fn resources(crd: &Value, terminating: bool) -> Vec<Arc<Resource>> {
         }
         let version = v.get("name").and_then(Value::as_str).unwrap_or("").to_string();
         let schema_value = v.pointer("/schema/openAPIV3Schema");
-        let schema = schema_value.and_then(|sv| opkit_schema::Schema::compile(sv, "").ok());
+        let schema = schema_value.and_then(|sv| opkit_schema::Schema::compile_lenient(sv).ok());
         let preserve = schema_value
             .and_then(|sv| sv.get("x-kubernetes-preserve-unknown-fields"))
             .and_then(Value::as_bool)

@@ -104,21 +104,13 @@ impl Selectors {
         };
         let fields = match query.get("fieldSelector").filter(|s| !s.trim().is_empty()) {
             Some(s) => {
-                let sel = FieldSelector::parse(s).map_err(|e| ApiError::bad_request(e.to_string()))?;
-                let supported = opkit_apimachinery::fields::supported_fields(&res.group, &res.plural);
-                for r in sel.requirements() {
-                    let field = r.field.as_str();
-                    let ok = field == "metadata.name"
-                        || field == "metadata.namespace"
-                        || supported.contains(&field)
-                        || res.custom().is_some_and(|c| c.selectable_fields.iter().any(|f| f == field));
-                    if !ok {
-                        return Err(ApiError::bad_request(format!(
-                            "field label not supported: {field}"
-                        )));
-                    }
-                }
-                Some(sel)
+                let bad = |e: opkit_apimachinery::fields::FieldSelectorError| ApiError::bad_request(e.to_string());
+                let sel = FieldSelector::parse(s).map_err(bad)?;
+                let checked = match res.custom() {
+                    Some(c) => sel.for_custom_resource(res.namespaced, &c.selectable_fields),
+                    None => sel.for_resource(&res.group, &res.plural),
+                };
+                Some(checked.map_err(bad)?)
             }
             None => None,
         };
@@ -149,7 +141,7 @@ impl Selectors {
             return false;
         }
         if let Some(f) = &self.fields
-            && !f.matches(|field| opkit_apimachinery::fields::field_value(obj, field))
+            && !f.matches_object(obj)
         {
             return false;
         }

@@ -12,9 +12,12 @@ use opkit_apimachinery::table;
 /// `with_columns = false` leaves the column definitions out (later watch events).
 pub fn table_for(res: &Resource, value: &Value, list: bool, include_object: &str, with_columns: bool) -> Value {
     let now = jiff::Timestamp::now();
-    let columns = match res.custom() {
-        Some(c) => table::crd_columns(&c.printer_columns),
-        None => table::builtin_columns(&res.group, &res.plural),
+    let printer = res.custom().map(|c| table::CrdPrinter::new(&c.printer_columns));
+    let builtin = if printer.is_none() { table::builtin_columns(&res.group, &res.plural) } else { None };
+    let columns = match (&printer, &builtin) {
+        (Some(p), _) => p.columns().to_vec(),
+        (None, Some(cols)) => cols.clone(),
+        (None, None) => table::default_columns(),
     };
     let items: Vec<&Value> = if list {
         value.get("items").and_then(Value::as_array).map(|a| a.iter().collect()).unwrap_or_default()
@@ -24,11 +27,16 @@ pub fn table_for(res: &Resource, value: &Value, list: bool, include_object: &str
     let rows = items
         .into_iter()
         .map(|obj| {
-            let cells = match res.custom() {
-                Some(_) => table::crd_row(&columns, obj, now),
-                None => table::builtin_row(&res.group, &res.plural, obj, now),
+            let cells = match (&printer, &builtin) {
+                (Some(p), _) => p.row(obj, now),
+                (None, Some(_)) => table::builtin_row(&res.group, &res.plural, obj, now),
+                (None, None) => table::default_row(obj),
             };
-            (cells, obj.clone())
+            table::TableRow {
+                conditions: if printer.is_none() { table::builtin_row_conditions(&res.group, &res.plural, obj) } else { Vec::new() },
+                cells,
+                object: obj.clone(),
+            }
         })
         .collect();
     let meta = if list {
@@ -36,6 +44,6 @@ pub fn table_for(res: &Resource, value: &Value, list: bool, include_object: &str
     } else {
         json!({"resourceVersion": value.pointer("/metadata/resourceVersion").cloned().unwrap_or(json!(""))})
     };
-    let columns = if with_columns { columns } else { Vec::new() };
-    table::table(&columns, rows, meta, include_object)
+    let include = table::IncludeObject::parse(include_object).unwrap_or_default();
+    table::build_table(&columns, rows, meta, include, !with_columns, "meta.k8s.io/v1")
 }
