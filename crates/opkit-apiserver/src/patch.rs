@@ -48,7 +48,19 @@ impl PatchType {
 pub fn apply_json_patch(current: &Value, patch: &Value) -> Result<Value, String> {
     let ops: json_patch::Patch = serde_json::from_value(patch.clone()).map_err(|e| format!("the JSON patch is malformed: {e}"))?;
     let mut doc = current.clone();
-    json_patch::patch(&mut doc, &ops).map_err(|e| e.to_string())?;
+    for op in ops.0 {
+        // As upstream (evanphx/json-patch), `test` of a missing path against `null` succeeds:
+        // kube-rs's finalizer helper relies on it when an object has no finalizers yet.
+        if let json_patch::PatchOperation::Test(t) = &op
+            && t.value.is_null()
+        {
+            match doc.pointer(t.path.as_str()) {
+                None | Some(Value::Null) => continue,
+                Some(other) => return Err(format!("testing value {} failed: test failed, expected null, got {other}", t.path)),
+            }
+        }
+        json_patch::patch(&mut doc, std::slice::from_ref(&op)).map_err(|e| e.to_string())?;
+    }
     Ok(doc)
 }
 
@@ -122,6 +134,13 @@ mod tests {
         assert_eq!(apply_json_patch(&cur, &ok).unwrap(), json!({"metadata": {"finalizers": []}}));
         let bad = json!([{"op": "test", "path": "/metadata/finalizers", "value": ["b"]}]);
         assert!(apply_json_patch(&cur, &bad).is_err());
+    }
+
+    #[test]
+    fn json_patch_test_of_a_missing_path_against_null_succeeds() {
+        let cur = json!({"metadata": {}});
+        let p = json!([{"op": "test", "path": "/metadata/finalizers", "value": null}, {"op": "add", "path": "/metadata/finalizers", "value": ["f"]}]);
+        assert_eq!(apply_json_patch(&cur, &p).unwrap(), json!({"metadata": {"finalizers": ["f"]}}));
     }
 
     #[test]

@@ -104,11 +104,11 @@ async fn watcher_with_streaming_lists_sees_initial_state_then_changes() {
 }
 
 #[tokio::test]
-async fn watcher_with_bookmarks_and_label_selector_only_sees_matching_objects() {
+async fn watcher_with_label_selector_only_sees_matching_objects() {
     let plane = common::start().await;
     let client = common::client(&plane).await;
     let cms: Api<ConfigMap> = Api::namespaced(client, "default");
-    let config = watcher::Config::default().labels("app=web").bookmarks(true);
+    let config = watcher::Config::default().labels("app=web");
     let mut stream = watcher::watcher(cms.clone(), config).applied_objects().boxed();
     let mut other = configmap("other");
     other.metadata.labels = Some([("app".to_string(), "db".to_string())].into());
