@@ -93,7 +93,10 @@ pub fn check_type(res: &Resource, obj: &mut Value) -> ApiResult<()> {
             )));
         }
     }
-    if map.get("metadata").is_some_and(|m| !m.is_object() && !m.is_null()) {
+    if map
+        .get("metadata")
+        .is_some_and(|m| !m.is_object() && !m.is_null())
+    {
         return Err(ApiError::bad_request("metadata must be an object"));
     }
     Ok(())
@@ -122,7 +125,11 @@ pub fn prepare_create(
     } else {
         meta.remove("namespace");
     }
-    let name = meta.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+    let name = meta
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
     if name.is_empty() {
         match meta.get("generateName").and_then(Value::as_str) {
             Some(base) if !base.is_empty() => {
@@ -143,8 +150,17 @@ pub fn prepare_create(
         }
     }
     meta.insert("uid".into(), Value::from(object::new_uid()));
-    meta.insert("creationTimestamp".into(), Value::from(object::now_rfc3339()));
-    for server_managed in ["deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion", "selfLink", "generation"] {
+    meta.insert(
+        "creationTimestamp".into(),
+        Value::from(object::now_rfc3339()),
+    );
+    for server_managed in [
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "resourceVersion",
+        "selfLink",
+        "generation",
+    ] {
         meta.remove(server_managed);
     }
     if res.tracks_generation || res.is_custom() {
@@ -158,11 +174,24 @@ pub fn prepare_create(
 }
 
 fn reset_status_on_create(res: &Resource, obj: &mut Value) {
-    let Some(map) = obj.as_object_mut() else { return };
+    let Some(map) = obj.as_object_mut() else {
+        return;
+    };
     match (res.group.as_str(), res.plural.as_str()) {
         ("", "nodes") => {}
         ("", "namespaces") => {
             map.insert("status".into(), json!({"phase": "Active"}));
+            let name = map
+                .get("metadata")
+                .and_then(|m| m.get("name"))
+                .cloned()
+                .unwrap_or(Value::Null);
+            if let Some(meta) = map.get_mut("metadata").and_then(Value::as_object_mut) {
+                let labels = meta.entry("labels").or_insert_with(|| json!({}));
+                if let Some(labels) = labels.as_object_mut() {
+                    labels.insert("kubernetes.io/metadata.name".into(), name);
+                }
+            }
             let spec = map.entry("spec").or_insert_with(|| json!({}));
             if let Some(spec) = spec.as_object_mut() {
                 spec.insert("finalizers".into(), json!(["kubernetes"]));
@@ -274,7 +303,11 @@ pub fn prepare_update(
             })
             .unwrap_or_default();
         if !added.is_empty() {
-            let list = added.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>().join(", ");
+            let list = added
+                .iter()
+                .map(|f| format!("{f:?}"))
+                .collect::<Vec<_>>()
+                .join(", ");
             return Err(invalid(
                 res,
                 &name,
@@ -290,7 +323,11 @@ pub fn prepare_update(
     }
     let warnings = admit(res, &mut new, Some(old), validation)?;
     if (res.tracks_generation || res.is_custom()) && object::spec_changed(old, &new, res.status) {
-        let generation = old_meta.get("generation").and_then(Value::as_i64).unwrap_or(0) + 1;
+        let generation = old_meta
+            .get("generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0)
+            + 1;
         meta_mut(&mut new).insert("generation".into(), Value::from(generation));
     }
     Ok((new, warnings))
@@ -314,7 +351,9 @@ fn admit(
             }
             Err(message) => {
                 let (field, detail) = match message.split_once(": ") {
-                    Some((path, rest)) if !path.contains(' ') => (path.to_string(), rest.to_string()),
+                    Some((path, rest)) if !path.contains(' ') => {
+                        (path.to_string(), rest.to_string())
+                    }
                     _ => (String::new(), message.clone()),
                 };
                 causes.push(Cause::new(
@@ -327,7 +366,12 @@ fn admit(
         Origin::Custom(custom) => {
             if let Some(schema) = &custom.schema {
                 if !custom.preserve_unknown_fields {
-                    unknown.extend(schema.prune(obj).into_iter().map(|p| p.trim_start_matches('.').to_string()));
+                    unknown.extend(
+                        schema
+                            .prune(obj)
+                            .into_iter()
+                            .map(|p| p.trim_start_matches('.').to_string()),
+                    );
                 }
                 schema.apply_defaults(obj);
                 for e in schema.validate(obj) {
@@ -353,10 +397,19 @@ fn unknown_fields(unknown: Vec<String>, validation: FieldValidation) -> ApiResul
     }
     match validation {
         FieldValidation::Ignore => Ok(Vec::new()),
-        FieldValidation::Warn => Ok(unknown.iter().map(|f| format!("unknown field \"{f}\"")).collect()),
+        FieldValidation::Warn => Ok(unknown
+            .iter()
+            .map(|f| format!("unknown field \"{f}\""))
+            .collect()),
         FieldValidation::Strict => {
-            let fields: Vec<String> = unknown.iter().map(|f| format!("unknown field \"{f}\"")).collect();
-            Err(ApiError::bad_request(format!("strict decoding error: {}", fields.join(", "))))
+            let fields: Vec<String> = unknown
+                .iter()
+                .map(|f| format!("unknown field \"{f}\""))
+                .collect();
+            Err(ApiError::bad_request(format!(
+                "strict decoding error: {}",
+                fields.join(", ")
+            )))
         }
     }
 }
@@ -366,7 +419,11 @@ fn collect_dropped(input: &Value, normalised: &Value, path: String, out: &mut Ve
     match (input, normalised) {
         (Value::Object(a), Value::Object(b)) => {
             for (k, v) in a {
-                let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
                 match b.get(k) {
                     Some(nv) => collect_dropped(v, nv, p, out),
                     None if !v.is_null() && !is_empty_container(v) => out.push(p),

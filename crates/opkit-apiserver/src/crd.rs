@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::admission::Part;
 use crate::error::{ApiError, ApiResult, Cause};
-use crate::handlers::Query;
+use crate::handlers::{ObjectRef, Query};
 use crate::object;
 use crate::registry::{ALL_VERBS, CustomVersion, Origin, Resource, ScalePaths};
 use crate::server::ApiServer;
@@ -41,13 +41,28 @@ fn is_dns_label(s: &str) -> bool {
 pub fn prepare(crd: &mut Value) -> ApiResult<()> {
     let name = object::name(crd).to_string();
     let mut causes = Vec::new();
-    if let Some(names) = crd.pointer_mut("/spec/names").and_then(Value::as_object_mut) {
-        let kind = names.get("kind").and_then(Value::as_str).unwrap_or("").to_string();
+    if let Some(names) = crd
+        .pointer_mut("/spec/names")
+        .and_then(Value::as_object_mut)
+    {
+        let kind = names
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         if !kind.is_empty() {
-            if names.get("listKind").and_then(Value::as_str).is_none_or(str::is_empty) {
+            if names
+                .get("listKind")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
                 names.insert("listKind".into(), json!(format!("{kind}List")));
             }
-            if names.get("singular").and_then(Value::as_str).is_none_or(str::is_empty) {
+            if names
+                .get("singular")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
                 names.insert("singular".into(), json!(kind.to_lowercase()));
             }
         }
@@ -59,13 +74,25 @@ pub fn prepare(crd: &mut Value) -> ApiResult<()> {
     }
     let spec = crd.get("spec").cloned().unwrap_or(Value::Null);
     let group = spec.get("group").and_then(Value::as_str).unwrap_or("");
-    let plural = spec.pointer("/names/plural").and_then(Value::as_str).unwrap_or("");
-    let singular = spec.pointer("/names/singular").and_then(Value::as_str).unwrap_or("");
-    let kind = spec.pointer("/names/kind").and_then(Value::as_str).unwrap_or("");
+    let plural = spec
+        .pointer("/names/plural")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let singular = spec
+        .pointer("/names/singular")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let kind = spec
+        .pointer("/names/kind")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     if group.is_empty() {
         causes.push(required("spec.group"));
     } else if !group.contains('.') {
-        causes.push(cause("spec.group", format!("Invalid value: {group:?}: should be a domain with at least one dot")));
+        causes.push(cause(
+            "spec.group",
+            format!("Invalid value: {group:?}: should be a domain with at least one dot"),
+        ));
     } else if !opkit_apimachinery::validation::is_dns1123_subdomain(group).is_empty() {
         causes.push(cause("spec.group", format!("Invalid value: {group:?}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character")));
     }
@@ -81,7 +108,10 @@ pub fn prepare(crd: &mut Value) -> ApiResult<()> {
         causes.push(required("spec.names.kind"));
     }
     if !plural.is_empty() && !group.is_empty() && name != format!("{plural}.{group}") {
-        causes.push(cause("metadata.name", format!("Invalid value: {name:?}: must be spec.names.plural+\".\"+spec.group")));
+        causes.push(cause(
+            "metadata.name",
+            format!("Invalid value: {name:?}: must be spec.names.plural+\".\"+spec.group"),
+        ));
     }
     match spec.get("scope").and_then(Value::as_str) {
         Some("Namespaced" | "Cluster") => {}
@@ -92,15 +122,34 @@ pub fn prepare(crd: &mut Value) -> ApiResult<()> {
             format!("Unsupported value: {other:?}: supported values: \"Cluster\", \"Namespaced\""),
         )),
     }
-    let versions = spec.get("versions").and_then(Value::as_array).cloned().unwrap_or_default();
+    let versions = spec
+        .get("versions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     if versions.is_empty() {
-        causes.push(Cause::new("FieldValueInvalid", "spec.versions", "Invalid value: null: must have exactly one version marked as storage version"));
+        causes.push(Cause::new(
+            "FieldValueInvalid",
+            "spec.versions",
+            "Invalid value: null: must have exactly one version marked as storage version",
+        ));
     } else {
-        let storage = versions.iter().filter(|v| v.get("storage").and_then(Value::as_bool) == Some(true)).count();
+        let storage = versions
+            .iter()
+            .filter(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+            .count();
         if storage != 1 {
             causes.push(cause(
                 "spec.versions",
-                format!("Invalid value: {}: must have exactly one version marked as storage version", json!(versions.iter().map(|v| v.get("name").cloned().unwrap_or(Value::Null)).collect::<Vec<_>>())),
+                format!(
+                    "Invalid value: {}: must have exactly one version marked as storage version",
+                    json!(
+                        versions
+                            .iter()
+                            .map(|v| v.get("name").cloned().unwrap_or(Value::Null))
+                            .collect::<Vec<_>>()
+                    )
+                ),
             ));
         }
         let mut seen = Vec::new();
@@ -111,22 +160,37 @@ pub fn prepare(crd: &mut Value) -> ApiResult<()> {
             } else if !is_dns_label(vname) {
                 causes.push(cause(&format!("spec.versions[{i}].name"), format!("Invalid value: {vname:?}: a DNS-1035 label must consist of lower case alphanumeric characters or '-'")));
             } else if seen.contains(&vname) {
-                causes.push(Cause::new("FieldValueDuplicate", &format!("spec.versions[{i}].name"), format!("Duplicate value: {vname:?}")));
+                causes.push(Cause::new(
+                    "FieldValueDuplicate",
+                    &format!("spec.versions[{i}].name"),
+                    format!("Duplicate value: {vname:?}"),
+                ));
             }
             seen.push(vname);
             if let Some(schema) = v.pointer("/schema/openAPIV3Schema")
-                && let Err(errors) = opkit_schema::Schema::compile(schema, &format!("spec.versions[{i}].schema.openAPIV3Schema"))
+                && let Err(errors) = opkit_schema::Schema::compile(
+                    schema,
+                    &format!("spec.versions[{i}].schema.openAPIV3Schema"),
+                )
             {
                 for e in errors {
                     let text = e.to_string();
-                    let detail = text.strip_prefix(&format!("{}: ", e.field)).unwrap_or(&text).to_string();
+                    let detail = text
+                        .strip_prefix(&format!("{}: ", e.field))
+                        .unwrap_or(&text)
+                        .to_string();
                     causes.push(Cause::new(e.reason(), &e.field, detail));
                 }
             }
         }
     }
     if !causes.is_empty() {
-        return Err(ApiError::invalid("apiextensions.k8s.io", "CustomResourceDefinition", &name, causes));
+        return Err(ApiError::invalid(
+            "apiextensions.k8s.io",
+            "CustomResourceDefinition",
+            &name,
+            causes,
+        ));
     }
     Ok(())
 }
@@ -134,14 +198,27 @@ pub fn prepare(crd: &mut Value) -> ApiResult<()> {
 /// The served resources of a CRD, one per served version.
 pub fn resources(crd: &Value, terminating: bool) -> Vec<Arc<Resource>> {
     let spec = crd.get("spec").cloned().unwrap_or(Value::Null);
-    let s = |p: &str| spec.pointer(p).and_then(Value::as_str).unwrap_or("").to_string();
+    let s = |p: &str| {
+        spec.pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
     let strings = |p: &str| -> Vec<String> {
         spec.pointer(p)
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
             .unwrap_or_default()
     };
-    let versions = spec.get("versions").and_then(Value::as_array).cloned().unwrap_or_default();
+    let versions = spec
+        .get("versions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     let storage_version = versions
         .iter()
         .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
@@ -154,7 +231,11 @@ pub fn resources(crd: &Value, terminating: bool) -> Vec<Arc<Resource>> {
         if v.get("served").and_then(Value::as_bool) != Some(true) {
             continue;
         }
-        let version = v.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+        let version = v
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         let schema_value = v.pointer("/schema/openAPIV3Schema");
         let schema = schema_value.and_then(|sv| opkit_schema::Schema::compile_lenient(sv).ok());
         let preserve = schema_value
@@ -162,9 +243,20 @@ pub fn resources(crd: &Value, terminating: bool) -> Vec<Arc<Resource>> {
             .and_then(Value::as_bool)
             .unwrap_or(false);
         let scale = v.pointer("/subresources/scale").map(|sc| ScalePaths {
-            spec_replicas: sc.get("specReplicasPath").and_then(Value::as_str).unwrap_or(".spec.replicas").to_string(),
-            status_replicas: sc.get("statusReplicasPath").and_then(Value::as_str).unwrap_or(".status.replicas").to_string(),
-            label_selector: sc.get("labelSelectorPath").and_then(Value::as_str).map(str::to_string),
+            spec_replicas: sc
+                .get("specReplicasPath")
+                .and_then(Value::as_str)
+                .unwrap_or(".spec.replicas")
+                .to_string(),
+            status_replicas: sc
+                .get("statusReplicasPath")
+                .and_then(Value::as_str)
+                .unwrap_or(".status.replicas")
+                .to_string(),
+            label_selector: sc
+                .get("labelSelectorPath")
+                .and_then(Value::as_str)
+                .map(str::to_string),
         });
         let selectable_fields = v
             .get("selectableFields")
@@ -181,7 +273,11 @@ pub fn resources(crd: &Value, terminating: bool) -> Vec<Arc<Resource>> {
             crd_uid: object::meta_str(crd, "uid").unwrap_or("").to_string(),
             storage_version: storage_version.clone(),
             schema,
-            printer_columns: v.get("additionalPrinterColumns").and_then(Value::as_array).cloned().unwrap_or_default(),
+            printer_columns: v
+                .get("additionalPrinterColumns")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
             preserve_unknown_fields: preserve,
             selectable_fields,
             terminating,
@@ -194,7 +290,11 @@ pub fn resources(crd: &Value, terminating: bool) -> Vec<Arc<Resource>> {
             kind: kind.clone(),
             list_kind: {
                 let lk = s("/names/listKind");
-                if lk.is_empty() { format!("{kind}List") } else { lk }
+                if lk.is_empty() {
+                    format!("{kind}List")
+                } else {
+                    lk
+                }
             },
             namespaced: s("/scope") != "Cluster",
             short_names: strings("/names/shortNames"),
@@ -211,9 +311,15 @@ pub fn resources(crd: &Value, terminating: bool) -> Vec<Arc<Resource>> {
 }
 
 fn condition(existing: &[Value], type_: &str, status: &str, reason: &str, message: &str) -> Value {
-    let previous = existing.iter().find(|c| c.get("type").and_then(Value::as_str) == Some(type_));
-    let unchanged = previous.is_some_and(|p| p.get("status").and_then(Value::as_str) == Some(status));
-    let time = match previous.and_then(|p| p.get("lastTransitionTime")).filter(|_| unchanged) {
+    let previous = existing
+        .iter()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some(type_));
+    let unchanged =
+        previous.is_some_and(|p| p.get("status").and_then(Value::as_str) == Some(status));
+    let time = match previous
+        .and_then(|p| p.get("lastTransitionTime"))
+        .filter(|_| unchanged)
+    {
         Some(t) => t.clone(),
         None => json!(object::now_rfc3339()),
     };
@@ -222,20 +328,49 @@ fn condition(existing: &[Value], type_: &str, status: &str, reason: &str, messag
 
 /// The status the CRD should have.
 fn desired_status(crd: &Value, terminating: bool) -> Value {
-    let existing: Vec<Value> = crd.pointer("/status/conditions").and_then(Value::as_array).cloned().unwrap_or_default();
+    let existing: Vec<Value> = crd
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     let names = crd.pointer("/spec/names").cloned().unwrap_or(json!({}));
     let mut conditions = vec![
-        condition(&existing, "NamesAccepted", "True", "NoConflicts", "no conflicts found"),
-        condition(&existing, "Established", "True", "InitialNamesAccepted", "the initial names have been accepted"),
+        condition(
+            &existing,
+            "NamesAccepted",
+            "True",
+            "NoConflicts",
+            "no conflicts found",
+        ),
+        condition(
+            &existing,
+            "Established",
+            "True",
+            "InitialNamesAccepted",
+            "the initial names have been accepted",
+        ),
     ];
     if terminating {
-        conditions.push(condition(&existing, "Terminating", "True", "InstanceDeletionInProgress", "CustomResource deletion is in progress"));
+        conditions.push(condition(
+            &existing,
+            "Terminating",
+            "True",
+            "InstanceDeletionInProgress",
+            "CustomResource deletion is in progress",
+        ));
     }
-    let mut stored: Vec<Value> = crd.pointer("/status/storedVersions").and_then(Value::as_array).cloned().unwrap_or_default();
+    let mut stored: Vec<Value> = crd
+        .pointer("/status/storedVersions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     if let Some(storage) = crd
         .pointer("/spec/versions")
         .and_then(Value::as_array)
-        .and_then(|vs| vs.iter().find(|v| v.get("storage").and_then(Value::as_bool) == Some(true)))
+        .and_then(|vs| {
+            vs.iter()
+                .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+        })
         .and_then(|v| v.get("name"))
         && !stored.contains(storage)
     {
@@ -246,15 +381,31 @@ fn desired_status(crd: &Value, terminating: bool) -> Value {
 
 /// Brings the registry and the CRD's status in line with a stored CRD.
 pub async fn reconcile(server: &ApiServer, stored: &[u8]) {
-    let Ok(crd) = serde_json::from_slice::<Value>(stored) else { return };
+    let Ok(crd) = serde_json::from_slice::<Value>(stored) else {
+        return;
+    };
     let name = object::name(&crd).to_string();
     let terminating = object::is_deleting(&crd);
-    server.registry.set_custom(&name, resources(&crd, terminating));
+    server
+        .registry
+        .set_custom(&name, resources(&crd, terminating));
     let status = desired_status(&crd, terminating);
     if crd.get("status") != Some(&status) {
-        let Some(res) = server.registry.snapshot().get("apiextensions.k8s.io", "v1", "customresourcedefinitions").cloned() else { return };
+        let Some(res) = server
+            .registry
+            .snapshot()
+            .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+            .cloned()
+        else {
+            return;
+        };
         let query = Query::default();
-        let update = server.update_with(&res, None, &name, Part::Status, &query, false, |current| {
+        let target = ObjectRef {
+            res: &res,
+            ns: None,
+            name: &name,
+        };
+        let update = server.update_with(target, Part::Status, &query, false, |current| {
             let mut next = current.clone();
             next["status"] = desired_status(current, object::is_deleting(current));
             Ok(next)
@@ -273,11 +424,20 @@ impl ApiServer {
     /// the CRD's cleanup finalizer.
     pub(crate) fn spawn_crd_cleanup(&self, crd_name: String) {
         let Some(server) = self.handle() else { return };
-        if !server.cleanups.lock().unwrap_or_else(|p| p.into_inner()).insert(crd_name.clone()) {
+        if !server
+            .cleanups
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(crd_name.clone())
+        {
             return;
         }
         tokio::spawn(async move {
-            let crd_res = server.registry.snapshot().get("apiextensions.k8s.io", "v1", "customresourcedefinitions").cloned();
+            let crd_res = server
+                .registry
+                .snapshot()
+                .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+                .cloned();
             loop {
                 let snapshot = server.registry.snapshot();
                 let served = snapshot
@@ -296,16 +456,27 @@ impl ApiServer {
             }
             if let Some(crd_res) = crd_res {
                 let result = server
-                    .update_with(&crd_res, None, &crd_name, Part::Main, &Query::default(), false, |current| {
-                        let mut next = current.clone();
-                        let kept: Vec<Value> = object::finalizers(current)
-                            .into_iter()
-                            .filter(|f| *f != CLEANUP_FINALIZER)
-                            .map(Value::from)
-                            .collect();
-                        object::meta_mut(&mut next).insert("finalizers".into(), Value::Array(kept));
-                        Ok(next)
-                    })
+                    .update_with(
+                        ObjectRef {
+                            res: &crd_res,
+                            ns: None,
+                            name: &crd_name,
+                        },
+                        Part::Main,
+                        &Query::default(),
+                        false,
+                        |current| {
+                            let mut next = current.clone();
+                            let kept: Vec<Value> = object::finalizers(current)
+                                .into_iter()
+                                .filter(|f| *f != CLEANUP_FINALIZER)
+                                .map(Value::from)
+                                .collect();
+                            object::meta_mut(&mut next)
+                                .insert("finalizers".into(), Value::Array(kept));
+                            Ok(next)
+                        },
+                    )
                     .await;
                 if let Err(e) = result
                     && e.code != 404
@@ -313,24 +484,35 @@ impl ApiServer {
                     tracing::warn!(crd = %crd_name, error = %e, "could not finish CRD deletion");
                 }
             }
-            server.cleanups.lock().unwrap_or_else(|p| p.into_inner()).remove(&crd_name);
+            server
+                .cleanups
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&crd_name);
         });
     }
 
     /// Issues a delete for every object of a resource; returns how many still exist.
     async fn delete_all(&self, res: &Resource) -> usize {
-        let Ok(list) = self.store.list(&res.key_prefix(), &opkit_store::ListOptions::default()) else {
+        let Ok(list) = self
+            .store
+            .list(&res.key_prefix(), &opkit_store::ListOptions::default())
+        else {
             return 1;
         };
         let count = list.entries.len();
         for entry in list.entries {
-            let Ok(obj) = serde_json::from_slice::<Value>(&entry.value) else { continue };
+            let Ok(obj) = serde_json::from_slice::<Value>(&entry.value) else {
+                continue;
+            };
             if object::is_deleting(&obj) {
                 continue;
             }
             let ns = object::meta_str(&obj, "namespace").map(str::to_string);
             let name = object::name(&obj).to_string();
-            if let Err(e) = self.delete(res, ns.as_deref(), &name, &Value::Null, &Query::default()).await
+            if let Err(e) = self
+                .delete(res, ns.as_deref(), &name, &Value::Null, &Query::default())
+                .await
                 && e.code != 404
             {
                 tracing::warn!(object = %name, error = %e, "could not delete custom resource of a deleted CRD");
@@ -341,7 +523,10 @@ impl ApiServer {
 
     /// Registers every stored CRD (at startup) and resumes unfinished deletions.
     pub(crate) async fn load_crds(&self) {
-        let Ok(list) = self.store.list("/apiextensions.k8s.io/customresourcedefinitions/", &opkit_store::ListOptions::default()) else {
+        let Ok(list) = self.store.list(
+            "/apiextensions.k8s.io/customresourcedefinitions/",
+            &opkit_store::ListOptions::default(),
+        ) else {
             return;
         };
         for entry in list.entries {
@@ -380,7 +565,12 @@ mod tests {
         crd["metadata"]["name"] = json!("tickets.flights.com");
         let err = prepare(&mut crd).unwrap_err();
         assert_eq!(err.code, 422);
-        assert!(err.message.contains("must be spec.names.plural+\".\"+spec.group"), "{}", err.message);
+        assert!(
+            err.message
+                .contains("must be spec.names.plural+\".\"+spec.group"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
@@ -388,7 +578,12 @@ mod tests {
         let mut crd = flight_crd();
         crd["spec"]["versions"][0]["storage"] = json!(false);
         let err = prepare(&mut crd).unwrap_err();
-        assert!(err.message.contains("exactly one version marked as storage version"), "{}", err.message);
+        assert!(
+            err.message
+                .contains("exactly one version marked as storage version"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
@@ -399,6 +594,9 @@ mod tests {
         assert_eq!(rs.len(), 1);
         assert_eq!(rs[0].short_names, vec!["ft"]);
         assert!(rs[0].namespaced);
-        assert_eq!(rs[0].key(Some("default"), "t"), "/flights.com/flighttickets/default/t");
+        assert_eq!(
+            rs[0].key(Some("default"), "t"),
+            "/flights.com/flighttickets/default/t"
+        );
     }
 }

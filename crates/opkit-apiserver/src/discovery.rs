@@ -24,8 +24,18 @@ pub fn version() -> Value {
         "buildDate": "1970-01-01T00:00:00Z",
         "goVersion": "rust",
         "compiler": "rustc",
-        "platform": format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
+        "platform": format!("{}/{}", std::env::consts::OS, go_arch()),
     })
+}
+
+/// The architecture as Go names it (`amd64`, `arm64`), as clients expect in `/version`.
+fn go_arch() -> &'static str {
+    match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        "x86" => "386",
+        other => other,
+    }
 }
 
 /// `/api`.
@@ -59,7 +69,10 @@ pub fn group_list(snapshot: &Snapshot) -> Value {
 
 /// `/apis/{group}`, if served.
 pub fn group(snapshot: &Snapshot, group: &str) -> Option<Value> {
-    let (g, versions) = snapshot.groups().iter().find(|(g, _)| g == group && !g.is_empty())?;
+    let (g, versions) = snapshot
+        .groups()
+        .iter()
+        .find(|(g, _)| g == group && !g.is_empty())?;
     let mut entry = group_entry(g, versions);
     entry["kind"] = json!("APIGroup");
     entry["apiVersion"] = json!("v1");
@@ -67,7 +80,11 @@ pub fn group(snapshot: &Snapshot, group: &str) -> Option<Value> {
 }
 
 fn scope(r: &Resource) -> &'static str {
-    if r.namespaced { "Namespaced" } else { "Cluster" }
+    if r.namespaced {
+        "Namespaced"
+    } else {
+        "Cluster"
+    }
 }
 
 /// `(name, group, version, kind, verbs)` of each subresource.
@@ -95,7 +112,11 @@ fn subresources(r: &Resource) -> Vec<(String, String, String, String, Vec<&'stat
         let version = "v1".to_string();
         out.push((
             name.to_string(),
-            if group.is_empty() { r.group.clone() } else { group.to_string() },
+            if group.is_empty() {
+                r.group.clone()
+            } else {
+                group.to_string()
+            },
             version,
             kind.to_string(),
             verbs.to_vec(),
@@ -146,7 +167,9 @@ pub fn resource_list(snapshot: &Snapshot, group: &str, version: &str) -> Option<
     } else {
         format!("{group}/{version}")
     };
-    Some(json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": list}))
+    Some(
+        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": list}),
+    )
 }
 
 fn aggregated_resource(r: &Resource) -> Value {
@@ -198,7 +221,11 @@ pub fn aggregated(snapshot: &Snapshot, core: bool, api_version: &str) -> Value {
                     json!({"version": v, "resources": resources, "freshness": "Current"})
                 })
                 .collect();
-            let metadata = if g.is_empty() { json!({}) } else { json!({"name": g}) };
+            let metadata = if g.is_empty() {
+                json!({})
+            } else {
+                json!({"name": g})
+            };
             json!({"metadata": metadata, "versions": versions})
         })
         .collect();
@@ -233,7 +260,13 @@ mod tests {
             .unwrap();
         assert_eq!(deploy["shortNames"], json!(["deploy"]));
         assert_eq!(deploy["categories"], json!(["all"]));
-        assert!(deploy["subresources"].as_array().unwrap().iter().any(|s| s["subresource"] == "scale"));
+        assert!(
+            deploy["subresources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s["subresource"] == "scale")
+        );
     }
 
     #[test]

@@ -26,8 +26,8 @@ pub struct ApiError {
     pub reason: &'static str,
     /// `Status.message`.
     pub message: String,
-    /// `Status.details`, when the error concerns a named object.
-    pub details: Option<Details>,
+    /// `Status.details`, when the error concerns a named object (boxed: errors stay small).
+    pub details: Option<Box<Details>>,
     /// Seconds the client should wait before retrying (429, some 5xx).
     pub retry_after: Option<u32>,
 }
@@ -74,12 +74,12 @@ impl ApiError {
     }
 
     fn with_details(mut self, group: &str, kind: &str, name: &str) -> Self {
-        self.details = Some(Details {
+        self.details = Some(Box::new(Details {
             name: name.to_string(),
             group: group.to_string(),
             kind: kind.to_string(),
             causes: Vec::new(),
-        });
+        }));
         self
     }
 
@@ -96,8 +96,12 @@ impl ApiError {
     /// 403 Forbidden with a message.
     pub fn forbidden(group: &str, resource: &str, name: &str, message: impl Into<String>) -> Self {
         let q = qualified(group, resource);
-        Self::new(403, "Forbidden", format!("{q} \"{name}\" is forbidden: {}", message.into()))
-            .with_details(group, resource, name)
+        Self::new(
+            403,
+            "Forbidden",
+            format!("{q} \"{name}\" is forbidden: {}", message.into()),
+        )
+        .with_details(group, resource, name)
     }
 
     /// 404 NotFound for an object.
@@ -109,8 +113,12 @@ impl ApiError {
 
     /// 404 for a path that names no resource.
     pub fn path_not_found() -> Self {
-        Self::new(404, "NotFound", "the server could not find the requested resource")
-            .with_details("", "", "")
+        Self::new(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        )
+        .with_details("", "", "")
     }
 
     /// 405 MethodNotAllowed.
@@ -118,7 +126,9 @@ impl ApiError {
         Self::new(
             405,
             "MethodNotAllowed",
-            format!("the server does not allow this method on the requested resource ({method} {what})"),
+            format!(
+                "the server does not allow this method on the requested resource ({method} {what})"
+            ),
         )
     }
 
@@ -141,8 +151,12 @@ impl ApiError {
     /// 409 AlreadyExists.
     pub fn already_exists(group: &str, resource: &str, name: &str) -> Self {
         let q = qualified(group, resource);
-        Self::new(409, "AlreadyExists", format!("{q} \"{name}\" already exists"))
-            .with_details(group, resource, name)
+        Self::new(
+            409,
+            "AlreadyExists",
+            format!("{q} \"{name}\" already exists"),
+        )
+        .with_details(group, resource, name)
     }
 
     /// 409 Conflict on a stale resourceVersion or a failed precondition.
@@ -185,7 +199,9 @@ impl ApiError {
         Self::new(
             415,
             "UnsupportedMediaType",
-            format!("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf (got {content_type:?})"),
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf (got {content_type:?})"
+            ),
         )
     }
 
@@ -226,8 +242,12 @@ impl ApiError {
                     .join(", ")
             ),
         };
-        let mut e = Self::new(422, "Invalid", format!("{kind_q} \"{name}\" is invalid: {body}"))
-            .with_details(group, kind, name);
+        let mut e = Self::new(
+            422,
+            "Invalid",
+            format!("{kind_q} \"{name}\" is invalid: {body}"),
+        )
+        .with_details(group, kind, name);
         if let Some(d) = e.details.as_mut() {
             d.causes = causes;
         }
@@ -317,7 +337,10 @@ impl Cause {
 impl From<opkit_store::StoreError> for ApiError {
     fn from(e: opkit_store::StoreError) -> Self {
         match e {
-            opkit_store::StoreError::Compacted { requested, compacted } => ApiError::expired(format!(
+            opkit_store::StoreError::Compacted {
+                requested,
+                compacted,
+            } => ApiError::expired(format!(
                 "too old resource version: {requested} ({compacted})"
             )),
             other => ApiError::internal(other),
@@ -357,6 +380,9 @@ mod tests {
             e.message,
             "FlightTicket.flights.com \"t\" is invalid: spec.number: Invalid value: 11: spec.number in body should be less than or equal to 10"
         );
-        assert_eq!(e.to_status()["details"]["causes"][0]["field"], "spec.number");
+        assert_eq!(
+            e.to_status()["details"]["causes"][0]["field"],
+            "spec.number"
+        );
     }
 }

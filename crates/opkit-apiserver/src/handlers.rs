@@ -47,6 +47,17 @@ impl Answer {
     }
 }
 
+/// One object's coordinates: its resource, namespace and name.
+#[derive(Clone, Copy)]
+pub struct ObjectRef<'a> {
+    /// The resource.
+    pub res: &'a Resource,
+    /// The namespace (namespaced resources).
+    pub ns: Option<&'a str>,
+    /// The name.
+    pub name: &'a str,
+}
+
 /// Query parameters of a resource request.
 #[derive(Debug, Default, Clone)]
 pub struct Query {
@@ -61,7 +72,10 @@ impl Query {
 
     /// The first value of a parameter.
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+        self.pairs
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
     }
 
     /// All pairs.
@@ -99,12 +113,16 @@ impl Selectors {
     /// Parses `labelSelector` and `fieldSelector`, checking fields are supported for the resource.
     pub fn parse(res: &Resource, query: &Query) -> ApiResult<Selectors> {
         let labels = match query.get("labelSelector").filter(|s| !s.trim().is_empty()) {
-            Some(s) => Some(LabelSelector::parse(s).map_err(|e| ApiError::bad_request(e.to_string()))?),
+            Some(s) => {
+                Some(LabelSelector::parse(s).map_err(|e| ApiError::bad_request(e.to_string()))?)
+            }
             None => None,
         };
         let fields = match query.get("fieldSelector").filter(|s| !s.trim().is_empty()) {
             Some(s) => {
-                let bad = |e: opkit_apimachinery::fields::FieldSelectorError| ApiError::bad_request(e.to_string());
+                let bad = |e: opkit_apimachinery::fields::FieldSelectorError| {
+                    ApiError::bad_request(e.to_string())
+                };
                 let sel = FieldSelector::parse(s).map_err(bad)?;
                 let checked = match res.custom() {
                     Some(c) => sel.for_custom_resource(res.namespaced, &c.selectable_fields),
@@ -168,7 +186,11 @@ fn continue_token(rv: u64, last_key: &str) -> String {
 
 fn parse_continue(token: &str) -> ApiResult<(u64, String)> {
     use base64::Engine;
-    let bad = || ApiError::bad_request("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
+    let bad = || {
+        ApiError::bad_request(
+            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+        )
+    };
     let raw = base64::engine::general_purpose::URL_SAFE
         .decode(token)
         .or_else(|_| base64::engine::general_purpose::STANDARD.decode(token))
@@ -196,7 +218,13 @@ impl ApiServer {
     }
 
     /// GET of one object.
-    pub async fn get(&self, res: &Resource, ns: Option<&str>, name: &str, query: &Query) -> ApiResult<Answer> {
+    pub async fn get(
+        &self,
+        res: &Resource,
+        ns: Option<&str>,
+        name: &str,
+        query: &Query,
+    ) -> ApiResult<Answer> {
         if let Some(rv) = parse_rv(query)? {
             self.wait_for_revision(rv).await?;
         }
@@ -207,7 +235,12 @@ impl ApiServer {
     }
 
     /// LIST of a collection (one namespace or all).
-    pub async fn list(&self, res: &Resource, ns: Option<&str>, query: &Query) -> ApiResult<(Vec<Bytes>, Value)> {
+    pub async fn list(
+        &self,
+        res: &Resource,
+        ns: Option<&str>,
+        query: &Query,
+    ) -> ApiResult<(Vec<Bytes>, Value)> {
         let selectors = Selectors::parse(res, query)?;
         let limit = match query.get("limit") {
             None | Some("") | Some("0") => None,
@@ -235,15 +268,25 @@ impl ApiServer {
                     "meta.k8s.io",
                     "ListOptions",
                     "",
-                    vec![crate::error::Cause::new("FieldValueForbidden", "resourceVersionMatch", format!("Forbidden: {message}"))],
+                    vec![crate::error::Cause::new(
+                        "FieldValueForbidden",
+                        "resourceVersionMatch",
+                        format!("Forbidden: {message}"),
+                    )],
                 )
             };
             match (rv_match, rv) {
                 (Some(_), None) => {
-                    return Err(forbidden("resourceVersionMatch is forbidden unless resourceVersion is provided".into()));
+                    return Err(forbidden(
+                        "resourceVersionMatch is forbidden unless resourceVersion is provided"
+                            .into(),
+                    ));
                 }
                 (Some("Exact"), Some(0)) => {
-                    return Err(forbidden("resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"".into()));
+                    return Err(forbidden(
+                        "resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\""
+                            .into(),
+                    ));
                 }
                 (None | Some("NotOlderThan"), _) => {
                     if let Some(v) = rv.filter(|v| *v > 0) {
@@ -266,7 +309,11 @@ impl ApiServer {
         let mut next_token = None;
         let mut remaining = None;
         loop {
-            let batch = limit.map(|l| (l - items.len()).max(1).max(if selectors.is_empty() { 0 } else { 256 }));
+            let batch = limit.map(|l| {
+                (l - items.len())
+                    .max(1)
+                    .max(if selectors.is_empty() { 0 } else { 256 })
+            });
             let opts = opkit_store::ListOptions {
                 start_after: start_after.clone(),
                 limit: batch,
@@ -323,27 +370,38 @@ impl ApiServer {
             return Ok(());
         }
         let Some(ns) = ns else {
-            return Err(ApiError::bad_request("the namespace of the object must be set"));
+            return Err(ApiError::bad_request(
+                "the namespace of the object must be set",
+            ));
         };
         let key = format!("/core/namespaces/{ns}");
         let Some(entry) = self.store.get(&key) else {
             return Err(ApiError::not_found("", "namespaces", ns));
         };
         if let Ok(v) = serde_json::from_slice::<Value>(&entry.value)
-            && (object::is_deleting(&v) || v.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating"))
+            && (object::is_deleting(&v)
+                || v.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating"))
         {
             return Err(ApiError::forbidden(
                 &res.group,
                 &res.plural,
                 name,
-                format!("unable to create new content in namespace {ns} because it is being terminated"),
+                format!(
+                    "unable to create new content in namespace {ns} because it is being terminated"
+                ),
             ));
         }
         Ok(())
     }
 
     /// CREATE.
-    pub async fn create(&self, res: &Resource, ns: Option<&str>, body: Value, query: &Query) -> ApiResult<Answer> {
+    pub async fn create(
+        &self,
+        res: &Resource,
+        ns: Option<&str>,
+        body: Value,
+        query: &Query,
+    ) -> ApiResult<Answer> {
         let dry_run = query.dry_run()?;
         let validation = query.field_validation()?;
         let generated = object::meta_str(&body, "name").is_none_or(str::is_empty);
@@ -381,14 +439,22 @@ impl ApiServer {
     }
 
     /// Stores a new object; 409 if it exists. Returns the stored bytes.
-    pub(crate) async fn insert(&self, res: &Resource, ns: Option<&str>, mut obj: Value, dry_run: bool) -> ApiResult<Bytes> {
+    pub(crate) async fn insert(
+        &self,
+        res: &Resource,
+        ns: Option<&str>,
+        mut obj: Value,
+        dry_run: bool,
+    ) -> ApiResult<Bytes> {
         let name = object::name(&obj).to_string();
         let key = res.key(ns, &name);
         if dry_run {
             if self.store.get(&key).is_some() {
                 return Err(ApiError::already_exists(&res.group, &res.plural, &name));
             }
-            return Ok(Bytes::from(serde_json::to_vec(&obj).map_err(ApiError::internal)?));
+            return Ok(Bytes::from(
+                serde_json::to_vec(&obj).map_err(ApiError::internal)?,
+            ));
         }
         let (bytes, _) = self
             .store
@@ -396,7 +462,10 @@ impl ApiServer {
                 if txn.get(&key).is_some() {
                     return Err(ApiError::already_exists(&res.group, &res.plural, &name));
                 }
-                object::meta_mut(&mut obj).insert("resourceVersion".into(), Value::from(txn.revision().to_string()));
+                object::meta_mut(&mut obj).insert(
+                    "resourceVersion".into(),
+                    Value::from(txn.revision().to_string()),
+                );
                 let bytes = Bytes::from(serde_json::to_vec(&obj).map_err(ApiError::internal)?);
                 txn.put(&key, bytes.clone());
                 Ok(bytes)
@@ -417,9 +486,7 @@ impl ApiServer {
     /// precondition the client gave.
     pub(crate) async fn update_with<F>(
         &self,
-        res: &Resource,
-        ns: Option<&str>,
-        name: &str,
+        target: ObjectRef<'_>,
         part: Part,
         query: &Query,
         require_version: bool,
@@ -428,6 +495,7 @@ impl ApiServer {
     where
         F: FnMut(&Value) -> ApiResult<Value>,
     {
+        let ObjectRef { res, ns, name } = target;
         let dry_run = query.dry_run()?;
         let validation = query.field_validation()?;
         let key = res.key(ns, name);
@@ -435,9 +503,11 @@ impl ApiServer {
             let Some(entry) = self.store.get(&key) else {
                 return Err(ApiError::not_found(&res.group, &res.plural, name));
             };
-            let current: Value = serde_json::from_slice(&entry.value).map_err(ApiError::internal)?;
+            let current: Value =
+                serde_json::from_slice(&entry.value).map_err(ApiError::internal)?;
             let desired = mutate(&current)?;
-            if let Some(rv) = object::meta_str(&desired, "resourceVersion").filter(|s| !s.is_empty())
+            if let Some(rv) =
+                object::meta_str(&desired, "resourceVersion").filter(|s| !s.is_empty())
                 && rv != entry.revision.to_string()
             {
                 return Err(ApiError::stale(&res.group, &res.plural, name));
@@ -458,7 +528,8 @@ impl ApiServer {
                     )],
                 ));
             }
-            let (mut new, warnings) = admission::prepare_update(res, &current, desired, part, validation)?;
+            let (mut new, warnings) =
+                admission::prepare_update(res, &current, desired, part, validation)?;
             if crate::crd::is_crd(res) && part == Part::Main {
                 crate::crd::prepare(&mut new)?;
             }
@@ -485,7 +556,10 @@ impl ApiServer {
                         Some(e) if e.revision == expected => {}
                         _ => return Ok(None),
                     }
-                    object::meta_mut(&mut new).insert("resourceVersion".into(), Value::from(txn.revision().to_string()));
+                    object::meta_mut(&mut new).insert(
+                        "resourceVersion".into(),
+                        Value::from(txn.revision().to_string()),
+                    );
                     let bytes = Bytes::from(serde_json::to_vec(&new).map_err(ApiError::internal)?);
                     if finished {
                         txn.delete(&key, bytes.clone());
@@ -518,18 +592,36 @@ impl ApiServer {
     }
 
     /// PUT of the main resource or the status subresource.
-    pub async fn replace(&self, res: &Resource, ns: Option<&str>, name: &str, part: Part, body: Value, query: &Query) -> ApiResult<Answer> {
+    pub async fn replace(
+        &self,
+        res: &Resource,
+        ns: Option<&str>,
+        name: &str,
+        part: Part,
+        body: Value,
+        query: &Query,
+    ) -> ApiResult<Answer> {
         let body_name = object::meta_str(&body, "name").unwrap_or("");
         if !body_name.is_empty() && body_name != name {
             return Err(ApiError::bad_request(format!(
                 "the name of the object ({body_name}) does not match the name on the URL ({name})"
             )));
         }
-        self.update_with(res, ns, name, part, query, true, |_| Ok(body.clone())).await
+        self.update_with(ObjectRef { res, ns, name }, part, query, true, |_| {
+            Ok(body.clone())
+        })
+        .await
     }
 
     /// DELETE of one object.
-    pub async fn delete(&self, res: &Resource, ns: Option<&str>, name: &str, options: &Value, query: &Query) -> ApiResult<Answer> {
+    pub async fn delete(
+        &self,
+        res: &Resource,
+        ns: Option<&str>,
+        name: &str,
+        options: &Value,
+        query: &Query,
+    ) -> ApiResult<Answer> {
         let dry_run = query.dry_run()?;
         let key = res.key(ns, name);
         let propagation = options
@@ -548,7 +640,8 @@ impl ApiServer {
             let Some(entry) = self.store.get(&key) else {
                 return Err(ApiError::not_found(&res.group, &res.plural, name));
             };
-            let current: Value = serde_json::from_slice(&entry.value).map_err(ApiError::internal)?;
+            let current: Value =
+                serde_json::from_slice(&entry.value).map_err(ApiError::internal)?;
             if let Some(pre) = options.get("preconditions") {
                 if let Some(uid) = pre.get("uid").and_then(Value::as_str)
                     && Some(uid) != object::meta_str(&current, "uid")
@@ -578,25 +671,40 @@ impl ApiServer {
                 }
             }
             let mut new = current.clone();
-            let mut finalizers: Vec<String> = object::finalizers(&current).into_iter().map(str::to_string).collect();
+            let mut finalizers: Vec<String> = object::finalizers(&current)
+                .into_iter()
+                .map(str::to_string)
+                .collect();
             let already_deleting = object::is_deleting(&current);
             match propagation.as_deref() {
-                Some("Foreground") if !already_deleting && !finalizers.iter().any(|f| f == "foregroundDeletion") => {
+                Some("Foreground")
+                    if !already_deleting
+                        && !finalizers.iter().any(|f| f == "foregroundDeletion") =>
+                {
                     finalizers.push("foregroundDeletion".into())
                 }
-                Some("Orphan") if !already_deleting && !finalizers.iter().any(|f| f == "orphan") => {
+                Some("Orphan")
+                    if !already_deleting && !finalizers.iter().any(|f| f == "orphan") =>
+                {
                     finalizers.push("orphan".into())
                 }
                 _ => {}
             }
-            if crate::crd::is_crd(res) && !finalizers.iter().any(|f| f == crate::crd::CLEANUP_FINALIZER) {
+            if crate::crd::is_crd(res)
+                && !finalizers
+                    .iter()
+                    .any(|f| f == crate::crd::CLEANUP_FINALIZER)
+            {
                 finalizers.push(crate::crd::CLEANUP_FINALIZER.into());
             }
             let immediate = finalizers.is_empty();
             if !immediate {
                 let meta = object::meta_mut(&mut new);
                 if !already_deleting {
-                    meta.insert("deletionTimestamp".into(), Value::from(object::now_rfc3339()));
+                    meta.insert(
+                        "deletionTimestamp".into(),
+                        Value::from(object::now_rfc3339()),
+                    );
                     meta.insert("deletionGracePeriodSeconds".into(), Value::from(0));
                     if res.tracks_generation || res.is_custom() {
                         let g = meta.get("generation").and_then(Value::as_i64).unwrap_or(0) + 1;
@@ -619,7 +727,10 @@ impl ApiServer {
                         Some(e) if e.revision == expected => {}
                         _ => return Ok(None),
                     }
-                    object::meta_mut(&mut new).insert("resourceVersion".into(), Value::from(txn.revision().to_string()));
+                    object::meta_mut(&mut new).insert(
+                        "resourceVersion".into(),
+                        Value::from(txn.revision().to_string()),
+                    );
                     let bytes = Bytes::from(serde_json::to_vec(&new).map_err(ApiError::internal)?);
                     if immediate {
                         txn.delete(&key, bytes.clone());
@@ -656,14 +767,25 @@ impl ApiServer {
     }
 
     /// DELETE of a collection: deletes each matching object as a single delete would.
-    pub async fn delete_collection(&self, res: &Resource, ns: Option<&str>, options: &Value, query: &Query) -> ApiResult<Answer> {
+    pub async fn delete_collection(
+        &self,
+        res: &Resource,
+        ns: Option<&str>,
+        options: &Value,
+        query: &Query,
+    ) -> ApiResult<Answer> {
         let (items, meta) = self.list(res, ns, query).await?;
         let mut deleted = Vec::new();
         for bytes in items {
-            let Ok(obj) = serde_json::from_slice::<Value>(&bytes) else { continue };
+            let Ok(obj) = serde_json::from_slice::<Value>(&bytes) else {
+                continue;
+            };
             let name = object::name(&obj).to_string();
             let item_ns = object::meta_str(&obj, "namespace").map(str::to_string);
-            match self.delete(res, item_ns.as_deref(), &name, options, query).await {
+            match self
+                .delete(res, item_ns.as_deref(), &name, options, query)
+                .await
+            {
                 Ok(_) => deleted.push(obj),
                 Err(e) if e.code == 404 => {}
                 Err(e) => return Err(e),
@@ -685,7 +807,13 @@ impl ApiServer {
     }
 
     /// Encodes an answer in the negotiated output.
-    pub fn render(&self, res: Option<&Resource>, output: &Output, payload: Payload, list: bool) -> ApiResult<(Vec<u8>, String)> {
+    pub fn render(
+        &self,
+        res: Option<&Resource>,
+        output: &Output,
+        payload: Payload,
+        list: bool,
+    ) -> ApiResult<(Vec<u8>, String)> {
         render(res, output, payload, list)
     }
 }
@@ -718,7 +846,12 @@ fn to_value(payload: Payload) -> ApiResult<Value> {
 }
 
 /// Encodes a payload for the client.
-pub fn render(res: Option<&Resource>, output: &Output, payload: Payload, list: bool) -> ApiResult<(Vec<u8>, String)> {
+pub fn render(
+    res: Option<&Resource>,
+    output: &Output,
+    payload: Payload,
+    list: bool,
+) -> ApiResult<(Vec<u8>, String)> {
     match output {
         Output::Object(Encoding::Json) | Output::AggregatedDiscovery(_) => {
             let ct = match output {
@@ -754,15 +887,23 @@ pub fn render(res: Option<&Resource>, output: &Output, payload: Payload, list: b
             } else {
                 partial(&v)
             };
-            Ok((serde_json::to_vec(&out).map_err(ApiError::internal)?, "application/json".into()))
+            Ok((
+                serde_json::to_vec(&out).map_err(ApiError::internal)?,
+                "application/json".into(),
+            ))
         }
         Output::Table => {
             let v = to_value(payload)?;
             let table = match res {
-                Some(r) if v.get("kind").and_then(Value::as_str) != Some("Status") => crate::tables::table_for(r, &v, list, "Metadata", true),
+                Some(r) if v.get("kind").and_then(Value::as_str) != Some("Status") => {
+                    crate::tables::table_for(r, &v, list, "Metadata", true)
+                }
                 _ => v,
             };
-            Ok((serde_json::to_vec(&table).map_err(ApiError::internal)?, "application/json".into()))
+            Ok((
+                serde_json::to_vec(&table).map_err(ApiError::internal)?,
+                "application/json".into(),
+            ))
         }
     }
 }

@@ -79,7 +79,9 @@ impl Config {
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     /// The data dir is used by another running control plane.
-    #[error("the data dir {0} is in use by another `opkit up` (its store is locked); stop that one or pass another --data-dir")]
+    #[error(
+        "the data dir {0} is in use by another `opkit up` (its store is locked); stop that one or pass another --data-dir"
+    )]
     DataDirInUse(String),
     /// The store could not be opened.
     #[error("cannot open the store: {0}")]
@@ -140,30 +142,54 @@ impl ControlPlane {
         let store = match opkit_store::Store::open(store_config) {
             Ok(s) => s,
             Err(opkit_store::StoreError::Locked { .. }) => {
-                let dir = config.data_dir.as_ref().map(|d| d.display().to_string()).unwrap_or_default();
+                let dir = config
+                    .data_dir
+                    .as_ref()
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_default();
                 return Err(StartError::DataDirInUse(dir));
             }
             Err(e) => return Err(e.into()),
         };
-        let listener = TcpListener::bind(config.listen)
-            .await
-            .map_err(|source| StartError::Listen { addr: config.listen, source })?;
-        let addr = listener.local_addr().map_err(|source| StartError::Listen { addr: config.listen, source })?;
-        let host = if addr.ip().is_unspecified() { "127.0.0.1".to_string() } else { addr.ip().to_string() };
+        let listener =
+            TcpListener::bind(config.listen)
+                .await
+                .map_err(|source| StartError::Listen {
+                    addr: config.listen,
+                    source,
+                })?;
+        let addr = listener.local_addr().map_err(|source| StartError::Listen {
+            addr: config.listen,
+            source,
+        })?;
+        let host = if addr.ip().is_unspecified() {
+            "127.0.0.1".to_string()
+        } else {
+            addr.ip().to_string()
+        };
         let url = match addr.ip() {
-            std::net::IpAddr::V6(_) if !addr.ip().is_unspecified() => format!("https://[{host}]:{}", addr.port()),
+            std::net::IpAddr::V6(_) if !addr.ip().is_unspecified() => {
+                format!("https://[{host}]:{}", addr.port())
+            }
             _ => format!("https://{host}:{}", addr.port()),
         };
-        let creds = tls::credentials(config.data_dir.as_deref(), &[host.clone()])?;
+        let creds = tls::credentials(config.data_dir.as_deref(), std::slice::from_ref(&host))?;
         let kubeconfig = tls::kubeconfig(&url, &creds.ca_pem, &creds.token);
-        let kubeconfig_path = config.kubeconfig.clone().or_else(|| config.data_dir.as_ref().map(|d| d.join("kubeconfig")));
+        let kubeconfig_path = config
+            .kubeconfig
+            .clone()
+            .or_else(|| config.data_dir.as_ref().map(|d| d.join("kubeconfig")));
         if let Some(path) = &kubeconfig_path {
             if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
                 std::fs::create_dir_all(parent).map_err(io(parent))?;
             }
             std::fs::write(path, &kubeconfig).map_err(io(path))?;
         }
-        let server = ApiServer::new(store, creds.token.clone(), format!("{host}:{}", addr.port()));
+        let server = ApiServer::new(
+            store,
+            creds.token.clone(),
+            format!("{host}:{}", addr.port()),
+        );
         server.bootstrap().await.map_err(StartError::Bootstrap)?;
         let (stop, stopped) = signal::channel(false);
         let acceptor = tokio_rustls::TlsAcceptor::from(creds.server_config.clone());
@@ -234,7 +260,12 @@ impl Drop for ControlPlane {
     }
 }
 
-async fn accept_loop(listener: TcpListener, acceptor: tokio_rustls::TlsAcceptor, server: Arc<ApiServer>, mut stopped: signal::Receiver<bool>) {
+async fn accept_loop(
+    listener: TcpListener,
+    acceptor: tokio_rustls::TlsAcceptor,
+    server: Arc<ApiServer>,
+    mut stopped: signal::Receiver<bool>,
+) {
     let mut connections = JoinSet::new();
     loop {
         let accepted = tokio::select! {
@@ -254,10 +285,11 @@ async fn accept_loop(listener: TcpListener, acceptor: tokio_rustls::TlsAcceptor,
         let acceptor = acceptor.clone();
         let server = server.clone();
         connections.spawn(async move {
-            let tls = match tokio::time::timeout(Duration::from_secs(10), acceptor.accept(tcp)).await {
-                Ok(Ok(s)) => s,
-                _ => return,
-            };
+            let tls =
+                match tokio::time::timeout(Duration::from_secs(10), acceptor.accept(tcp)).await {
+                    Ok(Ok(s)) => s,
+                    _ => return,
+                };
             let service = hyper::service::service_fn(move |req| {
                 let server = server.clone();
                 async move { Ok::<_, std::convert::Infallible>(server.serve(req).await) }

@@ -86,7 +86,12 @@ pub fn body_encoding(content_type: Option<&str>) -> ApiResult<Encoding> {
     let Some(ct) = content_type else {
         return Ok(Encoding::Json);
     };
-    let essence = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let essence = ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     match essence.as_str() {
         "" | "application/json" | "*/*" => Ok(Encoding::Json),
         "application/yaml" | "application/x-yaml" | "text/yaml" => Ok(Encoding::Yaml),
@@ -97,7 +102,11 @@ pub fn body_encoding(content_type: Option<&str>) -> ApiResult<Encoding> {
 
 /// What the client wants back. `protobuf_ok` says whether the resource has a protobuf form;
 /// `discovery` whether this is `/api` or `/apis` (aggregated discovery may be asked for).
-pub fn choose_output(accept: Option<&str>, protobuf_ok: bool, discovery: bool) -> ApiResult<Output> {
+pub fn choose_output(
+    accept: Option<&str>,
+    protobuf_ok: bool,
+    discovery: bool,
+) -> ApiResult<Output> {
     let Some(accept) = accept.filter(|a| !a.trim().is_empty()) else {
         return Ok(Output::Object(Encoding::Json));
     };
@@ -132,9 +141,11 @@ pub fn choose_output(accept: Option<&str>, protobuf_ok: bool, discovery: bool) -
                         Some("meta.k8s.io"),
                         Some("v1" | "v1beta1"),
                     ) if !discovery => return Ok(Output::PartialMetadata),
-                    ("APIGroupDiscoveryList", Some("apidiscovery.k8s.io"), Some(v @ ("v2" | "v2beta1")))
-                        if discovery =>
-                    {
+                    (
+                        "APIGroupDiscoveryList",
+                        Some("apidiscovery.k8s.io"),
+                        Some(v @ ("v2" | "v2beta1")),
+                    ) if discovery => {
                         return Ok(Output::AggregatedDiscovery(format!(
                             "application/json;g=apidiscovery.k8s.io;v={v};as=APIGroupDiscoveryList"
                         )));
@@ -153,13 +164,23 @@ mod tests {
 
     #[test]
     fn kubectl_accept_for_builtins_picks_protobuf_first() {
-        let out = choose_output(Some("application/vnd.kubernetes.protobuf,application/json"), true, false).unwrap();
+        let out = choose_output(
+            Some("application/vnd.kubernetes.protobuf,application/json"),
+            true,
+            false,
+        )
+        .unwrap();
         assert_eq!(out, Output::Object(Encoding::Protobuf));
     }
 
     #[test]
     fn protobuf_is_skipped_for_custom_resources() {
-        let out = choose_output(Some("application/vnd.kubernetes.protobuf,application/json"), false, false).unwrap();
+        let out = choose_output(
+            Some("application/vnd.kubernetes.protobuf,application/json"),
+            false,
+            false,
+        )
+        .unwrap();
         assert_eq!(out, Output::Object(Encoding::Json));
     }
 
@@ -184,7 +205,9 @@ mod tests {
         .unwrap();
         assert_eq!(
             out,
-            Output::AggregatedDiscovery("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList".into())
+            Output::AggregatedDiscovery(
+                "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList".into()
+            )
         );
     }
 
@@ -197,6 +220,9 @@ mod tests {
     #[test]
     fn unknown_body_type_is_415() {
         assert_eq!(body_encoding(Some("text/plain")).unwrap_err().code, 415);
-        assert_eq!(body_encoding(Some("application/json; charset=utf-8")).unwrap(), Encoding::Json);
+        assert_eq!(
+            body_encoding(Some("application/json; charset=utf-8")).unwrap(),
+            Encoding::Json
+        );
     }
 }

@@ -101,12 +101,18 @@ fn same_meta(a: &Value, b: &Value) -> bool {
 
 /// Whether anything outside `metadata` (and `status`, when `skip_status`) differs.
 pub fn spec_changed(old: &Value, new: &Value, skip_status: bool) -> bool {
-    let keep = |k: &str| k != "metadata" && !(skip_status && k == "status") && k != "apiVersion" && k != "kind";
+    let keep = |k: &str| {
+        k != "metadata" && !(skip_status && k == "status") && k != "apiVersion" && k != "kind"
+    };
     let (Some(o), Some(n)) = (old.as_object(), new.as_object()) else {
         return old != new;
     };
-    o.iter().filter(|(k, _)| keep(k)).any(|(k, v)| n.get(k) != Some(v))
-        || n.iter().filter(|(k, _)| keep(k)).any(|(k, _)| !o.contains_key(k))
+    o.iter()
+        .filter(|(k, _)| keep(k))
+        .any(|(k, v)| n.get(k) != Some(v))
+        || n.iter()
+            .filter(|(k, _)| keep(k))
+            .any(|(k, _)| !o.contains_key(k))
 }
 
 #[cfg(test)]

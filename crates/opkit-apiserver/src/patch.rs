@@ -5,8 +5,7 @@ use serde_json::Value;
 
 use crate::admission::Part;
 use crate::error::{ApiError, ApiResult, Cause};
-use crate::handlers::{Answer, Query};
-use crate::registry::Resource;
+use crate::handlers::{Answer, ObjectRef, Query};
 use crate::server::ApiServer;
 
 /// The patch formats.
@@ -25,12 +24,20 @@ pub enum PatchType {
 impl PatchType {
     /// From the request's `Content-Type`.
     pub fn from_content_type(ct: Option<&str>) -> ApiResult<PatchType> {
-        let essence = ct.unwrap_or("").split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        let essence = ct
+            .unwrap_or("")
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
         match essence.as_str() {
             "application/json-patch+json" => Ok(PatchType::Json),
             "application/merge-patch+json" => Ok(PatchType::Merge),
             "application/strategic-merge-patch+json" => Ok(PatchType::Strategic),
-            "application/apply-patch+yaml" | "application/apply-patch+json" | "application/apply-patch+cbor" => Ok(PatchType::Apply),
+            "application/apply-patch+yaml"
+            | "application/apply-patch+json"
+            | "application/apply-patch+cbor" => Ok(PatchType::Apply),
             _ => Err(ApiError::unsupported_patch(
                 ct.unwrap_or(""),
                 &[
@@ -46,7 +53,8 @@ impl PatchType {
 
 /// Applies a JSON patch document to a copy of `current`.
 pub fn apply_json_patch(current: &Value, patch: &Value) -> Result<Value, String> {
-    let ops: json_patch::Patch = serde_json::from_value(patch.clone()).map_err(|e| format!("the JSON patch is malformed: {e}"))?;
+    let ops: json_patch::Patch = serde_json::from_value(patch.clone())
+        .map_err(|e| format!("the JSON patch is malformed: {e}"))?;
     let mut doc = current.clone();
     for op in ops.0 {
         // As upstream (evanphx/json-patch), `test` of a missing path against `null` succeeds:
@@ -56,7 +64,12 @@ pub fn apply_json_patch(current: &Value, patch: &Value) -> Result<Value, String>
         {
             match doc.pointer(t.path.as_str()) {
                 None | Some(Value::Null) => continue,
-                Some(other) => return Err(format!("testing value {} failed: test failed, expected null, got {other}", t.path)),
+                Some(other) => {
+                    return Err(format!(
+                        "testing value {} failed: test failed, expected null, got {other}",
+                        t.path
+                    ));
+                }
             }
         }
         json_patch::patch(&mut doc, std::slice::from_ref(&op)).map_err(|e| e.to_string())?;
@@ -76,9 +89,21 @@ pub fn apply_merge_patch(current: &Value, patch: &Value) -> Result<Value, String
 
 impl ApiServer {
     /// PATCH of the main resource or the status subresource.
-    pub async fn patch(&self, res: &Resource, ns: Option<&str>, name: &str, part: Part, patch_type: PatchType, body: &[u8], query: &Query) -> ApiResult<Answer> {
+    pub async fn patch(
+        &self,
+        target: ObjectRef<'_>,
+        part: Part,
+        patch_type: PatchType,
+        body: &[u8],
+        query: &Query,
+    ) -> ApiResult<Answer> {
+        let ObjectRef { res, name, .. } = target;
         let supported: &[&str] = if res.is_custom() {
-            &["application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"]
+            &[
+                "application/json-patch+json",
+                "application/merge-patch+json",
+                "application/apply-patch+yaml",
+            ]
         } else {
             &[
                 "application/json-patch+json",
@@ -88,13 +113,18 @@ impl ApiServer {
             ]
         };
         let patch: Value = match patch_type {
-            PatchType::Apply => serde_yaml::from_slice(body).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?,
-            _ => serde_json::from_slice(body).map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?,
+            PatchType::Apply => serde_yaml::from_slice(body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?,
+            _ => serde_json::from_slice(body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?,
         };
         match patch_type {
             PatchType::Json | PatchType::Merge => {}
             PatchType::Strategic if res.is_custom() => {
-                return Err(ApiError::unsupported_patch("application/strategic-merge-patch+json", supported));
+                return Err(ApiError::unsupported_patch(
+                    "application/strategic-merge-patch+json",
+                    supported,
+                ));
             }
             PatchType::Strategic | PatchType::Apply => {
                 return Err(ApiError::unsupported_patch(
@@ -102,20 +132,28 @@ impl ApiServer {
                         PatchType::Strategic => "application/strategic-merge-patch+json",
                         _ => "application/apply-patch+yaml",
                     },
-                    &["application/json-patch+json", "application/merge-patch+json"],
+                    &[
+                        "application/json-patch+json",
+                        "application/merge-patch+json",
+                    ],
                 ));
             }
         }
         let kind = res.kind.clone();
         let group = res.group.clone();
         let name_owned = name.to_string();
-        self.update_with(res, ns, name, part, query, false, move |current| {
+        self.update_with(target, part, query, false, move |current| {
             let result = match patch_type {
                 PatchType::Json => apply_json_patch(current, &patch),
                 _ => apply_merge_patch(current, &patch),
             };
             result.map_err(|message| {
-                ApiError::invalid(&group, &kind, &name_owned, vec![Cause::new("FieldValueInvalid", "", message)])
+                ApiError::invalid(
+                    &group,
+                    &kind,
+                    &name_owned,
+                    vec![Cause::new("FieldValueInvalid", "", message)],
+                )
             })
         })
         .await
@@ -131,7 +169,10 @@ mod tests {
     fn json_patch_test_operation_guards_the_change() {
         let cur = json!({"metadata": {"finalizers": ["a"]}});
         let ok = json!([{"op": "test", "path": "/metadata/finalizers", "value": ["a"]}, {"op": "remove", "path": "/metadata/finalizers/0"}]);
-        assert_eq!(apply_json_patch(&cur, &ok).unwrap(), json!({"metadata": {"finalizers": []}}));
+        assert_eq!(
+            apply_json_patch(&cur, &ok).unwrap(),
+            json!({"metadata": {"finalizers": []}})
+        );
         let bad = json!([{"op": "test", "path": "/metadata/finalizers", "value": ["b"]}]);
         assert!(apply_json_patch(&cur, &bad).is_err());
     }
@@ -140,7 +181,10 @@ mod tests {
     fn json_patch_test_of_a_missing_path_against_null_succeeds() {
         let cur = json!({"metadata": {}});
         let p = json!([{"op": "test", "path": "/metadata/finalizers", "value": null}, {"op": "add", "path": "/metadata/finalizers", "value": ["f"]}]);
-        assert_eq!(apply_json_patch(&cur, &p).unwrap(), json!({"metadata": {"finalizers": ["f"]}}));
+        assert_eq!(
+            apply_json_patch(&cur, &p).unwrap(),
+            json!({"metadata": {"finalizers": ["f"]}})
+        );
     }
 
     #[test]
@@ -152,6 +196,11 @@ mod tests {
 
     #[test]
     fn unknown_patch_content_type_is_415() {
-        assert_eq!(PatchType::from_content_type(Some("text/plain")).unwrap_err().code, 415);
+        assert_eq!(
+            PatchType::from_content_type(Some("text/plain"))
+                .unwrap_err()
+                .code,
+            415
+        );
     }
 }

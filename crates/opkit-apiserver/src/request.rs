@@ -84,7 +84,10 @@ fn resource_path(group: &str, version: &str, rest: &[&str]) -> Target {
         rest = &rest[1..];
     }
     let mut namespace = None;
-    if rest.first() == Some(&"namespaces") && rest.len() > 2 && !matches!(rest[2], "status" | "finalize") {
+    if rest.first() == Some(&"namespaces")
+        && rest.len() > 2
+        && !matches!(rest[2], "status" | "finalize")
+    {
         namespace = Some(rest[1].to_string());
         rest = &rest[2..];
     }
@@ -165,7 +168,10 @@ mod tests {
     #[test]
     fn namespace_paths_address_the_namespaces_resource() {
         let r = res("/api/v1/namespaces/foo");
-        assert_eq!((r.resource.as_str(), r.name.as_deref(), r.namespace), ("namespaces", Some("foo"), None));
+        assert_eq!(
+            (r.resource.as_str(), r.name.as_deref(), r.namespace),
+            ("namespaces", Some("foo"), None)
+        );
         let r = res("/api/v1/namespaces/foo/status");
         assert_eq!(r.subresource.as_deref(), Some("status"));
         assert_eq!(r.name.as_deref(), Some("foo"));

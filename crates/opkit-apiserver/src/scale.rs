@@ -4,18 +4,23 @@ use serde_json::{Value, json};
 
 use crate::admission::Part;
 use crate::error::{ApiError, ApiResult};
-use crate::handlers::{Answer, Payload, Query};
+use crate::handlers::{Answer, ObjectRef, Payload, Query};
 use crate::object;
 use crate::patch::{self, PatchType};
 use crate::registry::{Resource, ScalePaths};
 use crate::server::ApiServer;
 
 fn path_segments(path: &str) -> Vec<&str> {
-    path.trim_start_matches('.').split('.').filter(|s| !s.is_empty()).collect()
+    path.trim_start_matches('.')
+        .split('.')
+        .filter(|s| !s.is_empty())
+        .collect()
 }
 
 fn read_path<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
-    path_segments(path).into_iter().try_fold(obj, |v, seg| v.get(seg))
+    path_segments(path)
+        .into_iter()
+        .try_fold(obj, |v, seg| v.get(seg))
 }
 
 fn write_path(obj: &mut Value, path: &str, value: Value) {
@@ -65,15 +70,30 @@ fn selector_string(selector: &Value) -> String {
 pub fn scale_of(res: &Resource, paths: &ScalePaths, obj: &Value) -> Value {
     let meta = object::meta(obj).cloned().unwrap_or_default();
     let mut scale_meta = serde_json::Map::new();
-    for k in ["name", "namespace", "uid", "resourceVersion", "creationTimestamp"] {
+    for k in [
+        "name",
+        "namespace",
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+    ] {
         if let Some(v) = meta.get(k) {
             scale_meta.insert(k.into(), v.clone());
         }
     }
-    let spec_replicas = read_path(obj, &paths.spec_replicas).and_then(Value::as_i64).unwrap_or(if res.is_custom() { 0 } else { 1 });
-    let status_replicas = read_path(obj, &paths.status_replicas).and_then(Value::as_i64).unwrap_or(0);
+    let spec_replicas = read_path(obj, &paths.spec_replicas)
+        .and_then(Value::as_i64)
+        .unwrap_or(if res.is_custom() { 0 } else { 1 });
+    let status_replicas = read_path(obj, &paths.status_replicas)
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
     let selector = if res.is_custom() {
-        paths.label_selector.as_deref().and_then(|p| read_path(obj, p)).and_then(Value::as_str).map(str::to_string)
+        paths
+            .label_selector
+            .as_deref()
+            .and_then(|p| read_path(obj, p))
+            .and_then(Value::as_str)
+            .map(str::to_string)
     } else {
         obj.pointer("/spec/selector").map(selector_string)
     };
@@ -92,13 +112,24 @@ pub fn scale_of(res: &Resource, paths: &ScalePaths, obj: &Value) -> Value {
 
 impl ApiServer {
     /// GET/PUT/PATCH of `scale`.
-    pub async fn scale(&self, res: &Resource, ns: Option<&str>, name: &str, method: &str, body: &[u8], content_type: Option<&str>, query: &Query) -> ApiResult<Answer> {
+    pub async fn scale(
+        &self,
+        target: ObjectRef<'_>,
+        method: &str,
+        body: &[u8],
+        content_type: Option<&str>,
+        query: &Query,
+    ) -> ApiResult<Answer> {
+        let ObjectRef { res, ns, name } = target;
         let Some(paths) = res.scale.clone() else {
             return Err(ApiError::path_not_found());
         };
         let key = res.key(ns, name);
         let current = || -> ApiResult<Value> {
-            let entry = self.store.get(&key).ok_or_else(|| ApiError::not_found(&res.group, &res.plural, name))?;
+            let entry = self
+                .store
+                .get(&key)
+                .ok_or_else(|| ApiError::not_found(&res.group, &res.plural, name))?;
             serde_json::from_slice(&entry.value).map_err(ApiError::internal)
         };
         if method == "GET" {
@@ -108,32 +139,57 @@ impl ApiServer {
                 warnings: Vec::new(),
             });
         }
-        let patch_type = if method == "PATCH" { Some(PatchType::from_content_type(content_type)?) } else { None };
+        let patch_type = if method == "PATCH" {
+            Some(PatchType::from_content_type(content_type)?)
+        } else {
+            None
+        };
         let body_value: Value = match patch_type {
             None => crate::server::decode_body(res, content_type, body)?,
-            Some(_) => serde_json::from_slice(body).map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?,
+            Some(_) => serde_json::from_slice(body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?,
         };
         let res_c = res.clone();
         let paths_c = paths.clone();
         let answer = self
-            .update_with(res, ns, name, Part::Main, query, false, move |cur| {
+            .update_with(target, Part::Main, query, false, move |cur| {
                 let scale = scale_of(&res_c, &paths_c, cur);
                 let wanted = match patch_type {
                     None => body_value.clone(),
-                    Some(PatchType::Json) => patch::apply_json_patch(&scale, &body_value).map_err(ApiError::bad_request)?,
-                    Some(_) => patch::apply_merge_patch(&scale, &body_value).map_err(ApiError::bad_request)?,
+                    Some(PatchType::Json) => patch::apply_json_patch(&scale, &body_value)
+                        .map_err(ApiError::bad_request)?,
+                    Some(_) => patch::apply_merge_patch(&scale, &body_value)
+                        .map_err(ApiError::bad_request)?,
                 };
                 let replicas = wanted
                     .pointer("/spec/replicas")
                     .and_then(Value::as_i64)
                     .ok_or_else(|| ApiError::bad_request("spec.replicas: Required value"))?;
                 if replicas < 0 {
-                    return Err(ApiError::invalid("autoscaling", "Scale", object::name(cur), vec![crate::error::Cause::new("FieldValueInvalid", "spec.replicas", format!("Invalid value: {replicas}: must be greater than or equal to 0"))]));
+                    return Err(ApiError::invalid(
+                        "autoscaling",
+                        "Scale",
+                        object::name(cur),
+                        vec![crate::error::Cause::new(
+                            "FieldValueInvalid",
+                            "spec.replicas",
+                            format!(
+                                "Invalid value: {replicas}: must be greater than or equal to 0"
+                            ),
+                        )],
+                    ));
                 }
-                if let Some(rv) = wanted.pointer("/metadata/resourceVersion").and_then(Value::as_str).filter(|s| !s.is_empty())
+                if let Some(rv) = wanted
+                    .pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
                     && Some(rv) != object::meta_str(cur, "resourceVersion")
                 {
-                    return Err(ApiError::stale(&res_c.group, &res_c.plural, object::name(cur)));
+                    return Err(ApiError::stale(
+                        &res_c.group,
+                        &res_c.plural,
+                        object::name(cur),
+                    ));
                 }
                 let mut next = cur.clone();
                 write_path(&mut next, &paths_c.spec_replicas, json!(replicas));

@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::admission::Part;
 use crate::discovery;
 use crate::error::{ApiError, ApiResult};
-use crate::handlers::{Answer, Payload, Query, list_json, render};
+use crate::handlers::{Answer, ObjectRef, Payload, Query, list_json, render};
 use crate::negotiate::{self, Encoding, Output};
 use crate::patch::PatchType;
 use crate::registry::{Registry, Resource};
@@ -43,13 +43,16 @@ fn full(bytes: impl Into<Bytes>) -> ResponseBody {
 pub fn decode_body(res: &Resource, content_type: Option<&str>, body: &[u8]) -> ApiResult<Value> {
     let encoding = negotiate::body_encoding(content_type)?;
     match encoding {
-        Encoding::Json => serde_json::from_slice(body).map_err(|e| ApiError::bad_request(format!("error decoding JSON body: {e}"))),
-        Encoding::Yaml => serde_yaml::from_slice(body).map_err(|e| ApiError::bad_request(format!("error decoding YAML body: {e}"))),
+        Encoding::Json => serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding JSON body: {e}"))),
+        Encoding::Yaml => serde_yaml::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding YAML body: {e}"))),
         Encoding::Protobuf => {
             if res.is_custom() {
                 return Err(ApiError::unsupported_media_type(content_type.unwrap_or("")));
             }
-            opkit_protobuf::decode(body).map_err(|e| ApiError::bad_request(format!("error decoding protobuf body: {e}")))
+            opkit_protobuf::decode(body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding protobuf body: {e}")))
         }
     }
 }
@@ -58,14 +61,23 @@ fn error_response(e: &ApiError) -> Response<ResponseBody> {
     let body = serde_json::to_vec(&e.to_status()).unwrap_or_default();
     let mut resp = Response::new(full(body));
     *resp.status_mut() = StatusCode::from_u16(e.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     if let Some(secs) = e.retry_after {
-        resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
     }
     resp
 }
 
-fn bytes_response(code: u16, body: Vec<u8>, content_type: &str, warnings: &[String]) -> Response<ResponseBody> {
+fn bytes_response(
+    code: u16,
+    body: Vec<u8>,
+    content_type: &str,
+    warnings: &[String],
+) -> Response<ResponseBody> {
     let mut resp = Response::new(full(body));
     *resp.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
     if let Ok(v) = HeaderValue::from_str(content_type) {
@@ -81,10 +93,15 @@ fn bytes_response(code: u16, body: Vec<u8>, content_type: &str, warnings: &[Stri
 }
 
 fn json_response(value: &Value) -> Response<ResponseBody> {
-    bytes_response(200, serde_json::to_vec(value).unwrap_or_default(), "application/json", &[])
+    bytes_response(
+        200,
+        serde_json::to_vec(value).unwrap_or_default(),
+        "application/json",
+        &[],
+    )
 }
 
-fn header_str<'a>(headers: &'a HeaderMap, name: header::HeaderName) -> Option<&'a str> {
+fn header_str(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
@@ -122,7 +139,12 @@ impl ApiServer {
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
             if self.store.get(&ns_res.key(None, ns)).is_none() {
                 let obj = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
-                let (obj, _) = crate::admission::prepare_create(&ns_res, None, obj, crate::admission::FieldValidation::Ignore)?;
+                let (obj, _) = crate::admission::prepare_create(
+                    &ns_res,
+                    None,
+                    obj,
+                    crate::admission::FieldValidation::Ignore,
+                )?;
                 match self.insert(&ns_res, None, obj, false).await {
                     Ok(_) => {}
                     Err(e) if e.code == 409 => {}
@@ -138,7 +160,10 @@ impl ApiServer {
         let Some(value) = header_str(headers, header::AUTHORIZATION) else {
             return false;
         };
-        let Some(token) = value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")) else {
+        let Some(token) = value
+            .strip_prefix("Bearer ")
+            .or_else(|| value.strip_prefix("bearer "))
+        else {
             return false;
         };
         constant_time_eq(token.trim().as_bytes(), self.token.as_bytes())
@@ -154,7 +179,9 @@ impl ApiServer {
         let target = request::parse_path(parts.uri.path());
         let query = Query::new(request::parse_query(parts.uri.query()));
         match target {
-            Target::Health => return bytes_response(200, b"ok".to_vec(), "text/plain; charset=utf-8", &[]),
+            Target::Health => {
+                return bytes_response(200, b"ok".to_vec(), "text/plain; charset=utf-8", &[]);
+            }
             Target::Version => return json_response(&discovery::version()),
             _ => {}
         }
@@ -164,7 +191,10 @@ impl ApiServer {
         let body = match Limited::new(body, MAX_BODY_BYTES).collect().await {
             Ok(collected) => collected.to_bytes(),
             Err(e) => {
-                let err = if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() {
+                let err = if e
+                    .downcast_ref::<http_body_util::LengthLimitError>()
+                    .is_some()
+                {
                     ApiError::too_large(MAX_BODY_BYTES)
                 } else {
                     ApiError::bad_request(format!("error reading the request body: {e}"))
@@ -172,43 +202,68 @@ impl ApiServer {
                 return error_response(&err);
             }
         };
-        match self.route(&parts.method, &parts.headers, target, &query, body).await {
+        match self
+            .route(&parts.method, &parts.headers, target, &query, body)
+            .await
+        {
             Ok(resp) => resp,
             Err(e) => error_response(&e),
         }
     }
 
-    async fn route(&self, method: &Method, headers: &HeaderMap, target: Target, query: &Query, body: Bytes) -> ApiResult<Response<ResponseBody>> {
+    async fn route(
+        &self,
+        method: &Method,
+        headers: &HeaderMap,
+        target: Target,
+        query: &Query,
+        body: Bytes,
+    ) -> ApiResult<Response<ResponseBody>> {
         let accept = header_str(headers, header::ACCEPT);
         let snapshot = self.registry.snapshot();
         let discovery_get = |doc: Option<Value>| -> ApiResult<Response<ResponseBody>> {
             if method != Method::GET {
                 return Err(ApiError::method_not_allowed(method.as_str(), "discovery"));
             }
-            doc.map(|d| json_response(&d)).ok_or_else(ApiError::path_not_found)
+            doc.map(|d| json_response(&d))
+                .ok_or_else(ApiError::path_not_found)
         };
         match target {
             Target::CoreVersions | Target::Groups => {
                 let core = matches!(target, Target::CoreVersions);
                 match negotiate::choose_output(accept, false, true)? {
                     Output::AggregatedDiscovery(ct) => {
-                        let version = if ct.contains("v=v2beta1") { "v2beta1" } else { "v2" };
+                        let version = if ct.contains("v=v2beta1") {
+                            "v2beta1"
+                        } else {
+                            "v2"
+                        };
                         let doc = discovery::aggregated(&snapshot, core, version);
-                        Ok(bytes_response(200, serde_json::to_vec(&doc).unwrap_or_default(), &ct, &[]))
+                        Ok(bytes_response(
+                            200,
+                            serde_json::to_vec(&doc).unwrap_or_default(),
+                            &ct,
+                            &[],
+                        ))
                     }
-                    _ if core => discovery_get(Some(discovery::core_versions(&self.server_address))),
+                    _ if core => {
+                        discovery_get(Some(discovery::core_versions(&self.server_address)))
+                    }
                     _ => discovery_get(Some(discovery::group_list(&snapshot))),
                 }
             }
             Target::Group(g) => discovery_get(discovery::group(&snapshot, &g)),
-            Target::GroupVersion { group, version } => discovery_get(discovery::resource_list(&snapshot, &group, &version)),
+            Target::GroupVersion { group, version } => {
+                discovery_get(discovery::resource_list(&snapshot, &group, &version))
+            }
             Target::OpenApiV2 | Target::OpenApiV3(_) => Err(ApiError::path_not_found()),
             Target::Resource(path) => {
                 let res = snapshot
                     .get(&path.group, &path.version, &path.resource)
                     .cloned()
                     .ok_or_else(ApiError::path_not_found)?;
-                self.resource_request(method, headers, res, path, query, body).await
+                self.resource_request(method, headers, res, path, query, body)
+                    .await
             }
             Target::Health | Target::Version | Target::Unknown => Err(ApiError::path_not_found()),
         }
@@ -229,16 +284,33 @@ impl ApiServer {
         if res.namespaced != ns.is_some() && !(res.namespaced && path.name.is_none()) {
             return Err(ApiError::path_not_found());
         }
-        let protobuf_ok = !res.is_custom() && opkit_protobuf::supports(&res.api_version(), &res.kind);
+        let protobuf_ok =
+            !res.is_custom() && opkit_protobuf::supports(&res.api_version(), &res.kind);
         let output = negotiate::choose_output(accept, protobuf_ok, false)?;
         let part = match path.subresource.as_deref() {
             None => Part::Main,
             Some("status") if res.status => Part::Status,
             Some("scale") if res.scale.is_some() => {
                 let name = path.name.as_deref().unwrap_or("");
-                let answer = self.scale(&res, ns, name, method.as_str(), &body, content_type, query).await?;
+                let answer = self
+                    .scale(
+                        ObjectRef {
+                            res: &res,
+                            ns,
+                            name,
+                        },
+                        method.as_str(),
+                        &body,
+                        content_type,
+                        query,
+                    )
+                    .await?;
                 let scale_out = match output {
-                    Output::Object(Encoding::Protobuf) if !opkit_protobuf::supports("autoscaling/v1", "Scale") => Output::Object(Encoding::Json),
+                    Output::Object(Encoding::Protobuf)
+                        if !opkit_protobuf::supports("autoscaling/v1", "Scale") =>
+                    {
+                        Output::Object(Encoding::Json)
+                    }
                     o => o,
                 };
                 return self.answer(None, &scale_out, answer, false);
@@ -247,24 +319,48 @@ impl ApiServer {
         };
         let watch = path.legacy_watch || query.flag("watch");
         match (method, path.name.as_deref()) {
-            (&Method::GET, None) if watch => self.watch_response(res, path.namespace.clone(), query, &output),
+            (&Method::GET, None) if watch => {
+                self.watch_response(res, path.namespace.clone(), query, &output)
+            }
             (&Method::GET, Some(name)) if watch => {
-                let mut pairs = vec![("fieldSelector".to_string(), format!("metadata.name={name}"))];
-                pairs.extend(query.pairs().iter().filter(|(k, _)| k != "fieldSelector").cloned());
+                let mut pairs =
+                    vec![("fieldSelector".to_string(), format!("metadata.name={name}"))];
+                pairs.extend(
+                    query
+                        .pairs()
+                        .iter()
+                        .filter(|(k, _)| k != "fieldSelector")
+                        .cloned(),
+                );
                 self.watch_response(res, path.namespace.clone(), &Query::new(pairs), &output)
             }
             (&Method::GET, None) => {
                 let (items, meta) = self.list(&res, ns, query).await?;
                 if output == Output::Object(Encoding::Json) {
-                    return Ok(bytes_response(200, list_json(&res, &items, &meta), "application/json", &[]));
+                    return Ok(bytes_response(
+                        200,
+                        list_json(&res, &items, &meta),
+                        "application/json",
+                        &[],
+                    ));
                 }
                 let mut parsed = Vec::with_capacity(items.len());
                 for item in &items {
                     let item = crate::handlers::convert_version(&res, item.clone());
-                    parsed.push(serde_json::from_slice::<Value>(&item).map_err(ApiError::internal)?);
+                    parsed
+                        .push(serde_json::from_slice::<Value>(&item).map_err(ApiError::internal)?);
                 }
                 let list = serde_json::json!({"apiVersion": res.api_version(), "kind": res.list_kind, "metadata": meta, "items": parsed});
-                self.answer(Some(&res), &output, Answer { code: 200, payload: Payload::Value(list), warnings: Vec::new() }, true)
+                self.answer(
+                    Some(&res),
+                    &output,
+                    Answer {
+                        code: 200,
+                        payload: Payload::Value(list),
+                        warnings: Vec::new(),
+                    },
+                    true,
+                )
             }
             (&Method::GET, Some(name)) => {
                 let answer = self.get(&res, ns, name, query).await?;
@@ -282,7 +378,19 @@ impl ApiServer {
             }
             (&Method::PATCH, Some(name)) => {
                 let patch_type = PatchType::from_content_type(content_type)?;
-                let answer = self.patch(&res, ns, name, part, patch_type, &body, query).await?;
+                let answer = self
+                    .patch(
+                        ObjectRef {
+                            res: &res,
+                            ns,
+                            name,
+                        },
+                        part,
+                        patch_type,
+                        &body,
+                        query,
+                    )
+                    .await?;
                 self.answer(Some(&res), &output, answer, false)
             }
             (&Method::DELETE, Some(name)) if part == Part::Main => {
@@ -299,7 +407,13 @@ impl ApiServer {
         }
     }
 
-    fn answer(&self, res: Option<&Resource>, output: &Output, answer: Answer, list: bool) -> ApiResult<Response<ResponseBody>> {
+    fn answer(
+        &self,
+        res: Option<&Resource>,
+        output: &Output,
+        answer: Answer,
+        list: bool,
+    ) -> ApiResult<Response<ResponseBody>> {
         let is_status = matches!(&answer.payload, Payload::Value(v) if v.get("kind").and_then(Value::as_str) == Some("Status"));
         let output = if is_status && matches!(output, Output::Table | Output::PartialMetadata) {
             &Output::Object(Encoding::Json)
@@ -310,20 +424,36 @@ impl ApiServer {
         Ok(bytes_response(answer.code, bytes, &ct, &answer.warnings))
     }
 
-    fn watch_response(&self, res: Arc<Resource>, ns: Option<String>, query: &Query, output: &Output) -> ApiResult<Response<ResponseBody>> {
+    fn watch_response(
+        &self,
+        res: Arc<Resource>,
+        ns: Option<String>,
+        query: &Query,
+        output: &Output,
+    ) -> ApiResult<Response<ResponseBody>> {
         let Some(server) = self.handle() else {
             return Err(ApiError::unavailable("the server is shutting down"));
         };
         let output = match output {
-            Output::PartialMetadata | Output::Object(Encoding::Yaml) => Output::Object(Encoding::Json),
+            Output::PartialMetadata | Output::Object(Encoding::Yaml) => {
+                Output::Object(Encoding::Json)
+            }
             o => o.clone(),
         };
         let watch = server.watch(res, ns, query, &output)?;
         let stream = tokio_stream::wrappers::ReceiverStream::new(watch.frames);
-        let body = StreamBody::new(futures::StreamExt::map(stream, |r| r.map(hyper::body::Frame::data)));
+        let body = StreamBody::new(futures::StreamExt::map(stream, |r| {
+            r.map(hyper::body::Frame::data)
+        }));
         let mut resp = Response::new(BodyExt::boxed(body));
-        resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(watch.content_type));
-        resp.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache, private"));
+        resp.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(watch.content_type),
+        );
+        resp.headers_mut().insert(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("no-cache, private"),
+        );
         Ok(resp)
     }
 }
@@ -333,7 +463,8 @@ fn delete_options(content_type: Option<&str>, body: &[u8]) -> ApiResult<Value> {
         return Ok(Value::Null);
     }
     if negotiate::body_encoding(content_type)? == Encoding::Protobuf {
-        return opkit_protobuf::decode(body).map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")));
+        return opkit_protobuf::decode(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")));
     }
     serde_json::from_slice(body)
         .or_else(|_| serde_yaml::from_slice(body))

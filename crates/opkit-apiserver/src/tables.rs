@@ -10,17 +10,33 @@ use opkit_apimachinery::table;
 
 /// A Table for one object (`list = false`) or a list (`{"items": [...], "metadata": ...}`).
 /// `with_columns = false` leaves the column definitions out (later watch events).
-pub fn table_for(res: &Resource, value: &Value, list: bool, include_object: &str, with_columns: bool) -> Value {
+pub fn table_for(
+    res: &Resource,
+    value: &Value,
+    list: bool,
+    include_object: &str,
+    with_columns: bool,
+) -> Value {
     let now = jiff::Timestamp::now();
-    let printer = res.custom().map(|c| table::CrdPrinter::new(&c.printer_columns));
-    let builtin = if printer.is_none() { table::builtin_columns(&res.group, &res.plural) } else { None };
+    let printer = res
+        .custom()
+        .map(|c| table::CrdPrinter::new(&c.printer_columns));
+    let builtin = if printer.is_none() {
+        table::builtin_columns(&res.group, &res.plural)
+    } else {
+        None
+    };
     let columns = match (&printer, &builtin) {
         (Some(p), _) => p.columns().to_vec(),
         (None, Some(cols)) => cols.clone(),
         (None, None) => table::default_columns(),
     };
     let items: Vec<&Value> = if list {
-        value.get("items").and_then(Value::as_array).map(|a| a.iter().collect()).unwrap_or_default()
+        value
+            .get("items")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().collect())
+            .unwrap_or_default()
     } else {
         vec![value]
     };
@@ -33,7 +49,11 @@ pub fn table_for(res: &Resource, value: &Value, list: bool, include_object: &str
                 (None, None) => table::default_row(obj),
             };
             table::TableRow {
-                conditions: if printer.is_none() { table::builtin_row_conditions(&res.group, &res.plural, obj) } else { Vec::new() },
+                conditions: if printer.is_none() {
+                    table::builtin_row_conditions(&res.group, &res.plural, obj)
+                } else {
+                    Vec::new()
+                },
                 cells,
                 object: obj.clone(),
             }
@@ -45,5 +65,12 @@ pub fn table_for(res: &Resource, value: &Value, list: bool, include_object: &str
         json!({"resourceVersion": value.pointer("/metadata/resourceVersion").cloned().unwrap_or(json!(""))})
     };
     let include = table::IncludeObject::parse(include_object).unwrap_or_default();
-    table::build_table(&columns, rows, meta, include, !with_columns, "meta.k8s.io/v1")
+    table::build_table(
+        &columns,
+        rows,
+        meta,
+        include,
+        !with_columns,
+        "meta.k8s.io/v1",
+    )
 }

@@ -5,7 +5,10 @@ use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 
-use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair, KeyUsagePurpose, SanType};
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose, SanType,
+};
 
 /// Errors while preparing credentials.
 #[derive(Debug, thiserror::Error)]
@@ -49,14 +52,22 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> TlsError + '_ {
 fn random_token() -> String {
     use rand::Rng;
     let mut rng = rand::rng();
-    (0..32).map(|_| format!("{:02x}", rng.random::<u8>())).collect()
+    (0..32)
+        .map(|_| format!("{:02x}", rng.random::<u8>()))
+        .collect()
 }
 
 fn ca_params() -> Result<CertificateParams, TlsError> {
     let mut params = CertificateParams::new(Vec::<String>::new())?;
-    params.distinguished_name.push(DnType::CommonName, "opkit-ca");
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "opkit-ca");
     params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
+    params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
     params.not_before = rcgen::date_time_ymd(2024, 1, 1);
     params.not_after = rcgen::date_time_ymd(2124, 1, 1);
     Ok(params)
@@ -102,7 +113,10 @@ pub fn credentials(dir: Option<&Path>, hosts: &[String]) -> Result<Credentials, 
                 (c, k)
             };
             let token = if token_path.exists() {
-                fs::read_to_string(&token_path).map_err(io_err(&token_path))?.trim().to_string()
+                fs::read_to_string(&token_path)
+                    .map_err(io_err(&token_path))?
+                    .trim()
+                    .to_string()
             } else {
                 let t = random_token();
                 write_private(&token_path, &t)?;
@@ -116,7 +130,9 @@ pub fn credentials(dir: Option<&Path>, hosts: &[String]) -> Result<Credentials, 
     let issuer = Issuer::new(ca_params()?, ca_key);
     let serving_key = KeyPair::generate()?;
     let mut params = CertificateParams::new(Vec::<String>::new())?;
-    params.distinguished_name.push(DnType::CommonName, "opkit-apiserver");
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "opkit-apiserver");
     params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
     params.not_before = rcgen::date_time_ymd(2024, 1, 1);
     params.not_after = rcgen::date_time_ymd(2124, 1, 1);
@@ -137,7 +153,8 @@ pub fn credentials(dir: Option<&Path>, hosts: &[String]) -> Result<Credentials, 
     params.subject_alt_names = sans;
     let serving = params.signed_by(&serving_key, &issuer)?;
     let cert_der = serving.der().clone();
-    let key_der = rustls::pki_types::PrivateKeyDer::try_from(serving_key.serialize_der()).map_err(|e| TlsError::Pem(e.to_string()))?;
+    let key_der = rustls::pki_types::PrivateKeyDer::try_from(serving_key.serialize_der())
+        .map_err(|e| TlsError::Pem(e.to_string()))?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()?

@@ -52,18 +52,27 @@ impl Framer {
             }
             Framing::Protobuf => {
                 let value: Value = serde_json::from_slice(object).ok()?;
-                opkit_protobuf::encode_watch_event(event_type, &value).ok().map(Bytes::from)
+                opkit_protobuf::encode_watch_event(event_type, &value)
+                    .ok()
+                    .map(Bytes::from)
             }
             Framing::Table => {
                 let value: Value = serde_json::from_slice(object).ok()?;
                 let table = if event_type == "BOOKMARK" || event_type == "ERROR" {
                     value
                 } else {
-                    let t = crate::tables::table_for(&self.res, &value, false, "Metadata", self.first_table);
+                    let t = crate::tables::table_for(
+                        &self.res,
+                        &value,
+                        false,
+                        "Metadata",
+                        self.first_table,
+                    );
                     self.first_table = false;
                     t
                 };
-                let mut out = serde_json::to_vec(&json!({"type": event_type, "object": table})).ok()?;
+                let mut out =
+                    serde_json::to_vec(&json!({"type": event_type, "object": table})).ok()?;
                 out.push(b'\n');
                 Some(Bytes::from(out))
             }
@@ -99,23 +108,39 @@ fn bookmark(res: &Resource, rv: u64, initial_end: bool) -> Value {
 
 impl ApiServer {
     /// Starts a watch. Errors before the stream starts are ordinary `Status` answers.
-    pub fn watch(self: &Arc<Self>, res: Arc<Resource>, ns: Option<String>, query: &Query, output: &Output) -> ApiResult<WatchResponse> {
+    pub fn watch(
+        self: &Arc<Self>,
+        res: Arc<Resource>,
+        ns: Option<String>,
+        query: &Query,
+        output: &Output,
+    ) -> ApiResult<WatchResponse> {
         let selectors = Selectors::parse(&res, query)?;
         let (framing, content_type) = match output {
-            Output::Object(Encoding::Protobuf) => (Framing::Protobuf, "application/vnd.kubernetes.protobuf;stream=watch"),
+            Output::Object(Encoding::Protobuf) => (
+                Framing::Protobuf,
+                "application/vnd.kubernetes.protobuf;stream=watch",
+            ),
             Output::Table => (Framing::Table, "application/json"),
             _ => (Framing::Json, "application/json"),
         };
-        let rv = match query.get("resourceVersion") {
-            None | Some("") => None,
-            Some(s) => Some(s.parse::<u64>().map_err(|_| ApiError::bad_request(format!("invalid resource version: {s:?}")))?),
-        };
+        let rv =
+            match query.get("resourceVersion") {
+                None | Some("") => None,
+                Some(s) => Some(s.parse::<u64>().map_err(|_| {
+                    ApiError::bad_request(format!("invalid resource version: {s:?}"))
+                })?),
+            };
         let bookmarks = query.flag("allowWatchBookmarks");
         let send_initial = match query.get("sendInitialEvents") {
             None | Some("") => None,
             Some("true") => Some(true),
             Some("false") => Some(false),
-            Some(other) => return Err(ApiError::bad_request(format!("invalid sendInitialEvents: {other:?}"))),
+            Some(other) => {
+                return Err(ApiError::bad_request(format!(
+                    "invalid sendInitialEvents: {other:?}"
+                )));
+            }
         };
         if send_initial.is_some() {
             if query.get("resourceVersionMatch") != Some("NotOlderThan") {
@@ -144,7 +169,10 @@ impl ApiServer {
             }
         }
         let timeout = match query.get("timeoutSeconds") {
-            Some(s) if !s.is_empty() => Duration::from_secs(s.parse::<u64>().map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds: {s:?}")))?),
+            Some(s) if !s.is_empty() => Duration::from_secs(
+                s.parse::<u64>()
+                    .map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds: {s:?}")))?,
+            ),
             _ => Duration::from_secs(1800 + rand::random::<u64>() % 1800),
         };
         let prefix = res.namespace_prefix(ns.as_deref());
@@ -163,7 +191,9 @@ impl ApiServer {
         let mut initial_frames = Vec::new();
         let start_rev;
         if initial {
-            let list = self.store.list(&prefix, &opkit_store::ListOptions::default())?;
+            let list = self
+                .store
+                .list(&prefix, &opkit_store::ListOptions::default())?;
             start_rev = list.revision;
             for entry in list.entries {
                 if selectors.matches_bytes(&entry.value)
@@ -236,11 +266,18 @@ impl ApiServer {
                 }
             }
         });
-        Ok(WatchResponse { content_type, frames: rx })
+        Ok(WatchResponse {
+            content_type,
+            frames: rx,
+        })
     }
 }
 
-fn event_frame(framer: &mut Framer, selectors: &Selectors, event: &opkit_store::Event) -> Option<Bytes> {
+fn event_frame(
+    framer: &mut Framer,
+    selectors: &Selectors,
+    event: &opkit_store::Event,
+) -> Option<Bytes> {
     use opkit_store::EventKind;
     if selectors.is_empty() {
         let t = match event.kind {
@@ -251,7 +288,10 @@ fn event_frame(framer: &mut Framer, selectors: &Selectors, event: &opkit_store::
         return framer.frame(t, &event.value);
     }
     let now = selectors.matches_bytes(&event.value);
-    let before = event.prev.as_ref().is_some_and(|p| selectors.matches_bytes(p));
+    let before = event
+        .prev
+        .as_ref()
+        .is_some_and(|p| selectors.matches_bytes(p));
     let t = match event.kind {
         EventKind::Delete if before || now => "DELETED",
         EventKind::Delete => return None,

@@ -27,7 +27,10 @@ async fn objects_crds_and_revisions_survive_a_restart() {
         common::install_flight_ticket_crd(&client).await;
         let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
         for i in 0..20 {
-            let cm: ConfigMap = serde_json::from_value(json!({"metadata": {"name": format!("cm{i}")}, "data": {"i": i.to_string()}})).unwrap();
+            let cm: ConfigMap = serde_json::from_value(
+                json!({"metadata": {"name": format!("cm{i}")}, "data": {"i": i.to_string()}}),
+            )
+            .unwrap();
             cms.create(&PostParams::default(), &cm).await.unwrap();
         }
         let list = cms.list(&ListParams::default()).await.unwrap();
@@ -49,9 +52,19 @@ async fn objects_crds_and_revisions_survive_a_restart() {
     let rv: u64 = created.metadata.resource_version.unwrap().parse().unwrap();
     assert!(rv > last_rv, "revision {rv} must continue above {last_rv}");
     // The CRD came back and still serves its resource.
-    let ar = kube::core::ApiResource::from_gvk_with_plural(&kube::core::GroupVersionKind::gvk("flights.com", "v1", "FlightTicket"), "flighttickets");
+    let ar = kube::core::ApiResource::from_gvk_with_plural(
+        &kube::core::GroupVersionKind::gvk("flights.com", "v1", "FlightTicket"),
+        "flighttickets",
+    );
     let tickets: Api<kube::api::DynamicObject> = Api::namespaced_with(client, "default", &ar);
-    assert!(tickets.list(&ListParams::default()).await.unwrap().items.is_empty());
+    assert!(
+        tickets
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
 }
 
 #[tokio::test]
@@ -80,8 +93,15 @@ async fn watch_from_a_revision_older_than_the_history_gets_410_expired() {
     let plane = ControlPlane::start(config(dir.path())).await.unwrap();
     let client = common::client(&plane).await;
     let cms: Api<ConfigMap> = Api::namespaced(client, "default");
-    let mut stream = cms.watch(&WatchParams::default(), "1").await.unwrap().boxed();
-    let first = tokio::time::timeout(std::time::Duration::from_secs(5), stream.next()).await.unwrap().unwrap();
+    let mut stream = cms
+        .watch(&WatchParams::default(), "1")
+        .await
+        .unwrap()
+        .boxed();
+    let first = tokio::time::timeout(std::time::Duration::from_secs(5), stream.next())
+        .await
+        .unwrap()
+        .unwrap();
     match first {
         Ok(kube::api::WatchEvent::Error(status)) => {
             assert_eq!(status.code, 410);

@@ -16,7 +16,11 @@ fn configmap(name: &str, data: &[(&str, &str)]) -> ConfigMap {
             name: Some(name.to_string()),
             ..Default::default()
         },
-        data: Some(data.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>()),
+        data: Some(
+            data.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<BTreeMap<_, _>>(),
+        ),
         ..Default::default()
     }
 }
@@ -50,7 +54,10 @@ async fn typed_configmap_lifecycle_sets_server_metadata() {
     let plane = common::start().await;
     let client = common::client(&plane).await;
     let cms: Api<ConfigMap> = Api::namespaced(client, "default");
-    let created = cms.create(&PostParams::default(), &configmap("app", &[("a", "1")])).await.unwrap();
+    let created = cms
+        .create(&PostParams::default(), &configmap("app", &[("a", "1")]))
+        .await
+        .unwrap();
     let meta = &created.metadata;
     assert!(meta.uid.as_deref().is_some_and(|u| u.len() == 36));
     assert!(meta.creation_timestamp.is_some());
@@ -61,13 +68,30 @@ async fn typed_configmap_lifecycle_sets_server_metadata() {
     assert_eq!(got.data.as_ref().unwrap()["a"], "1");
 
     let mut changed = got.clone();
-    changed.data.as_mut().unwrap().insert("b".into(), "2".into());
-    let replaced = cms.replace("app", &PostParams::default(), &changed).await.unwrap();
-    let rv2: u64 = replaced.metadata.resource_version.as_deref().unwrap().parse().unwrap();
+    changed
+        .data
+        .as_mut()
+        .unwrap()
+        .insert("b".into(), "2".into());
+    let replaced = cms
+        .replace("app", &PostParams::default(), &changed)
+        .await
+        .unwrap();
+    let rv2: u64 = replaced
+        .metadata
+        .resource_version
+        .as_deref()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(rv2 > rv1);
 
     let patched = cms
-        .patch("app", &PatchParams::default(), &Patch::Merge(json!({"data": {"c": "3"}})))
+        .patch(
+            "app",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"c": "3"}})),
+        )
         .await
         .unwrap();
     assert_eq!(patched.data.as_ref().unwrap().len(), 3);
@@ -84,16 +108,29 @@ async fn stale_resource_version_is_a_409_conflict_and_duplicates_are_already_exi
     let plane = common::start().await;
     let client = common::client(&plane).await;
     let cms: Api<ConfigMap> = Api::namespaced(client, "default");
-    let created = cms.create(&PostParams::default(), &configmap("c", &[("a", "1")])).await.unwrap();
-    let dup = api_error(cms.create(&PostParams::default(), &configmap("c", &[])).await.unwrap_err());
+    let created = cms
+        .create(&PostParams::default(), &configmap("c", &[("a", "1")]))
+        .await
+        .unwrap();
+    let dup = api_error(
+        cms.create(&PostParams::default(), &configmap("c", &[]))
+            .await
+            .unwrap_err(),
+    );
     assert_eq!((dup.code, dup.reason.as_str()), (409, "AlreadyExists"));
 
     let mut first = created.clone();
     first.data.as_mut().unwrap().insert("a".into(), "2".into());
-    cms.replace("c", &PostParams::default(), &first).await.unwrap();
+    cms.replace("c", &PostParams::default(), &first)
+        .await
+        .unwrap();
     let mut stale = created;
     stale.data.as_mut().unwrap().insert("a".into(), "3".into());
-    let conflict = api_error(cms.replace("c", &PostParams::default(), &stale).await.unwrap_err());
+    let conflict = api_error(
+        cms.replace("c", &PostParams::default(), &stale)
+            .await
+            .unwrap_err(),
+    );
     assert_eq!((conflict.code, conflict.reason.as_str()), (409, "Conflict"));
     assert_eq!(
         conflict.message,
@@ -106,9 +143,18 @@ async fn a_no_op_update_keeps_the_resource_version() {
     let plane = common::start().await;
     let client = common::client(&plane).await;
     let cms: Api<ConfigMap> = Api::namespaced(client, "default");
-    let created = cms.create(&PostParams::default(), &configmap("same", &[("a", "1")])).await.unwrap();
-    let again = cms.replace("same", &PostParams::default(), &created).await.unwrap();
-    assert_eq!(again.metadata.resource_version, created.metadata.resource_version);
+    let created = cms
+        .create(&PostParams::default(), &configmap("same", &[("a", "1")]))
+        .await
+        .unwrap();
+    let again = cms
+        .replace("same", &PostParams::default(), &created)
+        .await
+        .unwrap();
+    assert_eq!(
+        again.metadata.resource_version,
+        created.metadata.resource_version
+    );
 }
 
 #[tokio::test]
@@ -116,7 +162,11 @@ async fn creating_in_a_missing_namespace_is_404() {
     let plane = common::start().await;
     let client = common::client(&plane).await;
     let cms: Api<ConfigMap> = Api::namespaced(client, "nowhere");
-    let err = api_error(cms.create(&PostParams::default(), &configmap("x", &[])).await.unwrap_err());
+    let err = api_error(
+        cms.create(&PostParams::default(), &configmap("x", &[]))
+            .await
+            .unwrap_err(),
+    );
     assert_eq!(err.code, 404);
     assert_eq!(err.message, "namespaces \"nowhere\" not found");
 }
@@ -139,7 +189,11 @@ async fn invalid_names_are_refused_with_422() {
     let plane = common::start().await;
     let client = common::client(&plane).await;
     let cms: Api<ConfigMap> = Api::namespaced(client, "default");
-    let err = api_error(cms.create(&PostParams::default(), &configmap("Not_Valid", &[])).await.unwrap_err());
+    let err = api_error(
+        cms.create(&PostParams::default(), &configmap("Not_Valid", &[]))
+            .await
+            .unwrap_err(),
+    );
     assert_eq!((err.code, err.reason.as_str()), (422, "Invalid"));
     assert!(err.message.contains("metadata.name"), "{}", err.message);
 }
@@ -148,7 +202,10 @@ async fn invalid_names_are_refused_with_422() {
 async fn a_builtin_object_that_does_not_decode_names_the_field() {
     let plane = common::start().await;
     let client = common::client(&plane).await;
-    let ar = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("apps", "v1", "Deployment"), "deployments");
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("apps", "v1", "Deployment"),
+        "deployments",
+    );
     let api: Api<DynamicObject> = Api::namespaced_with(client, "default", &ar);
     let obj: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
@@ -166,7 +223,10 @@ async fn label_selectors_filter_lists_of_custom_resources() {
     let plane = common::start().await;
     let client = common::client(&plane).await;
     common::install_flight_ticket_crd(&client).await;
-    let ar = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("flights.com", "v1", "FlightTicket"), "flighttickets");
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("flights.com", "v1", "FlightTicket"),
+        "flighttickets",
+    );
     let api: Api<DynamicObject> = Api::namespaced_with(client, "default", &ar);
     for (name, tier) in [("a", "gold"), ("b", "silver"), ("c", "gold")] {
         let obj: DynamicObject = serde_json::from_value(json!({
@@ -177,12 +237,25 @@ async fn label_selectors_filter_lists_of_custom_resources() {
         .unwrap();
         api.create(&PostParams::default(), &obj).await.unwrap();
     }
-    let gold = api.list(&ListParams::default().labels("tier=gold")).await.unwrap();
-    let names: Vec<_> = gold.items.iter().filter_map(|o| o.metadata.name.clone()).collect();
+    let gold = api
+        .list(&ListParams::default().labels("tier=gold"))
+        .await
+        .unwrap();
+    let names: Vec<_> = gold
+        .items
+        .iter()
+        .filter_map(|o| o.metadata.name.clone())
+        .collect();
     assert_eq!(names, vec!["a", "c"]);
-    let not_gold = api.list(&ListParams::default().labels("tier notin (gold)")).await.unwrap();
+    let not_gold = api
+        .list(&ListParams::default().labels("tier notin (gold)"))
+        .await
+        .unwrap();
     assert_eq!(not_gold.items.len(), 1);
-    let by_name = api.list(&ListParams::default().fields("metadata.name=b")).await.unwrap();
+    let by_name = api
+        .list(&ListParams::default().fields("metadata.name=b"))
+        .await
+        .unwrap();
     assert_eq!(by_name.items.len(), 1);
 }
 
@@ -191,7 +264,10 @@ async fn custom_resources_are_validated_against_the_schema() {
     let plane = common::start().await;
     let client = common::client(&plane).await;
     common::install_flight_ticket_crd(&client).await;
-    let ar = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("flights.com", "v1", "FlightTicket"), "flighttickets");
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("flights.com", "v1", "FlightTicket"),
+        "flighttickets",
+    );
     let api: Api<DynamicObject> = Api::namespaced_with(client, "default", &ar);
     let obj: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "flights.com/v1", "kind": "FlightTicket",
@@ -212,7 +288,10 @@ async fn unknown_fields_of_custom_resources_are_pruned() {
     let plane = common::start().await;
     let client = common::client(&plane).await;
     common::install_flight_ticket_crd(&client).await;
-    let ar = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("flights.com", "v1", "FlightTicket"), "flighttickets");
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("flights.com", "v1", "FlightTicket"),
+        "flighttickets",
+    );
     let api: Api<DynamicObject> = Api::namespaced_with(client, "default", &ar);
     let obj: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "flights.com/v1", "kind": "FlightTicket",
@@ -221,23 +300,34 @@ async fn unknown_fields_of_custom_resources_are_pruned() {
     }))
     .unwrap();
     let created = api.create(&PostParams::default(), &obj).await.unwrap();
-    assert_eq!(created.data["spec"], json!({"from": "Mumbai", "to": "London", "number": 2}));
-    let req = http::Request::post("/apis/flights.com/v1/namespaces/default/flighttickets?fieldValidation=Strict")
-        .header("Content-Type", "application/json")
-        .body(
-            serde_json::to_vec(&json!({
-                "apiVersion": "flights.com/v1", "kind": "FlightTicket", "metadata": {"name": "t2"},
-                "spec": {"from": "Mumbai", "to": "London", "number": 2, "seat": "12A"}
-            }))
-            .unwrap(),
-        )
-        .unwrap();
+    assert_eq!(
+        created.data["spec"],
+        json!({"from": "Mumbai", "to": "London", "number": 2})
+    );
+    let req = http::Request::post(
+        "/apis/flights.com/v1/namespaces/default/flighttickets?fieldValidation=Strict",
+    )
+    .header("Content-Type", "application/json")
+    .body(
+        serde_json::to_vec(&json!({
+            "apiVersion": "flights.com/v1", "kind": "FlightTicket", "metadata": {"name": "t2"},
+            "spec": {"from": "Mumbai", "to": "London", "number": 2, "seat": "12A"}
+        }))
+        .unwrap(),
+    )
+    .unwrap();
     let err = api_error(client_request(&api, req).await.unwrap_err());
     assert_eq!((err.code, err.reason.as_str()), (400, "BadRequest"));
-    assert_eq!(err.message, "strict decoding error: unknown field \"spec.seat\"");
+    assert_eq!(
+        err.message,
+        "strict decoding error: unknown field \"spec.seat\""
+    );
 }
 
-async fn client_request(api: &Api<DynamicObject>, req: http::Request<Vec<u8>>) -> Result<DynamicObject, kube::Error> {
+async fn client_request(
+    api: &Api<DynamicObject>,
+    req: http::Request<Vec<u8>>,
+) -> Result<DynamicObject, kube::Error> {
     api.clone().into_client().request(req).await
 }
 
@@ -246,7 +336,10 @@ async fn status_subresource_separates_spec_and_status_writes() {
     let plane = common::start().await;
     let client = common::client(&plane).await;
     common::install_flight_ticket_crd(&client).await;
-    let ar = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("flights.com", "v1", "FlightTicket"), "flighttickets");
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("flights.com", "v1", "FlightTicket"),
+        "flighttickets",
+    );
     let api: Api<DynamicObject> = Api::namespaced_with(client, "default", &ar);
     let obj: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "flights.com/v1", "kind": "FlightTicket",
@@ -256,24 +349,46 @@ async fn status_subresource_separates_spec_and_status_writes() {
     }))
     .unwrap();
     let created = api.create(&PostParams::default(), &obj).await.unwrap();
-    assert!(created.data.get("status").is_none(), "status is dropped on create");
+    assert!(
+        created.data.get("status").is_none(),
+        "status is dropped on create"
+    );
     assert_eq!(created.metadata.generation, Some(1));
 
     let st = api
-        .patch_status("s", &PatchParams::default(), &Patch::Merge(json!({"status": {"phase": "Booked"}, "spec": {"number": 5}})))
+        .patch_status(
+            "s",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"phase": "Booked"}, "spec": {"number": 5}})),
+        )
         .await
         .unwrap();
     assert_eq!(st.data["status"]["phase"], "Booked");
     assert_eq!(st.data["spec"]["number"], 2, "a status write ignores spec");
-    assert_eq!(st.metadata.generation, Some(1), "status writes do not bump generation");
+    assert_eq!(
+        st.metadata.generation,
+        Some(1),
+        "status writes do not bump generation"
+    );
 
     let sp = api
-        .patch("s", &PatchParams::default(), &Patch::Merge(json!({"status": {"phase": "Hacked"}, "spec": {"number": 5}})))
+        .patch(
+            "s",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"phase": "Hacked"}, "spec": {"number": 5}})),
+        )
         .await
         .unwrap();
-    assert_eq!(sp.data["status"]["phase"], "Booked", "a main write ignores status");
+    assert_eq!(
+        sp.data["status"]["phase"], "Booked",
+        "a main write ignores status"
+    );
     assert_eq!(sp.data["spec"]["number"], 5);
-    assert_eq!(sp.metadata.generation, Some(2), "spec change bumps generation");
+    assert_eq!(
+        sp.metadata.generation,
+        Some(2),
+        "spec change bumps generation"
+    );
 }
 
 #[tokio::test]
@@ -282,19 +397,33 @@ async fn paging_with_limit_and_continue_keeps_the_lists_resource_version() {
     let client = common::client(&plane).await;
     let cms: Api<ConfigMap> = Api::namespaced(client, "default");
     for i in 0..7 {
-        cms.create(&PostParams::default(), &configmap(&format!("p{i}"), &[])).await.unwrap();
+        cms.create(&PostParams::default(), &configmap(&format!("p{i}"), &[]))
+            .await
+            .unwrap();
     }
     let first = cms.list(&ListParams::default().limit(3)).await.unwrap();
     assert_eq!(first.items.len(), 3);
     let token = first.metadata.continue_.clone().expect("a continue token");
     assert_eq!(first.metadata.remaining_item_count, Some(4));
     // A write between pages must not show up in later pages of the same list.
-    cms.create(&PostParams::default(), &configmap("p9", &[])).await.unwrap();
-    let mut names: Vec<String> = first.items.iter().filter_map(|c| c.metadata.name.clone()).collect();
+    cms.create(&PostParams::default(), &configmap("p9", &[]))
+        .await
+        .unwrap();
+    let mut names: Vec<String> = first
+        .items
+        .iter()
+        .filter_map(|c| c.metadata.name.clone())
+        .collect();
     let mut next = Some(token);
     while let Some(t) = next {
-        let page = cms.list(&ListParams::default().limit(3).continue_token(&t)).await.unwrap();
-        assert_eq!(page.metadata.resource_version, first.metadata.resource_version);
+        let page = cms
+            .list(&ListParams::default().limit(3).continue_token(&t))
+            .await
+            .unwrap();
+        assert_eq!(
+            page.metadata.resource_version,
+            first.metadata.resource_version
+        );
         names.extend(page.items.iter().filter_map(|c| c.metadata.name.clone()));
         next = page.metadata.continue_.filter(|c| !c.is_empty());
     }
@@ -306,7 +435,12 @@ async fn requests_without_a_valid_token_get_401_status() {
     let plane = common::start().await;
     let bad = plane.kubeconfig().replace(plane.token(), "not-the-token");
     let client = common::client_for_kubeconfig(&bad).await;
-    let err = api_error(Api::<ConfigMap>::namespaced(client, "default").list(&ListParams::default()).await.unwrap_err());
+    let err = api_error(
+        Api::<ConfigMap>::namespaced(client, "default")
+            .list(&ListParams::default())
+            .await
+            .unwrap_err(),
+    );
     assert_eq!((err.code, err.reason.as_str()), (401, "Unauthorized"));
 }
 
@@ -318,11 +452,17 @@ async fn protobuf_request_bodies_keep_every_field() {
     let cm = k8s_pb::api::core::v1::ConfigMap {
         metadata: Some(k8s_pb::apimachinery::pkg::apis::meta::v1::ObjectMeta {
             name: Some("pb".into()),
-            labels: [("app".to_string(), "web".to_string())].into_iter().collect(),
+            labels: [("app".to_string(), "web".to_string())]
+                .into_iter()
+                .collect(),
             ..Default::default()
         }),
-        data: [("key".to_string(), "value".to_string())].into_iter().collect(),
-        binary_data: [("bin".to_string(), vec![0u8, 159, 146, 150])].into_iter().collect(),
+        data: [("key".to_string(), "value".to_string())]
+            .into_iter()
+            .collect(),
+        binary_data: [("bin".to_string(), vec![0u8, 159, 146, 150])]
+            .into_iter()
+            .collect(),
         immutable: Some(true),
     };
     let unknown = k8s_pb::apimachinery::pkg::runtime::Unknown {
@@ -343,7 +483,10 @@ async fn protobuf_request_bodies_keep_every_field() {
         .unwrap();
     let created: ConfigMap = client.request(req).await.expect("protobuf create succeeds");
     assert_eq!(created.data.unwrap()["key"], "value");
-    assert_eq!(created.binary_data.unwrap()["bin"].0, vec![0u8, 159, 146, 150]);
+    assert_eq!(
+        created.binary_data.unwrap()["bin"].0,
+        vec![0u8, 159, 146, 150]
+    );
     assert_eq!(created.immutable, Some(true));
     assert_eq!(created.metadata.labels.unwrap()["app"], "web");
 }
@@ -358,7 +501,10 @@ async fn custom_resources_refuse_protobuf_bodies_with_415() {
         .body(b"k8s\0\x0a\x00".to_vec())
         .unwrap();
     let err = api_error(client.request::<DynamicObject>(req).await.unwrap_err());
-    assert_eq!((err.code, err.reason.as_str()), (415, "UnsupportedMediaType"));
+    assert_eq!(
+        (err.code, err.reason.as_str()),
+        (415, "UnsupportedMediaType")
+    );
 }
 
 #[tokio::test]
@@ -367,7 +513,10 @@ async fn deleting_a_crd_deletes_its_objects() {
     let plane = common::start().await;
     let client = common::client(&plane).await;
     common::install_flight_ticket_crd(&client).await;
-    let ar = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("flights.com", "v1", "FlightTicket"), "flighttickets");
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("flights.com", "v1", "FlightTicket"),
+        "flighttickets",
+    );
     let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &ar);
     let obj: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "flights.com/v1", "kind": "FlightTicket", "metadata": {"name": "gone"},
@@ -376,10 +525,17 @@ async fn deleting_a_crd_deletes_its_objects() {
     .unwrap();
     api.create(&PostParams::default(), &obj).await.unwrap();
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    crds.delete("flighttickets.flights.com", &DeleteParams::default()).await.unwrap();
+    crds.delete("flighttickets.flights.com", &DeleteParams::default())
+        .await
+        .unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
-        if crds.get_opt("flighttickets.flights.com").await.unwrap().is_none() {
+        if crds
+            .get_opt("flighttickets.flights.com")
+            .await
+            .unwrap()
+            .is_none()
+        {
             break;
         }
         assert!(std::time::Instant::now() < deadline, "CRD still present");
@@ -387,5 +543,11 @@ async fn deleting_a_crd_deletes_its_objects() {
     }
     // Recreating the CRD finds no leftover objects.
     common::install_flight_ticket_crd(&client).await;
-    assert!(api.list(&ListParams::default()).await.unwrap().items.is_empty());
+    assert!(
+        api.list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
 }

@@ -8,18 +8,25 @@ use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
+use kube::CustomResource;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, ResourceExt};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::finalizer::{Event as FinalizerEvent, finalizer};
 use kube::runtime::watcher::{self, Event};
 use kube::runtime::{WatchStreamExt, reflector};
-use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
-#[kube(group = "flights.com", version = "v1", kind = "FlightTicket", namespaced, status = "FlightTicketStatus", shortname = "ft")]
+#[kube(
+    group = "flights.com",
+    version = "v1",
+    kind = "FlightTicket",
+    namespaced,
+    status = "FlightTicketStatus",
+    shortname = "ft"
+)]
 struct FlightTicketSpec {
     from: String,
     to: String,
@@ -61,7 +68,9 @@ async fn watcher_sees_changes(config: watcher::Config) {
     let plane = common::start().await;
     let client = common::client(&plane).await;
     let cms: Api<ConfigMap> = Api::namespaced(client, "default");
-    cms.create(&PostParams::default(), &configmap("before")).await.unwrap();
+    cms.create(&PostParams::default(), &configmap("before"))
+        .await
+        .unwrap();
     let mut stream = watcher::watcher(cms.clone(), config).boxed();
     // Initial state: Init, InitApply(before), InitDone.
     let mut initial = Vec::new();
@@ -74,14 +83,20 @@ async fn watcher_sees_changes(config: watcher::Config) {
         }
     }
     assert_eq!(initial, vec!["before"]);
-    cms.create(&PostParams::default(), &configmap("after")).await.unwrap();
+    cms.create(&PostParams::default(), &configmap("after"))
+        .await
+        .unwrap();
     match next_event(&mut stream).await {
         Event::Apply(cm) => assert_eq!(cm.name_any(), "after"),
         other => panic!("unexpected {other:?}"),
     }
-    cms.patch("after", &PatchParams::default(), &Patch::Merge(json!({"data": {"k": "w"}})))
-        .await
-        .unwrap();
+    cms.patch(
+        "after",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"data": {"k": "w"}})),
+    )
+    .await
+    .unwrap();
     match next_event(&mut stream).await {
         Event::Apply(cm) => assert_eq!(cm.data.unwrap()["k"], "w"),
         other => panic!("unexpected {other:?}"),
@@ -109,14 +124,20 @@ async fn watcher_with_label_selector_only_sees_matching_objects() {
     let client = common::client(&plane).await;
     let cms: Api<ConfigMap> = Api::namespaced(client, "default");
     let config = watcher::Config::default().labels("app=web");
-    let mut stream = watcher::watcher(cms.clone(), config).applied_objects().boxed();
+    let mut stream = watcher::watcher(cms.clone(), config)
+        .applied_objects()
+        .boxed();
     let mut other = configmap("other");
     other.metadata.labels = Some([("app".to_string(), "db".to_string())].into());
     cms.create(&PostParams::default(), &other).await.unwrap();
     let mut web = configmap("web");
     web.metadata.labels = Some([("app".to_string(), "web".to_string())].into());
     cms.create(&PostParams::default(), &web).await.unwrap();
-    let seen = tokio::time::timeout(Duration::from_secs(10), stream.try_next()).await.unwrap().unwrap().unwrap();
+    let seen = tokio::time::timeout(Duration::from_secs(10), stream.try_next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
     assert_eq!(seen.name_any(), "web");
 }
 
@@ -126,17 +147,28 @@ async fn reflector_store_mirrors_the_server() {
     let client = common::client(&plane).await;
     let cms: Api<ConfigMap> = Api::namespaced(client, "default");
     for i in 0..5 {
-        cms.create(&PostParams::default(), &configmap(&format!("r{i}"))).await.unwrap();
+        cms.create(&PostParams::default(), &configmap(&format!("r{i}")))
+            .await
+            .unwrap();
     }
     let (reader, writer) = reflector::store();
-    let stream = reflector::reflector(writer, watcher::watcher(cms.clone(), watcher::Config::default()));
+    let stream = reflector::reflector(
+        writer,
+        watcher::watcher(cms.clone(), watcher::Config::default()),
+    );
     let handle = tokio::spawn(stream.applied_objects().for_each(|_| async {}));
-    tokio::time::timeout(Duration::from_secs(10), reader.wait_until_ready()).await.unwrap().unwrap();
+    tokio::time::timeout(Duration::from_secs(10), reader.wait_until_ready())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(reader.len(), 5);
     cms.delete("r0", &DeleteParams::default()).await.unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while reader.len() != 4 {
-        assert!(std::time::Instant::now() < deadline, "reflector did not see the delete");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "reflector did not see the delete"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     handle.abort();
@@ -152,36 +184,63 @@ async fn controller_reconciles_custom_resources_through_the_status_subresource()
     let client = common::client(&plane).await;
     install_crd(&client).await;
     let tickets: Api<FlightTicket> = Api::namespaced(client.clone(), "default");
-    tickets.create(&PostParams::default(), &ticket("t1", 2)).await.unwrap();
+    tickets
+        .create(&PostParams::default(), &ticket("t1", 2))
+        .await
+        .unwrap();
 
-    async fn reconcile(obj: Arc<FlightTicket>, api: Arc<Api<FlightTicket>>) -> Result<Action, ReconcileError> {
+    async fn reconcile(
+        obj: Arc<FlightTicket>,
+        api: Arc<Api<FlightTicket>>,
+    ) -> Result<Action, ReconcileError> {
         let status = json!({"status": {"phase": format!("Booked {}", obj.spec.number)}});
-        api.patch_status(&obj.name_any(), &PatchParams::default(), &Patch::Merge(status))
-            .await
-            .map_err(|e| ReconcileError(e.to_string()))?;
+        api.patch_status(
+            &obj.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(status),
+        )
+        .await
+        .map_err(|e| ReconcileError(e.to_string()))?;
         Ok(Action::await_change())
     }
     fn on_error(_: Arc<FlightTicket>, _: &ReconcileError, _: Arc<Api<FlightTicket>>) -> Action {
         Action::requeue(Duration::from_millis(50))
     }
     let ctx = Arc::new(tickets.clone());
-    let controller = tokio::spawn(Controller::new(tickets.clone(), watcher::Config::default()).run(reconcile, on_error, ctx).for_each(|_| async {}));
+    let controller = tokio::spawn(
+        Controller::new(tickets.clone(), watcher::Config::default())
+            .run(reconcile, on_error, ctx)
+            .for_each(|_| async {}),
+    );
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
         let t = tickets.get("t1").await.unwrap();
         if t.status.and_then(|s| s.phase).as_deref() == Some("Booked 2") {
             break;
         }
-        assert!(std::time::Instant::now() < deadline, "controller did not reconcile");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "controller did not reconcile"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    tickets.patch("t1", &PatchParams::default(), &Patch::Merge(json!({"spec": {"number": 7}}))).await.unwrap();
+    tickets
+        .patch(
+            "t1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"number": 7}})),
+        )
+        .await
+        .unwrap();
     loop {
         let t = tickets.get("t1").await.unwrap();
         if t.status.and_then(|s| s.phase).as_deref() == Some("Booked 7") {
             break;
         }
-        assert!(std::time::Instant::now() < deadline + Duration::from_secs(10), "controller did not see the spec change");
+        assert!(
+            std::time::Instant::now() < deadline + Duration::from_secs(10),
+            "controller did not see the spec change"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     controller.abort();
@@ -191,9 +250,18 @@ async fn install_crd(client: &kube::Client) {
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
     use kube::CustomResourceExt;
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    crds.create(&PostParams::default(), &FlightTicket::crd()).await.unwrap();
-    let established = kube::runtime::wait::await_condition(crds, "flighttickets.flights.com", kube::runtime::wait::conditions::is_crd_established());
-    tokio::time::timeout(Duration::from_secs(10), established).await.unwrap().unwrap();
+    crds.create(&PostParams::default(), &FlightTicket::crd())
+        .await
+        .unwrap();
+    let established = kube::runtime::wait::await_condition(
+        crds,
+        "flighttickets.flights.com",
+        kube::runtime::wait::conditions::is_crd_established(),
+    );
+    tokio::time::timeout(Duration::from_secs(10), established)
+        .await
+        .unwrap()
+        .unwrap();
 }
 
 #[tokio::test]
@@ -202,7 +270,10 @@ async fn finalizer_helper_runs_cleanup_before_the_object_disappears() {
     let client = common::client(&plane).await;
     install_crd(&client).await;
     let tickets: Api<FlightTicket> = Api::namespaced(client.clone(), "default");
-    tickets.create(&PostParams::default(), &ticket("fin", 3)).await.unwrap();
+    tickets
+        .create(&PostParams::default(), &ticket("fin", 3))
+        .await
+        .unwrap();
     let cleaned = Arc::new(std::sync::atomic::AtomicBool::new(false));
 
     const NAME: &str = "flights.com/cancel";
@@ -228,7 +299,10 @@ async fn finalizer_helper_runs_cleanup_before_the_object_disappears() {
     let with = tickets.get("fin").await.unwrap();
     assert_eq!(with.finalizers(), &[NAME.to_string()]);
     // Deleting only marks it.
-    tickets.delete("fin", &DeleteParams::default()).await.unwrap();
+    tickets
+        .delete("fin", &DeleteParams::default())
+        .await
+        .unwrap();
     let marked = tickets.get("fin").await.unwrap();
     assert!(marked.metadata.deletion_timestamp.is_some());
     // Next pass runs cleanup and removes the finalizer; then the object is gone.

@@ -10,7 +10,11 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "opkit", version, about = "Build, test and run Kubernetes operators in Rust")]
+#[command(
+    name = "opkit",
+    version,
+    about = "Build, test and run Kubernetes operators in Rust"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -25,7 +29,12 @@ enum Command {
 #[derive(Args)]
 struct UpArgs {
     /// Directory for the store, certificates, token and kubeconfig.
-    #[arg(long, value_name = "DIR", default_value = ".opkit", conflicts_with = "ephemeral")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = ".opkit",
+        conflicts_with = "ephemeral"
+    )]
     data_dir: PathBuf,
     /// Keep everything in memory; nothing survives a restart.
     #[arg(long)]
@@ -44,10 +53,16 @@ struct UpArgs {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("OPKIT_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("OPKIT_LOG")
+                .unwrap_or_else(|_| "warn".into()),
+        )
         .with_writer(std::io::stderr)
         .init();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
@@ -71,7 +86,11 @@ fn main() -> ExitCode {
 async fn up(args: UpArgs) -> anyhow::Result<()> {
     let mut kubeconfig = args.kubeconfig;
     if args.ephemeral && kubeconfig.is_none() {
-        kubeconfig = Some(std::env::temp_dir().join(format!("opkit-{}", std::process::id())).join("kubeconfig"));
+        kubeconfig = Some(
+            std::env::temp_dir()
+                .join(format!("opkit-{}", std::process::id()))
+                .join("kubeconfig"),
+        );
     }
     let config = opkit_apiserver::Config {
         data_dir: (!args.ephemeral).then_some(args.data_dir),
@@ -80,8 +99,14 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         history_window: Duration::from_secs(args.watch_history),
     };
     let plane = opkit_apiserver::ControlPlane::start(config).await?;
-    let path = plane.kubeconfig_path().map(|p| p.display().to_string()).unwrap_or_default();
-    println!("opkit control plane ready at {} (kubeconfig: {path})", plane.url());
+    let path = plane
+        .kubeconfig_path()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    println!(
+        "opkit control plane ready at {} (kubeconfig: {path})",
+        plane.url()
+    );
     wait_for_signal().await?;
     eprintln!("stopping");
     plane.shutdown().await;

@@ -6,7 +6,9 @@ use opkit_apiserver::{Config, ControlPlane};
 
 /// Starts an ephemeral control plane on a free port.
 pub async fn start() -> ControlPlane {
-    ControlPlane::start(Config::ephemeral()).await.expect("control plane starts")
+    ControlPlane::start(Config::ephemeral())
+        .await
+        .expect("control plane starts")
 }
 
 /// A kube-rs client for a control plane, as from its kubeconfig.
@@ -59,7 +61,9 @@ pub async fn install_flight_ticket_crd(client: &kube::Client) {
     use kube::api::{Api, PostParams};
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     let crd: CustomResourceDefinition = serde_json::from_value(flight_ticket_crd()).unwrap();
-    crds.create(&PostParams::default(), &crd).await.expect("CRD is created");
+    crds.create(&PostParams::default(), &crd)
+        .await
+        .expect("CRD is created");
     let established = kube::runtime::wait::await_condition(
         crds,
         "flighttickets.flights.com",
