@@ -345,8 +345,9 @@ fn admit(
     let mut unknown = Vec::new();
     match &res.origin {
         Origin::Builtin(check) => match check(obj) {
-            Ok(normalised) => {
+            Ok(mut normalised) => {
                 collect_dropped(obj, &normalised, String::new(), &mut unknown);
+                crate::defaults::apply(&res.group, &res.plural, &mut normalised);
                 *obj = normalised;
             }
             Err(message) => {

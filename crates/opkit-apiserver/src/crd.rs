@@ -273,6 +273,7 @@ pub fn resources(crd: &Value, terminating: bool) -> Vec<Arc<Resource>> {
             crd_uid: object::meta_str(crd, "uid").unwrap_or("").to_string(),
             storage_version: storage_version.clone(),
             schema,
+            raw_schema: schema_value.cloned(),
             printer_columns: v
                 .get("additionalPrinterColumns")
                 .and_then(Value::as_array)

@@ -12,11 +12,13 @@
 
 pub mod admission;
 pub mod crd;
+pub mod defaults;
 pub mod discovery;
 pub mod error;
 pub mod handlers;
 pub mod negotiate;
 pub mod object;
+pub mod openapi;
 pub mod patch;
 pub mod registry;
 pub mod request;

@@ -256,7 +256,11 @@ impl ApiServer {
             Target::GroupVersion { group, version } => {
                 discovery_get(discovery::resource_list(&snapshot, &group, &version))
             }
-            Target::OpenApiV2 | Target::OpenApiV3(_) => Err(ApiError::path_not_found()),
+            Target::OpenApiV3(None) => discovery_get(Some(crate::openapi::index(&snapshot))),
+            Target::OpenApiV3(Some(rest)) => {
+                discovery_get(crate::openapi::document(&snapshot, &rest))
+            }
+            Target::OpenApiV2 => Err(ApiError::path_not_found()),
             Target::Resource(path) => {
                 let res = snapshot
                     .get(&path.group, &path.version, &path.resource)
