@@ -87,6 +87,27 @@ pub fn apply_merge_patch(current: &Value, patch: &Value) -> Result<Value, String
     Ok(doc)
 }
 
+/// Applies a strategic merge patch, mapping its errors to the codes upstream answers with.
+fn apply_strategic(
+    current: &Value,
+    patch: &Value,
+    meta: &opkit_strategic::BuiltinPatchMeta,
+    group: &str,
+    kind: &str,
+    name: &str,
+) -> ApiResult<Value> {
+    opkit_strategic::strategic_merge(current, patch, meta).map_err(|e| match e.http_status() {
+        400 => ApiError::bad_request(e.to_string()),
+        422 => ApiError::invalid(
+            group,
+            kind,
+            name,
+            vec![Cause::new("FieldValueInvalid", "", e.to_string())],
+        ),
+        _ => ApiError::internal(e),
+    })
+}
+
 impl ApiServer {
     /// PATCH of the main resource or the status subresource.
     pub async fn patch(
@@ -118,34 +139,44 @@ impl ApiServer {
             _ => serde_json::from_slice(body)
                 .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?,
         };
-        match patch_type {
-            PatchType::Json | PatchType::Merge => {}
-            PatchType::Strategic if res.is_custom() => {
-                return Err(ApiError::unsupported_patch(
-                    "application/strategic-merge-patch+json",
-                    supported,
-                ));
+        let strategic = match patch_type {
+            PatchType::Json | PatchType::Merge => None,
+            PatchType::Strategic => {
+                match opkit_strategic::BuiltinPatchMeta::for_kind(
+                    &res.group,
+                    &res.version,
+                    &res.kind,
+                ) {
+                    Some(meta) if !res.is_custom() => Some(meta),
+                    _ => {
+                        return Err(ApiError::unsupported_patch(
+                            "application/strategic-merge-patch+json",
+                            supported,
+                        ));
+                    }
+                }
             }
-            PatchType::Strategic | PatchType::Apply => {
+            PatchType::Apply => {
                 return Err(ApiError::unsupported_patch(
-                    match patch_type {
-                        PatchType::Strategic => "application/strategic-merge-patch+json",
-                        _ => "application/apply-patch+yaml",
-                    },
+                    "application/apply-patch+yaml",
                     &[
                         "application/json-patch+json",
                         "application/merge-patch+json",
+                        "application/strategic-merge-patch+json",
                     ],
                 ));
             }
-        }
+        };
         let kind = res.kind.clone();
         let group = res.group.clone();
         let name_owned = name.to_string();
         self.update_with(target, part, query, false, move |current| {
-            let result = match patch_type {
-                PatchType::Json => apply_json_patch(current, &patch),
-                _ => apply_merge_patch(current, &patch),
+            let result = match (&strategic, patch_type) {
+                (Some(meta), _) => {
+                    return apply_strategic(current, &patch, meta, &group, &kind, &name_owned);
+                }
+                (None, PatchType::Json) => apply_json_patch(current, &patch),
+                (None, _) => apply_merge_patch(current, &patch),
             };
             result.map_err(|message| {
                 ApiError::invalid(

@@ -551,3 +551,42 @@ async fn deleting_a_crd_deletes_its_objects() {
             .is_empty()
     );
 }
+
+#[tokio::test]
+async fn strategic_merge_patch_changes_one_container_by_name() {
+    use k8s_openapi::api::apps::v1::Deployment;
+    let plane = common::start().await;
+    let client = common::client(&plane).await;
+    let deployments: Api<Deployment> = Api::namespaced(client, "default");
+    let d: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "web"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [
+                {"name": "app", "image": "nginx:1.25"}, {"name": "sidecar", "image": "busybox:1.36"}]}}}
+    }))
+    .unwrap();
+    let created = deployments
+        .create(&PostParams::default(), &d)
+        .await
+        .unwrap();
+    assert_eq!(
+        created.spec.as_ref().unwrap().replicas,
+        Some(1),
+        "built-in defaults are applied"
+    );
+    let patch = json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]}}}});
+    let patched = deployments
+        .patch("web", &PatchParams::default(), &Patch::Strategic(patch))
+        .await
+        .unwrap();
+    let containers = patched.spec.unwrap().template.spec.unwrap().containers;
+    let images: Vec<_> = containers
+        .iter()
+        .map(|c| (c.name.as_str(), c.image.as_deref().unwrap_or("")))
+        .collect();
+    assert_eq!(
+        images,
+        vec![("app", "nginx:1.27"), ("sidecar", "busybox:1.36")]
+    );
+    assert_eq!(patched.metadata.generation, Some(2));
+}
