@@ -90,9 +90,7 @@ impl Disk {
                                 .map_err(StoreError::from_redb)?;
                         }
                         EventKind::Delete => {
-                            objects
-                                .remove(&*event.key)
-                                .map_err(StoreError::from_redb)?;
+                            objects.remove(&*event.key).map_err(StoreError::from_redb)?;
                         }
                     }
                 }

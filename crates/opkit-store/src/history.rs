@@ -82,8 +82,7 @@ impl History {
         self.first_seq
             + self
                 .items
-                .partition_point(|item| item.record.event.revision <= revision)
-                as u64
+                .partition_point(|item| item.record.event.revision <= revision) as u64
     }
 
     /// The event with sequence number `seq`, if still held.

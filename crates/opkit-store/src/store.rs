@@ -201,11 +201,7 @@ impl Store {
         let state = State {
             objects,
             revision,
-            history: History::new(
-                revision,
-                config.history_max_events,
-                config.history_window,
-            ),
+            history: History::new(revision, config.history_max_events, config.history_window),
             closed: false,
         };
         let (notify, _) = watch::channel(revision);

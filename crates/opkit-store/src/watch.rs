@@ -145,9 +145,7 @@ impl Watcher {
             self.cursor += 1;
         }
         if let Some(next) = history.get(self.cursor) {
-            self.scanned_through = self
-                .scanned_through
-                .max(next.revision.saturating_sub(1));
+            self.scanned_through = self.scanned_through.max(next.revision.saturating_sub(1));
             return Scan::More;
         }
         self.scanned_through = self.scanned_through.max(state.revision);

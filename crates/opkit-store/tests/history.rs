@@ -21,7 +21,9 @@ async fn churn_and_check(store: &Store, rounds: usize) {
     assert!(store.compacted_revision() > 50, "history was trimmed");
     assert_eq!(store.count("/live/"), 50);
     for i in 0..50 {
-        let entry = store.get(&format!("/live/{i:02}")).expect("live object kept");
+        let entry = store
+            .get(&format!("/live/{i:02}"))
+            .expect("live object kept");
         assert_eq!(text(&entry.value), format!("keep@{}", i + 1));
     }
     let listed = store.list("/live/", &ListOptions::default()).unwrap();
@@ -72,7 +74,9 @@ async fn trimming_history_by_time_never_loses_live_objects() {
         assert_eq!(store.stats().history_events, 1);
         assert_eq!(store.count("/live/"), 50);
         for i in 0..50 {
-            let entry = store.get(&format!("/live/{i:02}")).expect("live object kept");
+            let entry = store
+                .get(&format!("/live/{i:02}"))
+                .expect("live object kept");
             assert_eq!(text(&entry.value), format!("keep@{}", i + 1));
         }
     }

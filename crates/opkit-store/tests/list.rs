@@ -118,7 +118,10 @@ async fn list_at_a_past_revision_undoes_later_creates_updates_and_deletes() {
             }
             opts.start_after = page.entries.last().map(|e| e.key.to_string());
         }
-        assert_eq!(paged, before, "{kind}: values and revisions as of the snapshot");
+        assert_eq!(
+            paged, before,
+            "{kind}: values and revisions as of the snapshot"
+        );
         assert_eq!(remaining, vec![4, 2, 0], "{kind}");
 
         // In between: after the two updates of /p/3.
@@ -163,7 +166,10 @@ async fn list_at_a_compacted_or_future_revision_fails() {
     };
     assert!(matches!(
         store.list("/k/", &at(compacted - 1)),
-        Err(StoreError::Compacted { requested: 6, compacted: 7 })
+        Err(StoreError::Compacted {
+            requested: 6,
+            compacted: 7
+        })
     ));
     assert_eq!(store.list("/k/", &at(compacted)).unwrap().entries.len(), 7);
     assert!(matches!(

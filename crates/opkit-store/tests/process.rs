@@ -19,7 +19,12 @@ const PATH: &str = "OPKIT_STORE_TEST_PATH";
 
 fn spawn_child(role: &str, path: &Path) -> Child {
     Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_process", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "child_process",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(ROLE, role)
         .env(PATH, path)
         .stdin(Stdio::piped())

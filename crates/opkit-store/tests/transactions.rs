@@ -65,7 +65,11 @@ async fn compare_and_swap_on_revision_rejects_stale_update_and_writes_nothing() 
         let entry = store.get("/cm/a").unwrap();
         assert_eq!(text(&entry.value), "v2", "{kind}");
         assert_eq!(entry.revision, updated, "{kind}");
-        assert_eq!(store.current_revision(), updated, "{kind}: no revision consumed");
+        assert_eq!(
+            store.current_revision(),
+            updated,
+            "{kind}: no revision consumed"
+        );
     }
 }
 

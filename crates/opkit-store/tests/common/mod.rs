@@ -18,7 +18,10 @@ pub fn open_at(path: &Path) -> Store {
 /// Both kinds of store, so that a test checks that they behave the same.
 pub fn both_kinds(dir: &tempfile::TempDir) -> Vec<(&'static str, Store)> {
     vec![
-        ("ephemeral", Store::open(StoreConfig::ephemeral()).expect("open")),
+        (
+            "ephemeral",
+            Store::open(StoreConfig::ephemeral()).expect("open"),
+        ),
         ("durable", open_at(&db_path(dir))),
     ]
 }
