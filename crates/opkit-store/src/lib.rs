@@ -19,6 +19,8 @@
 //! staged writes) → `commit` (staging, group commit) → `disk` (redb) → `state` and `history`
 //! (in-memory, published) → `watch` (fan-out) and `list` (reads).
 
+#![warn(missing_docs)]
+
 mod commit;
 mod config;
 mod disk;
