@@ -474,6 +474,39 @@ impl ApiServer {
         Ok(bytes)
     }
 
+    /// Compare-and-swap of one stored object: if `key` is still at revision `expected`, stores
+    /// `new` (or deletes the key, with `new` as its last state) with the new revision embedded
+    /// as `metadata.resourceVersion`. `None` when another write won the race.
+    async fn swap(
+        &self,
+        key: &str,
+        expected: u64,
+        new: &mut Value,
+        delete: bool,
+    ) -> ApiResult<Option<Bytes>> {
+        let (outcome, _) = self
+            .store
+            .transact(|txn| {
+                match txn.get(key) {
+                    Some(e) if e.revision == expected => {}
+                    _ => return Ok(None),
+                }
+                object::meta_mut(new).insert(
+                    "resourceVersion".into(),
+                    Value::from(txn.revision().to_string()),
+                );
+                let bytes = Bytes::from(serde_json::to_vec(new).map_err(ApiError::internal)?);
+                if delete {
+                    txn.delete(key, bytes.clone());
+                } else {
+                    txn.put(key, bytes.clone());
+                }
+                Ok::<_, ApiError>(Some(bytes))
+            })
+            .await?;
+        Ok(outcome)
+    }
+
     /// Runs the built-in reactions to a committed write (CRD registration).
     async fn after_write(&self, res: &Resource, stored: &Bytes) {
         if crate::crd::is_crd(res) {
@@ -549,27 +582,8 @@ impl ApiServer {
             }
             let finished = object::is_deleting(&new) && object::finalizers(&new).is_empty();
             let expected = entry.revision;
-            let outcome = self
-                .store
-                .transact(|txn| {
-                    match txn.get(&key) {
-                        Some(e) if e.revision == expected => {}
-                        _ => return Ok(None),
-                    }
-                    object::meta_mut(&mut new).insert(
-                        "resourceVersion".into(),
-                        Value::from(txn.revision().to_string()),
-                    );
-                    let bytes = Bytes::from(serde_json::to_vec(&new).map_err(ApiError::internal)?);
-                    if finished {
-                        txn.delete(&key, bytes.clone());
-                    } else {
-                        txn.put(&key, bytes.clone());
-                    }
-                    Ok::<_, ApiError>(Some(bytes))
-                })
-                .await?;
-            match outcome.0 {
+            let outcome = self.swap(&key, expected, &mut new, finished).await?;
+            match outcome {
                 Some(bytes) => {
                     if !finished {
                         self.after_write(res, &bytes).await;
@@ -720,27 +734,8 @@ impl ApiServer {
                 return Ok(Answer::ok(Payload::Value(new)));
             }
             let expected = entry.revision;
-            let outcome = self
-                .store
-                .transact(|txn| {
-                    match txn.get(&key) {
-                        Some(e) if e.revision == expected => {}
-                        _ => return Ok(None),
-                    }
-                    object::meta_mut(&mut new).insert(
-                        "resourceVersion".into(),
-                        Value::from(txn.revision().to_string()),
-                    );
-                    let bytes = Bytes::from(serde_json::to_vec(&new).map_err(ApiError::internal)?);
-                    if immediate {
-                        txn.delete(&key, bytes.clone());
-                    } else {
-                        txn.put(&key, bytes.clone());
-                    }
-                    Ok::<_, ApiError>(Some(bytes))
-                })
-                .await?;
-            let Some(bytes) = outcome.0 else { continue };
+            let outcome = self.swap(&key, expected, &mut new, immediate).await?;
+            let Some(bytes) = outcome else { continue };
             if immediate {
                 self.after_delete(res, &new).await;
                 if res.is_custom() || (res.group.is_empty() && res.plural == "pods") {
