@@ -16,6 +16,7 @@ pub mod defaults;
 pub mod discovery;
 pub mod error;
 pub mod handlers;
+pub mod in_process;
 pub mod negotiate;
 pub mod object;
 pub mod openapi;
@@ -39,6 +40,7 @@ use tokio::sync::watch as signal;
 use tokio::task::JoinSet;
 
 pub use error::ApiError;
+pub use opkit_controllers as controllers;
 pub use server::ApiServer;
 
 /// How to run a control plane.
@@ -52,6 +54,8 @@ pub struct Config {
     pub kubeconfig: Option<PathBuf>,
     /// How long watch history is kept for resumption.
     pub history_window: Duration,
+    /// The built-in controllers (garbage collector, namespaces, simulated workloads).
+    pub controllers: opkit_controllers::Settings,
 }
 
 impl Default for Config {
@@ -61,6 +65,7 @@ impl Default for Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 6443)),
             kubeconfig: None,
             history_window: Duration::from_secs(300),
+            controllers: opkit_controllers::Settings::default(),
         }
     }
 }
@@ -73,6 +78,7 @@ impl Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             kubeconfig: None,
             history_window: Duration::from_secs(300),
+            controllers: opkit_controllers::Settings::default(),
         }
     }
 }
@@ -123,6 +129,7 @@ pub struct ControlPlane {
     server: Arc<ApiServer>,
     stop: signal::Sender<bool>,
     serving: Option<tokio::task::JoinHandle<()>>,
+    controllers: Option<opkit_controllers::Running>,
 }
 
 impl ControlPlane {
@@ -196,6 +203,10 @@ impl ControlPlane {
         let (stop, stopped) = signal::channel(false);
         let acceptor = tokio_rustls::TlsAcceptor::from(creds.server_config.clone());
         let serving = tokio::spawn(accept_loop(listener, acceptor, server.clone(), stopped));
+        let controllers = (!config.controllers.enabled.is_empty()).then(|| {
+            let client = server.in_process_client("opkit-controller-manager");
+            opkit_controllers::spawn(client, &config.controllers)
+        });
         Ok(ControlPlane {
             addr,
             url,
@@ -206,6 +217,7 @@ impl ControlPlane {
             server,
             stop,
             serving: Some(serving),
+            controllers,
         })
     }
 
@@ -246,6 +258,9 @@ impl ControlPlane {
 
     /// Stops accepting requests, closes open connections and waits for the accept loop.
     pub async fn shutdown(mut self) {
+        if let Some(controllers) = self.controllers.take() {
+            controllers.shutdown().await;
+        }
         let _ = self.stop.send(true);
         if let Some(handle) = self.serving.take() {
             let _ = handle.await;

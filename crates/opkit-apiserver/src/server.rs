@@ -125,6 +125,11 @@ impl ApiServer {
         self.this.get()?.upgrade()
     }
 
+    /// The admin bearer token.
+    pub(crate) fn token(&self) -> &str {
+        &self.token
+    }
+
     /// The store.
     pub fn store(&self) -> &Store {
         &self.store

@@ -14,6 +14,7 @@ fn config(dir: &std::path::Path) -> Config {
         listen: "127.0.0.1:0".parse().unwrap(),
         kubeconfig: None,
         history_window: std::time::Duration::from_secs(300),
+        controllers: opkit_apiserver::controllers::Settings::default(),
     }
 }
 

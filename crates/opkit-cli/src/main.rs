@@ -48,6 +48,33 @@ struct UpArgs {
     /// How long watch history is kept, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 300)]
     watch_history: u64,
+    /// Built-in controllers to run: `*` for all, `-name` to disable one, `` for none (a bare
+    /// API server). Names: garbage-collector, namespace, node, deployment, replicaset,
+    /// statefulset, daemonset, job, cronjob, endpoints; `workloads` names the last eight.
+    #[arg(long, value_name = "LIST", default_value = "*")]
+    controllers: opkit_controllers::ControllerSet,
+    /// How long a simulated pod takes to become Running and Ready (e.g. `200ms`, `2s`).
+    #[arg(long, value_name = "DURATION", default_value = "200ms", value_parser = parse_duration)]
+    pod_ready_delay: Duration,
+}
+
+/// Parses `250ms`, `2s`, `1m` (a bare number is seconds).
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (number, unit) = match s.find(|c: char| !c.is_ascii_digit() && c != '.') {
+        Some(i) => s.split_at(i),
+        None => (s, "s"),
+    };
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration; write e.g. 250ms, 2s or 1m"))?;
+    let seconds = match unit {
+        "ms" => value / 1000.0,
+        "s" => value,
+        "m" => value * 60.0,
+        _ => return Err(format!("{s:?}: unknown unit {unit:?}; use ms, s or m")),
+    };
+    Duration::try_from_secs_f64(seconds).map_err(|e| format!("{s:?}: {e}"))
 }
 
 fn main() -> ExitCode {
@@ -97,6 +124,11 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         listen: args.listen,
         kubeconfig,
         history_window: Duration::from_secs(args.watch_history),
+        controllers: opkit_controllers::Settings {
+            enabled: args.controllers,
+            pod_ready_delay: args.pod_ready_delay,
+            ..opkit_controllers::Settings::default()
+        },
     };
     let plane = opkit_apiserver::ControlPlane::start(config).await?;
     let path = plane
