@@ -16,7 +16,10 @@
 
 #![warn(missing_docs)]
 
+mod gc;
+mod namespace;
 mod set;
+mod workloads;
 
 pub use set::{Controller, ControllerSet, ParseControllersError};
 
