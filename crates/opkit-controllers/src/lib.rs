@@ -95,10 +95,10 @@ pub fn spawn(client: kube::Client, settings: &Settings) -> Running {
 
 /// Runs one controller until its task is aborted.
 async fn run(controller: Controller, client: kube::Client, settings: Settings) {
-    let _ = (client, settings);
-    tracing::debug!(
-        controller = controller.name(),
-        "controller not implemented yet"
-    );
-    std::future::pending::<()>().await;
+    tracing::debug!(controller = controller.name(), "starting");
+    match controller {
+        Controller::GarbageCollector => gc::run(client, settings).await,
+        Controller::Namespace => namespace::run(client, settings).await,
+        workload => workloads::run(workload, client, settings).await,
+    }
 }
