@@ -45,6 +45,9 @@ pub enum Part {
     Main,
     /// The `status` subresource.
     Status,
+    /// A namespace's `finalize` subresource: like the main resource, but `spec.finalizers` may
+    /// change and `status` may not.
+    Finalize,
 }
 
 /// Warnings to send back in `Warning` headers.

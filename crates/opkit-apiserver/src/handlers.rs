@@ -538,7 +538,11 @@ impl ApiServer {
             };
             let current: Value =
                 serde_json::from_slice(&entry.value).map_err(ApiError::internal)?;
-            let desired = mutate(&current)?;
+            let mut desired = mutate(&current)?;
+            if part == Part::Main && is_namespaces(res) {
+                // Only the `finalize` subresource changes `spec.finalizers` (upstream's strategy).
+                keep_namespace_finalizers(&current, &mut desired);
+            }
             if let Some(rv) =
                 object::meta_str(&desired, "resourceVersion").filter(|s| !s.is_empty())
                 && rv != entry.revision.to_string()
@@ -580,7 +584,9 @@ impl ApiServer {
                     warnings,
                 });
             }
-            let finished = object::is_deleting(&new) && object::finalizers(&new).is_empty();
+            let finished = object::is_deleting(&new)
+                && object::finalizers(&new).is_empty()
+                && namespace_finalized(res, &new);
             let expected = entry.revision;
             let outcome = self.swap(&key, expected, &mut new, finished).await?;
             match outcome {
@@ -628,6 +634,12 @@ impl ApiServer {
     }
 
     /// DELETE of one object.
+    ///
+    /// Without finalizers the object goes at once; otherwise it gets a `deletionTimestamp` and
+    /// goes when its last finalizer is removed. The garbage collector's finalizers are set from
+    /// the delete options as upstream's registry does: `orphan` for `propagationPolicy: Orphan`
+    /// (or the legacy `orphanDependents: true`, or the kind's default), `foregroundDeletion` for
+    /// `Foreground`. Namespaces have their own life cycle ([`ApiServer::delete_namespace`]).
     pub async fn delete(
         &self,
         res: &Resource,
@@ -637,73 +649,47 @@ impl ApiServer {
         query: &Query,
     ) -> ApiResult<Answer> {
         let dry_run = query.dry_run()?;
-        let key = res.key(ns, name);
-        let propagation = options
-            .get("propagationPolicy")
-            .and_then(Value::as_str)
-            .or(query.get("propagationPolicy"))
-            .map(str::to_string);
-        if let Some(p) = &propagation
-            && !matches!(p.as_str(), "Orphan" | "Background" | "Foreground")
-        {
-            return Err(ApiError::bad_request(format!(
-                "propagationPolicy: Unsupported value: {p:?}: supported values: \"Foreground\", \"Background\", \"Orphan\""
-            )));
+        let gc = GcOptions::parse(options, query)?;
+        if is_namespaces(res) {
+            return self
+                .delete_namespace(res, name, options, &gc, dry_run)
+                .await;
         }
+        let mut warnings = Vec::new();
+        if gc.is_unset() && default_orphans(res) {
+            warnings.push(JOB_DELETE_WARNING.to_string());
+        }
+        let mut answer = self
+            .delete_object(ObjectRef { res, ns, name }, options, &gc, dry_run)
+            .await?;
+        answer.warnings.extend(warnings);
+        Ok(answer)
+    }
+
+    /// The generic delete of one object (see [`ApiServer::delete`]).
+    async fn delete_object(
+        &self,
+        target: ObjectRef<'_>,
+        options: &Value,
+        gc: &GcOptions,
+        dry_run: bool,
+    ) -> ApiResult<Answer> {
+        let ObjectRef { res, ns, name } = target;
+        let key = res.key(ns, name);
         for _ in 0..64 {
             let Some(entry) = self.store.get(&key) else {
                 return Err(ApiError::not_found(&res.group, &res.plural, name));
             };
             let current: Value =
                 serde_json::from_slice(&entry.value).map_err(ApiError::internal)?;
-            if let Some(pre) = options.get("preconditions") {
-                if let Some(uid) = pre.get("uid").and_then(Value::as_str)
-                    && Some(uid) != object::meta_str(&current, "uid")
-                {
-                    return Err(ApiError::conflict(
-                        &res.group,
-                        &res.plural,
-                        name,
-                        &format!(
-                            "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                            object::meta_str(&current, "uid").unwrap_or("")
-                        ),
-                    ));
-                }
-                if let Some(rv) = pre.get("resourceVersion").and_then(Value::as_str)
-                    && rv != entry.revision.to_string()
-                {
-                    return Err(ApiError::conflict(
-                        &res.group,
-                        &res.plural,
-                        name,
-                        &format!(
-                            "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
-                            entry.revision
-                        ),
-                    ));
-                }
-            }
+            check_delete_preconditions(res, name, &current, entry.revision, options)?;
             let mut new = current.clone();
-            let mut finalizers: Vec<String> = object::finalizers(&current)
+            let existing: Vec<String> = object::finalizers(&current)
                 .into_iter()
                 .map(str::to_string)
                 .collect();
+            let mut finalizers = gc.finalizers(&existing, default_orphans(res));
             let already_deleting = object::is_deleting(&current);
-            match propagation.as_deref() {
-                Some("Foreground")
-                    if !already_deleting
-                        && !finalizers.iter().any(|f| f == "foregroundDeletion") =>
-                {
-                    finalizers.push("foregroundDeletion".into())
-                }
-                Some("Orphan")
-                    if !already_deleting && !finalizers.iter().any(|f| f == "orphan") =>
-                {
-                    finalizers.push("orphan".into())
-                }
-                _ => {}
-            }
             if crate::crd::is_crd(res)
                 && !finalizers
                     .iter()
@@ -711,7 +697,7 @@ impl ApiServer {
             {
                 finalizers.push(crate::crd::CLEANUP_FINALIZER.into());
             }
-            let immediate = finalizers.is_empty();
+            let immediate = finalizers.is_empty() && namespace_finalized(res, &current);
             if !immediate {
                 let meta = object::meta_mut(&mut new);
                 if !already_deleting {
@@ -738,7 +724,10 @@ impl ApiServer {
             let Some(bytes) = outcome else { continue };
             if immediate {
                 self.after_delete(res, &new).await;
-                if res.is_custom() || (res.group.is_empty() && res.plural == "pods") {
+                if res.is_custom()
+                    || (res.group.is_empty()
+                        && matches!(res.plural.as_str(), "pods" | "namespaces"))
+                {
                     return Ok(Answer::ok(Payload::Raw(bytes)));
                 }
                 let details = json!({
@@ -761,6 +750,101 @@ impl ApiServer {
         Err(ApiError::stale(&res.group, &res.plural, name))
     }
 
+    /// DELETE of a namespace, as upstream's namespace registry: the first delete only marks it
+    /// (`deletionTimestamp`, `status.phase: Terminating`, the garbage collector's finalizers
+    /// from the options) and answers with the namespace; the namespace controller then empties
+    /// it and removes the `kubernetes` finalizer through `finalize`, which removes the
+    /// namespace. Later deletes are no-ops while `spec.finalizers` is non-empty.
+    async fn delete_namespace(
+        &self,
+        res: &Resource,
+        name: &str,
+        options: &Value,
+        gc: &GcOptions,
+        dry_run: bool,
+    ) -> ApiResult<Answer> {
+        if IMMORTAL_NAMESPACES.contains(&name) {
+            return Err(ApiError::forbidden(
+                &res.group,
+                &res.plural,
+                name,
+                "this namespace may not be deleted",
+            ));
+        }
+        let key = res.key(None, name);
+        for _ in 0..64 {
+            let Some(entry) = self.store.get(&key) else {
+                return Err(ApiError::not_found(&res.group, &res.plural, name));
+            };
+            let current: Value =
+                serde_json::from_slice(&entry.value).map_err(ApiError::internal)?;
+            check_delete_preconditions(res, name, &current, entry.revision, options)?;
+            if object::is_deleting(&current) {
+                if !namespace_finalized(res, &current) {
+                    return Ok(Answer::ok(Payload::Raw(entry.value)));
+                }
+                return self
+                    .delete_object(
+                        ObjectRef {
+                            res,
+                            ns: None,
+                            name,
+                        },
+                        options,
+                        gc,
+                        dry_run,
+                    )
+                    .await;
+            }
+            if namespace_finalized(res, &current) && object::finalizers(&current).is_empty() {
+                // Nothing would ever finish it: remove it now rather than leave it terminating.
+                return self
+                    .delete_object(
+                        ObjectRef {
+                            res,
+                            ns: None,
+                            name,
+                        },
+                        options,
+                        gc,
+                        dry_run,
+                    )
+                    .await;
+            }
+            let mut new = current.clone();
+            let existing: Vec<String> = object::finalizers(&current)
+                .into_iter()
+                .map(str::to_string)
+                .collect();
+            let finalizers = gc.namespace_finalizers(&existing);
+            let meta = object::meta_mut(&mut new);
+            meta.insert(
+                "deletionTimestamp".into(),
+                Value::from(object::now_rfc3339()),
+            );
+            if finalizers != existing {
+                meta.insert("finalizers".into(), json!(finalizers));
+            }
+            if let Some(map) = new.as_object_mut()
+                && let Some(status) = map
+                    .entry("status")
+                    .or_insert_with(|| json!({}))
+                    .as_object_mut()
+            {
+                status.insert("phase".into(), Value::from("Terminating"));
+            }
+            if dry_run {
+                return Ok(Answer::ok(Payload::Value(new)));
+            }
+            let Some(bytes) = self.swap(&key, entry.revision, &mut new, false).await? else {
+                continue;
+            };
+            self.after_write(res, &bytes).await;
+            return Ok(Answer::ok(Payload::Raw(bytes)));
+        }
+        Err(ApiError::stale(&res.group, &res.plural, name))
+    }
+
     /// DELETE of a collection: deletes each matching object as a single delete would.
     pub async fn delete_collection(
         &self,
@@ -769,6 +853,11 @@ impl ApiServer {
         options: &Value,
         query: &Query,
     ) -> ApiResult<Answer> {
+        let gc = GcOptions::parse(options, query)?;
+        let mut warnings = Vec::new();
+        if gc.is_unset() && default_orphans(res) {
+            warnings.push(JOB_DELETE_WARNING.to_string());
+        }
         let (items, meta) = self.list(res, ns, query).await?;
         let mut deleted = Vec::new();
         for bytes in items {
@@ -786,12 +875,16 @@ impl ApiServer {
                 Err(e) => return Err(e),
             }
         }
-        Ok(Answer::ok(Payload::Value(json!({
-            "apiVersion": res.api_version(),
-            "kind": res.list_kind,
-            "metadata": meta,
-            "items": deleted,
-        }))))
+        Ok(Answer {
+            code: 200,
+            payload: Payload::Value(json!({
+                "apiVersion": res.api_version(),
+                "kind": res.list_kind,
+                "metadata": meta,
+                "items": deleted,
+            })),
+            warnings,
+        })
     }
 
     /// Runs the built-in reactions to an object being removed.
@@ -810,6 +903,240 @@ impl ApiServer {
         list: bool,
     ) -> ApiResult<(Vec<u8>, String)> {
         render(res, output, payload, list)
+    }
+}
+
+/// Namespaces that can never be deleted (upstream's NamespaceLifecycle admission).
+const IMMORTAL_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"];
+
+/// The finalizer of foreground cascading deletion.
+const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
+
+/// The finalizer of orphaning deletion.
+const ORPHAN_FINALIZER: &str = "orphan";
+
+/// The warning upstream sends when a batch/v1 Job is deleted without a propagation policy.
+const JOB_DELETE_WARNING: &str = "child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning";
+
+/// Whether a resource is the core `namespaces`.
+fn is_namespaces(res: &Resource) -> bool {
+    res.group.is_empty() && res.plural == "namespaces"
+}
+
+/// Whether a resource's default garbage-collection policy orphans dependents. Upstream keeps
+/// `OrphanDependents` as the default of batch/v1 Jobs (and of v1 ReplicationControllers, which
+/// are not served here) for backward compatibility; everything else deletes dependents in the
+/// background.
+fn default_orphans(res: &Resource) -> bool {
+    res.group == "batch" && res.version == "v1" && res.plural == "jobs"
+}
+
+/// Whether nothing in `spec.finalizers` holds a namespace back (always true for other kinds).
+fn namespace_finalized(res: &Resource, obj: &Value) -> bool {
+    !is_namespaces(res)
+        || obj
+            .pointer("/spec/finalizers")
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty)
+}
+
+/// Keeps `spec.finalizers` of a namespace as stored: only `finalize` changes them.
+fn keep_namespace_finalizers(current: &Value, desired: &mut Value) {
+    let kept = current.pointer("/spec/finalizers").cloned();
+    let Some(map) = desired.as_object_mut() else {
+        return;
+    };
+    match kept {
+        Some(f) => {
+            if let Some(spec) = map
+                .entry("spec")
+                .or_insert_with(|| json!({}))
+                .as_object_mut()
+            {
+                spec.insert("finalizers".into(), f);
+            }
+        }
+        None => {
+            if let Some(spec) = map.get_mut("spec").and_then(Value::as_object_mut) {
+                spec.remove("finalizers");
+            }
+        }
+    }
+}
+
+/// Checks `preconditions.uid` and `preconditions.resourceVersion` of DeleteOptions.
+fn check_delete_preconditions(
+    res: &Resource,
+    name: &str,
+    current: &Value,
+    revision: u64,
+    options: &Value,
+) -> ApiResult<()> {
+    let Some(pre) = options.get("preconditions") else {
+        return Ok(());
+    };
+    let uid = object::meta_str(current, "uid").unwrap_or("");
+    if let Some(want) = pre.get("uid").and_then(Value::as_str)
+        && want != uid
+    {
+        return Err(ApiError::conflict(
+            &res.group,
+            &res.plural,
+            name,
+            &format!("Precondition failed: UID in precondition: {want}, UID in object meta: {uid}"),
+        ));
+    }
+    if let Some(rv) = pre.get("resourceVersion").and_then(Value::as_str)
+        && rv != revision.to_string()
+    {
+        return Err(ApiError::conflict(
+            &res.group,
+            &res.plural,
+            name,
+            &format!(
+                "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {revision}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The garbage-collection part of DeleteOptions: `propagationPolicy` and the legacy
+/// `orphanDependents` (from the body, or from query parameters).
+#[derive(Debug, Clone, Default)]
+struct GcOptions {
+    orphan_dependents: Option<bool>,
+    propagation: Option<String>,
+}
+
+impl GcOptions {
+    fn parse(options: &Value, query: &Query) -> ApiResult<GcOptions> {
+        let propagation = options
+            .get("propagationPolicy")
+            .and_then(Value::as_str)
+            .or(query.get("propagationPolicy"))
+            .filter(|p| !p.is_empty())
+            .map(str::to_string);
+        if let Some(p) = &propagation
+            && !matches!(p.as_str(), "Orphan" | "Background" | "Foreground")
+        {
+            return Err(ApiError::bad_request(format!(
+                "propagationPolicy: Unsupported value: {p:?}: supported values: \"Foreground\", \"Background\", \"Orphan\""
+            )));
+        }
+        let orphan_dependents = match options.get("orphanDependents") {
+            Some(Value::Bool(b)) => Some(*b),
+            _ => match query.get("orphanDependents") {
+                Some("true" | "1" | "True") => Some(true),
+                Some("false" | "0" | "False") => Some(false),
+                _ => None,
+            },
+        };
+        if orphan_dependents.is_some()
+            && let Some(p) = &propagation
+        {
+            return Err(ApiError::invalid(
+                "meta.k8s.io",
+                "DeleteOptions",
+                "",
+                vec![crate::error::Cause::new(
+                    "FieldValueInvalid",
+                    "propagationPolicy",
+                    format!(
+                        "Invalid value: {p:?}: orphanDependents and deletionPropagation cannot be both set"
+                    ),
+                )],
+            ));
+        }
+        Ok(GcOptions {
+            orphan_dependents,
+            propagation,
+        })
+    }
+
+    /// Neither option was given: the kind's default applies.
+    fn is_unset(&self) -> bool {
+        self.orphan_dependents.is_none() && self.propagation.is_none()
+    }
+
+    /// Upstream's `shouldOrphanDependents`.
+    fn should_orphan(&self, existing: &[String], default_orphans: bool) -> bool {
+        if let Some(o) = self.orphan_dependents {
+            return o;
+        }
+        if let Some(p) = &self.propagation {
+            return p == "Orphan";
+        }
+        for f in existing {
+            match f.as_str() {
+                ORPHAN_FINALIZER => return true,
+                FOREGROUND_FINALIZER => return false,
+                _ => {}
+            }
+        }
+        default_orphans
+    }
+
+    /// Upstream's `shouldDeleteDependents`.
+    fn should_delete_in_foreground(&self, existing: &[String]) -> bool {
+        if self.orphan_dependents.is_some() {
+            return false;
+        }
+        if let Some(p) = &self.propagation {
+            return p == "Foreground";
+        }
+        for f in existing {
+            match f.as_str() {
+                FOREGROUND_FINALIZER => return true,
+                ORPHAN_FINALIZER => return false,
+                _ => {}
+            }
+        }
+        false
+    }
+
+    /// The finalizers an object gets when deleted with these options (upstream's
+    /// `deletionFinalizersForGarbageCollection`); `existing` unchanged when the set is the same.
+    fn finalizers(&self, existing: &[String], default_orphans: bool) -> Vec<String> {
+        let orphan = self.should_orphan(existing, default_orphans);
+        let foreground = self.should_delete_in_foreground(existing);
+        let mut out: Vec<String> = existing
+            .iter()
+            .filter(|f| f.as_str() != ORPHAN_FINALIZER && f.as_str() != FOREGROUND_FINALIZER)
+            .cloned()
+            .collect();
+        if orphan {
+            out.push(ORPHAN_FINALIZER.into());
+        }
+        if foreground {
+            out.push(FOREGROUND_FINALIZER.into());
+        }
+        let same = out.len() == existing.len() && out.iter().all(|f| existing.contains(f));
+        if same { existing.to_vec() } else { out }
+    }
+
+    /// The finalizers a namespace gets on its first delete (upstream's namespace registry:
+    /// only explicit options change them).
+    fn namespace_finalizers(&self, existing: &[String]) -> Vec<String> {
+        let has = |f: &str| existing.iter().any(|e| e == f);
+        let (orphan, foreground) = match (self.orphan_dependents, self.propagation.as_deref()) {
+            (Some(o), _) => (o, !o),
+            (None, Some(p)) => (p == "Orphan", p == "Foreground"),
+            (None, None) => (has(ORPHAN_FINALIZER), has(FOREGROUND_FINALIZER)),
+        };
+        let mut out: Vec<String> = existing
+            .iter()
+            .filter(|f| f.as_str() != ORPHAN_FINALIZER && f.as_str() != FOREGROUND_FINALIZER)
+            .cloned()
+            .collect();
+        if orphan {
+            out.push(ORPHAN_FINALIZER.into());
+        }
+        if foreground {
+            out.push(FOREGROUND_FINALIZER.into());
+        }
+        let same = out.len() == existing.len() && out.iter().all(|f| existing.contains(f));
+        if same { existing.to_vec() } else { out }
     }
 }
 

@@ -299,6 +299,15 @@ impl ApiServer {
         let part = match path.subresource.as_deref() {
             None => Part::Main,
             Some("status") if res.status => Part::Status,
+            Some("finalize") if res.group.is_empty() && res.plural == "namespaces" => {
+                if method != Method::PUT {
+                    return Err(ApiError::method_not_allowed(
+                        method.as_str(),
+                        "namespaces/finalize",
+                    ));
+                }
+                Part::Finalize
+            }
             Some("scale") if res.scale.is_some() => {
                 let name = path.name.as_deref().unwrap_or("");
                 let answer = self

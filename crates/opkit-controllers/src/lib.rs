@@ -19,6 +19,7 @@
 mod gc;
 mod namespace;
 mod set;
+mod util;
 mod workloads;
 
 pub use set::{Controller, ControllerSet, ParseControllersError};
