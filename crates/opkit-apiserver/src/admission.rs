@@ -340,7 +340,7 @@ pub fn prepare_update(
 fn admit(
     res: &Resource,
     obj: &mut Value,
-    _old: Option<&Value>,
+    old: Option<&Value>,
     validation: FieldValidation,
 ) -> ApiResult<Warnings> {
     let name = object::name(obj).to_string();
@@ -378,7 +378,17 @@ fn admit(
                     );
                 }
                 schema.apply_defaults(obj);
-                for e in schema.validate(obj) {
+                let mut errors = schema.validate(obj);
+                // CEL rules run after structural validation, unless it found errors that make
+                // the rules meaningless (wrong types, enums, required, limits): then upstream
+                // reports one "rules were not checked" error instead.
+                if let Some(rules) = custom.cel.as_deref().filter(|v| !v.is_empty()) {
+                    match opkit_cel::blocking_error(&errors) {
+                        Some(blocked) => errors.push(blocked),
+                        None => errors.extend(rules.validate(obj, old)),
+                    }
+                }
+                for e in errors {
                     let text = e.to_string();
                     let detail = text
                         .strip_prefix(&format!("{}: ", e.field))

@@ -167,12 +167,24 @@ pub fn prepare(crd: &mut Value) -> ApiResult<()> {
                 ));
             }
             seen.push(vname);
+            // Upstream validates the internal form of the CRD, where schemas identical in every
+            // version are moved to `spec.validation`: error paths follow that.
+            let identical = versions.iter().all(|x| x.get("schema") == v.get("schema"));
             if let Some(schema) = v.pointer("/schema/openAPIV3Schema")
-                && let Err(errors) = opkit_schema::Schema::compile(
-                    schema,
-                    &format!("spec.versions[{i}].schema.openAPIV3Schema"),
-                )
+                && (!identical || i == 0)
             {
+                let prefix = if identical {
+                    "spec.validation.openAPIV3Schema".to_string()
+                } else {
+                    format!("spec.versions[{i}].schema.openAPIV3Schema")
+                };
+                // CEL rules are compiled only for a valid structural schema, as upstream does.
+                let errors = match opkit_schema::Schema::compile(schema, &prefix) {
+                    Ok(compiled) => opkit_cel::Validator::compile(&compiled, &prefix)
+                        .err()
+                        .unwrap_or_default(),
+                    Err(errors) => errors,
+                };
                 for e in errors {
                     let text = e.to_string();
                     let detail = text
@@ -238,6 +250,12 @@ pub fn resources(crd: &Value, terminating: bool) -> Vec<Arc<Resource>> {
             .to_string();
         let schema_value = v.pointer("/schema/openAPIV3Schema");
         let schema = schema_value.and_then(|sv| opkit_schema::Schema::compile_lenient(sv).ok());
+        // Rules were checked when the CRD was written; stored CRDs are served as they are.
+        let cel = schema
+            .as_ref()
+            .and_then(opkit_cel::Validator::compile_lenient)
+            .filter(|v| !v.is_empty())
+            .map(Arc::new);
         let preserve = schema_value
             .and_then(|sv| sv.get("x-kubernetes-preserve-unknown-fields"))
             .and_then(Value::as_bool)
@@ -273,6 +291,7 @@ pub fn resources(crd: &Value, terminating: bool) -> Vec<Arc<Resource>> {
             crd_uid: object::meta_str(crd, "uid").unwrap_or("").to_string(),
             storage_version: storage_version.clone(),
             schema,
+            cel,
             raw_schema: schema_value.cloned(),
             printer_columns: v
                 .get("additionalPrinterColumns")

@@ -59,6 +59,8 @@ pub struct CustomVersion {
     pub storage_version: String,
     /// The compiled structural schema, if the version has one.
     pub schema: Option<opkit_schema::Schema>,
+    /// The compiled `x-kubernetes-validations` (CEL) rules of the schema, evaluated on writes.
+    pub cel: Option<Arc<opkit_cel::Validator>>,
     /// The version's `openAPIV3Schema` as written (for OpenAPI documents).
     pub raw_schema: Option<Value>,
     /// `additionalPrinterColumns` of this version.
