@@ -23,6 +23,7 @@ mod util;
 mod workloads;
 
 pub use set::{Controller, ControllerSet, ParseControllersError};
+pub use workloads::Clock;
 
 use std::time::Duration;
 
@@ -37,6 +38,11 @@ pub struct Settings {
     pub pod_ready_delay: Duration,
     /// The simulated node's name.
     pub node_name: String,
+    /// How long a run-to-completion pod (a Job's) runs before it terminates, unless its
+    /// `sim.opkit.dev/complete-after` annotation says otherwise.
+    pub pod_complete_delay: Duration,
+    /// The clock CronJobs are scheduled by (tests can run it ahead).
+    pub clock: Clock,
 }
 
 impl Default for Settings {
@@ -45,6 +51,8 @@ impl Default for Settings {
             enabled: ControllerSet::all(),
             pod_ready_delay: Duration::from_millis(200),
             node_name: "opkit-node".to_string(),
+            pod_complete_delay: Duration::from_secs(1),
+            clock: Clock::system(),
         }
     }
 }

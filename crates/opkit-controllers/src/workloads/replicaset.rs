@@ -1,0 +1,269 @@
+//! ReplicaSet → Pods, as upstream's ReplicaSet controller: keep `spec.replicas` active pods
+//! matching the selector, adopt orphans and release pods that stopped matching, delete the
+//! least valuable pods first, and report replicas / fullyLabeled / ready / available.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetStatus};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
+use serde_json::json;
+
+use super::cache::{self, Cache, Expectations};
+use super::pods::{self, Availability, Naming};
+use super::{
+    HasRetry, Result, Retry, controller_ref, drive, is_status, selector_is_empty, selector_matches,
+};
+use crate::Settings;
+
+/// Upstream's `BurstReplicas`: at most this many pods created or deleted per sync.
+const BURST_REPLICAS: usize = 500;
+
+struct Ctx {
+    client: kube::Client,
+    pods: Arc<Cache<Pod>>,
+    expectations: Arc<Expectations>,
+    retry: Retry,
+}
+
+impl HasRetry for Ctx {
+    fn retry(&self) -> &Retry {
+        &self.retry
+    }
+}
+
+/// Runs the ReplicaSet controller.
+pub(crate) async fn run(client: kube::Client, _settings: Settings) {
+    let expectations = Arc::new(Expectations::default());
+    let pods = Cache::new(Some(expectations.clone()));
+    let pod_events = cache::watch(
+        Api::<Pod>::all(client.clone()),
+        watcher::Config::default(),
+        pods.clone(),
+    );
+    let controller = Controller::new(
+        Api::<ReplicaSet>::all(client.clone()),
+        watcher::Config::default(),
+    );
+    let store = controller.store();
+    let controller = controller.watches_stream(pod_events, move |pod: Pod| owners(&store, &pod));
+    let ctx = Arc::new(Ctx {
+        client,
+        pods,
+        expectations,
+        retry: Retry::default(),
+    });
+    drive("replicaset", controller, ctx, reconcile).await;
+}
+
+/// The ReplicaSets a pod event concerns: its controller if that is a ReplicaSet, else (an
+/// orphan) those whose selector matches it.
+fn owners(store: &Store<ReplicaSet>, pod: &Pod) -> Vec<ObjectRef<ReplicaSet>> {
+    let ns = pod.metadata.namespace.clone().unwrap_or_default();
+    let refs = pod.metadata.owner_references.as_deref().unwrap_or(&[]);
+    if let Some(owner) = refs.iter().find(|r| r.controller == Some(true)) {
+        if owner.kind == "ReplicaSet" && owner.api_version == "apps/v1" {
+            return vec![ObjectRef::new(&owner.name).within(&ns)];
+        }
+        return Vec::new();
+    }
+    if pod.metadata.deletion_timestamp.is_some() {
+        return Vec::new();
+    }
+    store
+        .state()
+        .iter()
+        .filter(|rs| rs.metadata.namespace.as_deref() == Some(ns.as_str()))
+        .filter(|rs| {
+            rs.spec.as_ref().is_some_and(|s| {
+                !selector_is_empty(&s.selector)
+                    && selector_matches(&s.selector, pod.metadata.labels.as_ref())
+            })
+        })
+        .map(|rs| ObjectRef::from_obj(rs.as_ref()))
+        .collect()
+}
+
+async fn reconcile(rs: Arc<ReplicaSet>, ctx: Arc<Ctx>) -> Result<Action> {
+    let ns = rs.metadata.namespace.clone().unwrap_or_default();
+    let name = rs.metadata.name.clone().unwrap_or_default();
+    let uid = rs.metadata.uid.clone().unwrap_or_default();
+    let Some(spec) = rs.spec.as_ref() else {
+        return Ok(Action::await_change());
+    };
+    if selector_is_empty(&spec.selector) {
+        tracing::warn!(replicaset = %name, "empty selector; ignored");
+        return Ok(Action::await_change());
+    }
+    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+    let pods = claim(&ctx, &rs, &api, &uid).await?;
+    let mut active: Vec<Arc<Pod>> = pods.into_iter().filter(|p| pods::is_active(p)).collect();
+    let replicas = usize::try_from(spec.replicas.unwrap_or(1)).unwrap_or(0);
+    if rs.metadata.deletion_timestamp.is_none() && ctx.expectations.satisfied(&uid) {
+        if active.len() < replicas {
+            let n = (replicas - active.len()).min(BURST_REPLICAS);
+            let template = spec.template.clone().unwrap_or_default();
+            let owner = controller_ref(rs.as_ref());
+            let base = format!("{name}-");
+            let new: Vec<Pod> = (0..n)
+                .map(|_| {
+                    pods::from_template(
+                        &template,
+                        &ns,
+                        Naming::Generate(&base),
+                        owner.clone(),
+                        &BTreeMap::new(),
+                    )
+                })
+                .collect();
+            pods::create_all(&api, new, &ctx.expectations, &uid).await?;
+        } else if active.len() > replicas {
+            let n = (active.len() - replicas).min(BURST_REPLICAS);
+            active.sort_by(|a, b| pods::deletion_order(a, b));
+            let victims: Vec<String> = active
+                .iter()
+                .take(n)
+                .filter_map(|p| p.metadata.name.clone())
+                .collect();
+            pods::delete_all(&api, victims, &ctx.expectations, &uid).await?;
+        }
+    }
+    update_status(&ctx, &rs, &active).await
+}
+
+/// The pods the ReplicaSet owns after adopting matching orphans and releasing pods that no
+/// longer match (as upstream's `ClaimPods`).
+async fn claim(ctx: &Ctx, rs: &ReplicaSet, api: &Api<Pod>, uid: &str) -> Result<Vec<Arc<Pod>>> {
+    let Some(spec) = rs.spec.as_ref() else {
+        return Ok(Vec::new());
+    };
+    let ns = rs.metadata.namespace.as_deref().unwrap_or_default();
+    let mut owned = Vec::new();
+    for pod in ctx.pods.owned_by(uid) {
+        if selector_matches(&spec.selector, pod.metadata.labels.as_ref()) {
+            owned.push(pod);
+        } else if pod.metadata.deletion_timestamp.is_none() {
+            release(api, &pod, uid).await?;
+        }
+    }
+    if rs.metadata.deletion_timestamp.is_some() {
+        return Ok(owned);
+    }
+    for pod in ctx.pods.orphans(ns) {
+        if pod.metadata.deletion_timestamp.is_none()
+            && selector_matches(&spec.selector, pod.metadata.labels.as_ref())
+        {
+            let mut refs = pod.metadata.owner_references.clone().unwrap_or_default();
+            refs.push(controller_ref(rs));
+            let patch = json!({"metadata": {
+                "ownerReferences": refs,
+                "resourceVersion": pod.metadata.resource_version,
+            }});
+            let name = pod.metadata.name.as_deref().unwrap_or_default();
+            match api
+                .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+            {
+                Ok(adopted) => owned.push(Arc::new(adopted)),
+                Err(e) if is_status(&e, 404) || is_status(&e, 409) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    Ok(owned)
+}
+
+/// Removes our owner reference from a pod that no longer matches the selector.
+async fn release(api: &Api<Pod>, pod: &Pod, uid: &str) -> Result<()> {
+    let refs: Vec<_> = pod
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .filter(|r| r.uid != uid)
+        .cloned()
+        .collect();
+    let patch = json!({"metadata": {
+        "ownerReferences": refs,
+        "resourceVersion": pod.metadata.resource_version,
+    }});
+    let name = pod.metadata.name.as_deref().unwrap_or_default();
+    match api
+        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(e) if is_status(&e, 404) || is_status(&e, 409) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+async fn update_status(ctx: &Ctx, rs: &ReplicaSet, active: &[Arc<Pod>]) -> Result<Action> {
+    let spec = rs.spec.clone().unwrap_or_default();
+    let template_labels = spec
+        .template
+        .as_ref()
+        .and_then(|t| t.metadata.as_ref())
+        .and_then(|m| m.labels.clone())
+        .unwrap_or_default();
+    let min_ready = spec.min_ready_seconds.unwrap_or(0);
+    let now = Timestamp::now();
+    let mut ready = 0;
+    let mut available = 0;
+    let mut fully_labeled = 0;
+    let mut recheck: Option<std::time::Duration> = None;
+    for pod in active {
+        let labels = pod.metadata.labels.as_ref();
+        if template_labels
+            .iter()
+            .all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v))
+        {
+            fully_labeled += 1;
+        }
+        if pods::is_ready(pod) {
+            ready += 1;
+        }
+        match pods::availability(pod, min_ready, now) {
+            Availability::Yes => available += 1,
+            Availability::No => {}
+            Availability::After(d) => {
+                recheck = Some(recheck.map_or(d, |r| r.min(d)));
+            }
+        }
+    }
+    let old = rs.status.clone().unwrap_or_default();
+    let status = ReplicaSetStatus {
+        replicas: active.len() as i32,
+        fully_labeled_replicas: Some(fully_labeled),
+        ready_replicas: Some(ready),
+        available_replicas: Some(available),
+        observed_generation: rs.metadata.generation,
+        conditions: old.conditions.clone(),
+        terminating_replicas: old.terminating_replicas,
+    };
+    if status != old {
+        let api: Api<ReplicaSet> = Api::namespaced(
+            ctx.client.clone(),
+            rs.metadata.namespace.as_deref().unwrap_or_default(),
+        );
+        let patch = json!({"status": status});
+        let name = rs.metadata.name.as_deref().unwrap_or_default();
+        match api
+            .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(_) => {}
+            Err(e) if is_status(&e, 404) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(match recheck {
+        Some(d) => Action::requeue(d + std::time::Duration::from_millis(50)),
+        None => Action::await_change(),
+    })
+}
