@@ -33,6 +33,7 @@ pub struct ApiServer {
     server_address: String,
     this: OnceLock<Weak<ApiServer>>,
     pub(crate) cleanups: Mutex<HashSet<String>>,
+    openapi: crate::openapi::OpenApi,
 }
 
 fn full(bytes: impl Into<Bytes>) -> ResponseBody {
@@ -115,6 +116,7 @@ impl ApiServer {
             server_address,
             this: OnceLock::new(),
             cleanups: Mutex::new(HashSet::new()),
+            openapi: crate::openapi::OpenApi::new(),
         });
         let _ = server.this.set(Arc::downgrade(&server));
         server
@@ -261,11 +263,17 @@ impl ApiServer {
             Target::GroupVersion { group, version } => {
                 discovery_get(discovery::resource_list(&snapshot, &group, &version))
             }
-            Target::OpenApiV3(None) => discovery_get(Some(crate::openapi::index(&snapshot))),
-            Target::OpenApiV3(Some(rest)) => {
-                discovery_get(crate::openapi::document(&snapshot, &rest))
+            Target::OpenApiV2 => {
+                let which = crate::openapi::Which::V2;
+                self.openapi.serve(&snapshot, which, method, headers, query)
             }
-            Target::OpenApiV2 => Err(ApiError::path_not_found()),
+            Target::OpenApiV3(rest) => {
+                let which = match rest.as_deref() {
+                    None => crate::openapi::Which::V3Index,
+                    Some(rest) => crate::openapi::Which::V3(rest),
+                };
+                self.openapi.serve(&snapshot, which, method, headers, query)
+            }
             Target::Resource(path) => {
                 let res = snapshot
                     .get(&path.group, &path.version, &path.resource)
