@@ -180,7 +180,8 @@ fn invalid_rule(
 
 /// Line and column (1-based) of a byte offset.
 fn line_col(src: &str, offset: usize) -> (usize, usize) {
-    let before = &src[..offset.min(src.len())];
+    // Offsets come from the parser; never slice inside a character.
+    let before = src.get(..offset.min(src.len())).unwrap_or(src);
     let line = before.matches('\n').count() + 1;
     let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line, col)

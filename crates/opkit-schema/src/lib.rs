@@ -19,8 +19,9 @@
 //! → (admission) → [`Schema::validate`]. Objects read back from storage are pruned and defaulted
 //! the same way.
 //!
-//! Not covered here: CEL (`x-kubernetes-validations` rules are parsed, shape-checked and exposed
-//! through [`SchemaNode::validation_rules`], but not evaluated), validation ratcheting on update,
+//! Not covered here: CEL (`x-kubernetes-validations` rules are shape-checked here and exposed
+//! through [`SchemaNode::validation_rules`]; the `opkit-cel` crate compiles and evaluates them),
+//! validation ratcheting on update,
 //! and the root `metadata`/`apiVersion`/`kind`, which the server validates itself.
 //!
 //! ```
