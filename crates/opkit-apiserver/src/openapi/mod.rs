@@ -76,6 +76,7 @@ fn custom_schema(res: &Resource) -> Value {
         Some(s) => s,
         None => json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
     };
+    integral_bounds(&mut schema);
     if let Some(obj) = schema.as_object_mut() {
         let props = obj.entry("properties").or_insert_with(|| json!({}));
         if let Some(props) = props.as_object_mut() {
@@ -89,6 +90,32 @@ fn custom_schema(res: &Resource) -> Value {
         obj.insert("x-kubernetes-group-version-kind".into(), gvk);
     }
     schema
+}
+
+/// `maximum`, `minimum` and `multipleOf` are `float64` in the stored CRD (k8s-openapi keeps
+/// them as `f64`, so `10` reads back as `10.0`); Go prints integral floats without a fraction,
+/// so do the same.
+fn integral_bounds(v: &mut Value) {
+    match v {
+        Value::Object(obj) => {
+            for (k, child) in obj.iter_mut() {
+                match (k.as_str(), &*child) {
+                    ("maximum" | "minimum" | "multipleOf", Value::Number(n)) => {
+                        if let Some(f) = n.as_f64()
+                            && f.fract() == 0.0
+                            && f.abs() < 9.0e15
+                        {
+                            *child = Value::from(f as i64);
+                        }
+                    }
+                    ("enum" | "default" | "example", _) => {}
+                    _ => integral_bounds(child),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_bounds),
+        _ => {}
+    }
 }
 
 /// The list kind of a custom resource (or of a built-in without a typed schema).
