@@ -1,9 +1,12 @@
 //! Benchmarks of opkit's embedded control plane: start-up, create throughput, GET/LIST and watch
-//! latency, and server memory — over real HTTPS with real kube-rs clients, on loopback.
+//! latency, server memory, server-side apply next to create and update, garbage collection of
+//! many dependents, and a large Deployment rolled out by the simulated workload controllers —
+//! over real HTTPS with real kube-rs clients, on loopback.
 //!
 //! The binary (`opkit-bench`) runs [`run`] with [`Counts::full`] or [`Counts::quick`] and prints
 //! the [`Report`]; the smoke test runs it with [`Counts::tiny`] against an in-process server.
 
+pub mod cluster;
 pub mod scenarios;
 pub mod server;
 pub mod stats;
@@ -27,16 +30,25 @@ pub enum Scenario {
     Watch,
     /// Server memory with many custom resources stored.
     Memory,
+    /// Server-side apply next to create and update.
+    Writes,
+    /// The garbage collector deleting many dependents.
+    GarbageCollection,
+    /// A large Deployment to fully available, then a rolling update.
+    Rollout,
 }
 
 impl Scenario {
     /// All scenarios, in the order they run.
-    pub const ALL: [Scenario; 5] = [
+    pub const ALL: [Scenario; 8] = [
         Scenario::Startup,
         Scenario::Creates,
         Scenario::GetList,
         Scenario::Watch,
         Scenario::Memory,
+        Scenario::Writes,
+        Scenario::GarbageCollection,
+        Scenario::Rollout,
     ];
 
     /// The name used by `--scenario`.
@@ -47,6 +59,9 @@ impl Scenario {
             Scenario::GetList => "get-list",
             Scenario::Watch => "watch",
             Scenario::Memory => "memory",
+            Scenario::Writes => "writes",
+            Scenario::GarbageCollection => "gc",
+            Scenario::Rollout => "rollout",
         }
     }
 
@@ -79,6 +94,14 @@ pub struct Counts {
     pub watch_events: usize,
     /// Custom resources stored for the memory reading.
     pub memory_objects: usize,
+    /// Writes of each kind (create, update, apply) with one client.
+    pub applies_single: usize,
+    /// Writes of each kind with `concurrency` clients.
+    pub applies_concurrent: usize,
+    /// Dependents collected when their owner is deleted.
+    pub gc_dependents: usize,
+    /// Replicas of the Deployment rolled out.
+    pub rollout_replicas: usize,
     /// Upper bound on each scenario's wall time.
     pub scenario_timeout: Duration,
 }
@@ -97,6 +120,10 @@ impl Counts {
             lists: 20,
             watch_events: 2_000,
             memory_objects: 10_000,
+            applies_single: 1_000,
+            applies_concurrent: 5_000,
+            gc_dependents: 1_000,
+            rollout_replicas: 100,
             scenario_timeout: Duration::from_secs(600),
         }
     }
@@ -114,6 +141,10 @@ impl Counts {
             lists: 5,
             watch_events: 200,
             memory_objects: 500,
+            applies_single: 200,
+            applies_concurrent: 1_000,
+            gc_dependents: 1_000,
+            rollout_replicas: 100,
             scenario_timeout: Duration::from_secs(60),
         }
     }
@@ -131,6 +162,10 @@ impl Counts {
             lists: 3,
             watch_events: 20,
             memory_objects: 20,
+            applies_single: 10,
+            applies_concurrent: 40,
+            gc_dependents: 30,
+            rollout_replicas: 5,
             scenario_timeout: Duration::from_secs(60),
         }
     }

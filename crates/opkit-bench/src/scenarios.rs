@@ -38,6 +38,9 @@ pub async fn run(scenario: Scenario, options: &Options) -> anyhow::Result<Outcom
         Scenario::GetList => get_list(options).await,
         Scenario::Watch => watch(options).await,
         Scenario::Memory => memory(options).await,
+        Scenario::Writes => crate::cluster::writes(options).await,
+        Scenario::GarbageCollection => crate::cluster::garbage_collection(options).await,
+        Scenario::Rollout => crate::cluster::rollout(options).await,
     }
 }
 
@@ -203,7 +206,7 @@ async fn startup(options: &Options) -> anyhow::Result<Outcome> {
 // ---------------------------------------------------------------------------------------------
 // Helpers shared by the load scenarios.
 
-async fn create_namespace(client: &kube::Client, name: &str) -> anyhow::Result<()> {
+pub(crate) async fn create_namespace(client: &kube::Client, name: &str) -> anyhow::Result<()> {
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}}))?;
     namespaces
@@ -228,7 +231,7 @@ fn config_map(name: &str, i: usize) -> ConfigMap {
 }
 
 /// Makes one request per client so connections (TLS handshakes) are set up before timing.
-async fn warm_up(clients: &[kube::Client], namespace: &str) -> anyhow::Result<()> {
+pub(crate) async fn warm_up(clients: &[kube::Client], namespace: &str) -> anyhow::Result<()> {
     let gets = clients.iter().map(|c| {
         let namespaces: Api<Namespace> = Api::all(c.clone());
         async move { namespaces.get(namespace).await }
@@ -241,7 +244,7 @@ async fn warm_up(clients: &[kube::Client], namespace: &str) -> anyhow::Result<()
 
 /// Runs `op(client, i)` for `i` in `0..count`, spread over one task per client, each task
 /// issuing its requests one after another. Returns every request's latency and the wall time.
-async fn run_concurrent<F, Fut>(
+pub(crate) async fn run_concurrent<F, Fut>(
     clients: &[kube::Client],
     count: usize,
     progress: &Progress,
