@@ -62,12 +62,28 @@ pub struct ObjectRef<'a> {
 #[derive(Debug, Default, Clone)]
 pub struct Query {
     pairs: Vec<(String, String)>,
+    user_agent: Option<String>,
 }
 
 impl Query {
     /// From decoded pairs.
     pub fn new(pairs: Vec<(String, String)>) -> Query {
-        Query { pairs }
+        Query {
+            pairs,
+            user_agent: None,
+        }
+    }
+
+    /// The request's `User-Agent` (empty when the header is absent): the default field manager
+    /// of its writes. Queries without one are the server's own writes.
+    pub fn with_user_agent(mut self, user_agent: Option<&str>) -> Query {
+        self.user_agent = Some(user_agent.unwrap_or("").to_string());
+        self
+    }
+
+    /// The request's `User-Agent`, `None` for the server's own writes.
+    pub fn user_agent(&self) -> Option<&str> {
+        self.user_agent.as_deref()
     }
 
     /// The first value of a parameter.
@@ -402,6 +418,20 @@ impl ApiServer {
         body: Value,
         query: &Query,
     ) -> ApiResult<Answer> {
+        self.create_with(res, ns, body, query, true).await
+    }
+
+    /// CREATE, recording the request's manager in `managedFields` when `track` (a server-side
+    /// apply that creates has recorded its own already).
+    pub(crate) async fn create_with(
+        &self,
+        res: &Resource,
+        ns: Option<&str>,
+        body: Value,
+        query: &Query,
+        track: bool,
+    ) -> ApiResult<Answer> {
+        let manager = track.then(|| crate::patch::managed::update_manager(query));
         let dry_run = query.dry_run()?;
         let validation = query.field_validation()?;
         let generated = object::meta_str(&body, "name").is_none_or(str::is_empty);
@@ -420,6 +450,9 @@ impl ApiServer {
             self.check_namespace(res, ns, &name)?;
             if crate::crd::is_crd(res) {
                 crate::crd::prepare(&mut obj)?;
+            }
+            if let Some(m) = &manager {
+                crate::patch::managed::track_update(res, Part::Main, None, &mut obj, m);
             }
             match self.insert(res, ns, obj, dry_run).await {
                 Ok(stored) => {
@@ -523,11 +556,30 @@ impl ApiServer {
         part: Part,
         query: &Query,
         require_version: bool,
+        mutate: F,
+    ) -> ApiResult<Answer>
+    where
+        F: FnMut(&Value) -> ApiResult<Value>,
+    {
+        self.update_tracked(target, part, query, require_version, true, mutate)
+            .await
+    }
+
+    /// [`ApiServer::update_with`], recording the request's manager in `managedFields` when
+    /// `track` (a server-side apply has recorded its own already).
+    pub(crate) async fn update_tracked<F>(
+        &self,
+        target: ObjectRef<'_>,
+        part: Part,
+        query: &Query,
+        require_version: bool,
+        track: bool,
         mut mutate: F,
     ) -> ApiResult<Answer>
     where
         F: FnMut(&Value) -> ApiResult<Value>,
     {
+        let manager = track.then(|| crate::patch::managed::update_manager(query));
         let ObjectRef { res, ns, name } = target;
         let dry_run = query.dry_run()?;
         let validation = query.field_validation()?;
@@ -565,10 +617,22 @@ impl ApiServer {
                     )],
                 ));
             }
+            // An apply computed the managed fields already; a status write keeps only `status`
+            // of what it is given, so they are carried over.
+            let applied_managed = match &manager {
+                None => desired.pointer("/metadata/managedFields").cloned(),
+                Some(_) => None,
+            };
             let (mut new, warnings) =
                 admission::prepare_update(res, &current, desired, part, validation)?;
+            if let Some(managed) = applied_managed {
+                object::meta_mut(&mut new).insert("managedFields".into(), managed);
+            }
             if crate::crd::is_crd(res) && part == Part::Main {
                 crate::crd::prepare(&mut new)?;
+            }
+            if let Some(m) = &manager {
+                crate::patch::managed::track_update(res, part, Some(&current), &mut new, m);
             }
             if object::same_ignoring_version(&current, &new) {
                 return Ok(Answer {

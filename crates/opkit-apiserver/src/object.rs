@@ -89,14 +89,43 @@ fn same_meta(a: &Value, b: &Value) -> bool {
     };
     let relevant = |m: &Map<String, Value>| {
         m.iter()
-            .filter(|(k, _)| k.as_str() != "resourceVersion" && k.as_str() != "managedFields")
+            .filter(|(k, _)| k.as_str() != "resourceVersion")
             .count()
     };
     relevant(ma) == relevant(mb)
         && ma
             .iter()
-            .filter(|(k, _)| k.as_str() != "resourceVersion" && k.as_str() != "managedFields")
-            .all(|(k, v)| mb.get(k) == Some(v))
+            .filter(|(k, _)| k.as_str() != "resourceVersion")
+            .all(|(k, v)| match mb.get(k) {
+                Some(w) if k == "managedFields" => same_managed_fields(v, w),
+                other => other == Some(v),
+            })
+}
+
+/// Managed fields that differ only in their entries' `time` are the same: a write that changes
+/// nothing else is a no-op and keeps the old times (upstream's
+/// `IgnoreManagedFieldsTimestampsTransformer`).
+fn same_managed_fields(a: &Value, b: &Value) -> bool {
+    match (a.as_array(), b.as_array()) {
+        (Some(xs), Some(ys)) => {
+            xs.len() == ys.len()
+                && xs
+                    .iter()
+                    .zip(ys)
+                    .all(|(x, y)| match (x.as_object(), y.as_object()) {
+                        (Some(x), Some(y)) => {
+                            let n =
+                                |m: &Map<String, Value>| m.keys().filter(|k| *k != "time").count();
+                            n(x) == n(y)
+                                && x.iter()
+                                    .filter(|(k, _)| k.as_str() != "time")
+                                    .all(|(k, v)| y.get(k) == Some(v))
+                        }
+                        _ => x == y,
+                    })
+        }
+        _ => a == b,
+    }
 }
 
 /// Whether anything outside `metadata` (and `status`, when `skip_status`) differs.

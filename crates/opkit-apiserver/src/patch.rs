@@ -1,5 +1,9 @@
-//! PATCH: JSON patch (RFC 6902) and JSON merge patch (RFC 7386) applied to the current object,
-//! then handled as an update (admission, compare-and-swap, retry on a lost race).
+//! PATCH: JSON patch (RFC 6902), JSON merge patch (RFC 7386) and strategic merge patch applied
+//! to the current object, then handled as an update (admission, compare-and-swap, retry on a
+//! lost race); server-side apply (`application/apply-patch+yaml`) merges the applied
+//! configuration with ownership tracking ([`managed`]) and creates the object when missing.
+
+pub(crate) mod managed;
 
 use serde_json::Value;
 
@@ -118,6 +122,10 @@ impl ApiServer {
         body: &[u8],
         query: &Query,
     ) -> ApiResult<Answer> {
+        if patch_type == PatchType::Apply {
+            return self.server_side_apply(target, part, body, query).await;
+        }
+        managed::check_non_apply_options(query)?;
         let ObjectRef { res, name, .. } = target;
         let supported: &[&str] = if res.is_custom() {
             &[
@@ -133,12 +141,8 @@ impl ApiServer {
                 "application/apply-patch+yaml",
             ]
         };
-        let patch: Value = match patch_type {
-            PatchType::Apply => serde_yaml::from_slice(body)
-                .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?,
-            _ => serde_json::from_slice(body)
-                .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?,
-        };
+        let patch: Value = serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
         let strategic = match patch_type {
             PatchType::Json | PatchType::Merge => None,
             PatchType::Strategic => {
@@ -156,16 +160,7 @@ impl ApiServer {
                     }
                 }
             }
-            PatchType::Apply => {
-                return Err(ApiError::unsupported_patch(
-                    "application/apply-patch+yaml",
-                    &[
-                        "application/json-patch+json",
-                        "application/merge-patch+json",
-                        "application/strategic-merge-patch+json",
-                    ],
-                ));
-            }
+            PatchType::Apply => None,
         };
         let kind = res.kind.clone();
         let group = res.group.clone();
@@ -189,6 +184,99 @@ impl ApiServer {
         })
         .await
     }
+
+    /// Server-side apply: `body` (YAML or JSON) is the manager's whole intent for the object.
+    /// Conflicts with other managers are a `409` unless `force=true`; a missing object is
+    /// created (`201`), through the same admission as a create.
+    async fn server_side_apply(
+        &self,
+        target: ObjectRef<'_>,
+        part: Part,
+        body: &[u8],
+        query: &Query,
+    ) -> ApiResult<Answer> {
+        let ObjectRef { res, ns, name } = target;
+        let (manager, force) = managed::apply_options(query)?;
+        let mut config: Value = serde_yaml::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+        check_applied_config(res, name, &mut config)?;
+        for _ in 0..8 {
+            let updated = self
+                .update_tracked(target, part, query, false, false, |current| {
+                    managed::apply(res, part, Some(current), &config, &manager, force)
+                })
+                .await;
+            match updated {
+                Err(e)
+                    if e.code == 404
+                        && part == Part::Main
+                        && self.store.get(&res.key(ns, name)).is_none() => {}
+                other => return other,
+            }
+            let new = managed::apply(res, part, None, &config, &manager, force)?;
+            match self.create_with(res, ns, new, query, false).await {
+                Err(e) if e.reason == "AlreadyExists" => continue,
+                other => return other,
+            }
+        }
+        Err(ApiError::stale(&res.group, &res.plural, name))
+    }
+}
+
+/// Checks an applied configuration against the URL (apiVersion, kind, name; no managed fields)
+/// and fills in the name when it is left out.
+fn check_applied_config(
+    res: &crate::registry::Resource,
+    name: &str,
+    config: &mut Value,
+) -> ApiResult<()> {
+    let Some(map) = config.as_object_mut() else {
+        return Err(ApiError::bad_request(
+            "the applied configuration must be a YAML or JSON object",
+        ));
+    };
+    let expected = res.api_version();
+    let given = map.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    if given != expected {
+        return Err(ApiError::bad_request(format!(
+            "Incorrect version specified in apply patch. Specified patch version: {given}, expected: {expected}"
+        )));
+    }
+    match map.get("kind").and_then(Value::as_str) {
+        None | Some("") => {
+            return Err(ApiError::bad_request(
+                "Object 'Kind' is missing in the apply patch",
+            ));
+        }
+        Some(k) if k != res.kind => {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({k}) does not match the expected kind ({})",
+                res.kind
+            )));
+        }
+        Some(_) => {}
+    }
+    let meta = map
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    let Some(meta) = meta.as_object_mut() else {
+        return Err(ApiError::bad_request("metadata must be an object"));
+    };
+    if meta.get("managedFields").is_some_and(|m| !m.is_null()) {
+        return Err(ApiError::bad_request("metadata.managedFields must be nil"));
+    }
+    match meta.get("name").and_then(Value::as_str) {
+        None | Some("") => {
+            meta.insert("name".into(), Value::from(name));
+        }
+        Some(given) if given != name => {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({given}) does not match the name on the URL ({name})"
+            )));
+        }
+        Some(_) => {}
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -184,7 +184,8 @@ impl ApiServer {
     {
         let (parts, body) = req.into_parts();
         let target = request::parse_path(parts.uri.path());
-        let query = Query::new(request::parse_query(parts.uri.query()));
+        let query = Query::new(request::parse_query(parts.uri.query()))
+            .with_user_agent(header_str(&parts.headers, header::USER_AGENT));
         match target {
             Target::Health => {
                 return bytes_response(200, b"ok".to_vec(), "text/plain; charset=utf-8", &[]);
