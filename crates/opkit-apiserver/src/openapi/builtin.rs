@@ -345,25 +345,66 @@ fn annotate(
     }
 }
 
+/// Keywords whose value is a map of subschemas.
+const SCHEMA_MAPS: &[&str] = &["properties", "patternProperties", "definitions", "$defs"];
+/// Keywords whose value is a subschema or an array of them.
+const SCHEMA_VALUES: &[&str] = &[
+    "items",
+    "additionalProperties",
+    "additionalItems",
+    "not",
+    "allOf",
+    "anyOf",
+    "oneOf",
+];
+
+/// The subschemas directly below a schema. Only schema keywords are followed: property names
+/// are data (`JSONSchemaProps` has properties called `$ref`, `default` and `enum`).
+fn subschemas(obj: &Map<String, Value>) -> impl Iterator<Item = &Value> {
+    obj.iter().flat_map(|(k, child)| {
+        let children: Box<dyn Iterator<Item = &Value>> = match child {
+            Value::Object(m) if SCHEMA_MAPS.contains(&k.as_str()) => Box::new(m.values()),
+            Value::Array(a) if SCHEMA_VALUES.contains(&k.as_str()) => Box::new(a.iter()),
+            Value::Object(_) if SCHEMA_VALUES.contains(&k.as_str()) => {
+                Box::new(std::iter::once(child))
+            }
+            _ => Box::new(std::iter::empty()),
+        };
+        children
+    })
+}
+
+/// Mutable [`subschemas`].
+fn subschemas_mut(obj: &mut Map<String, Value>) -> Vec<&mut Value> {
+    let mut out = Vec::new();
+    for (k, child) in obj.iter_mut() {
+        let key = k.as_str();
+        if SCHEMA_MAPS.contains(&key) {
+            if let Value::Object(m) = child {
+                out.extend(m.values_mut());
+            }
+        } else if SCHEMA_VALUES.contains(&key) {
+            if child.is_object() {
+                out.push(child);
+            } else if let Value::Array(a) = child {
+                out.extend(a.iter_mut());
+            }
+        }
+    }
+    out
+}
+
 /// Upstream's v3 form: a `$ref` with siblings (a description) becomes `allOf: [{$ref}]`.
 fn to_v3(mut schema: Value) -> Value {
     fn walk(v: &mut Value) {
-        match v {
-            Value::Object(obj) => {
-                if obj.len() > 1
-                    && let Some(r) = obj.remove("$ref")
-                {
-                    obj.insert("allOf".into(), json!([{"$ref": r}]));
-                }
-                for (k, child) in obj.iter_mut() {
-                    // Enum and default values are data, not schemas.
-                    if k != "enum" && k != "default" && k != "example" {
-                        walk(child);
-                    }
-                }
+        let Value::Object(obj) = v else { return };
+        if obj.len() > 1 && obj.get("$ref").is_some_and(Value::is_string) {
+            if let Some(r) = obj.remove("$ref") {
+                obj.insert("allOf".into(), json!([{"$ref": r}]));
             }
-            Value::Array(items) => items.iter_mut().for_each(walk),
-            _ => {}
+        }
+        for child in subschemas_mut(obj) {
+            walk(child);
         }
     }
     walk(&mut schema);
@@ -372,45 +413,53 @@ fn to_v3(mut schema: Value) -> Value {
 
 /// Swagger 2.0 form: refs point into `#/definitions/`.
 pub fn to_v2(schema: &Value) -> Value {
-    fn walk(v: &Value) -> Value {
-        match v {
-            Value::Object(obj) => {
-                let mut out = Map::with_capacity(obj.len());
-                for (k, child) in obj {
-                    let child = match (k.as_str(), child) {
-                        ("$ref", Value::String(r)) => match r.strip_prefix(V3_PREFIX) {
-                            Some(name) => Value::String(format!("{V2_PREFIX}{name}")),
-                            None => child.clone(),
-                        },
-                        ("enum" | "default" | "example", _) => child.clone(),
-                        _ => walk(child),
-                    };
-                    out.insert(k.clone(), child);
-                }
-                Value::Object(out)
-            }
-            Value::Array(items) => Value::Array(items.iter().map(walk).collect()),
-            other => other.clone(),
+    fn walk(v: &mut Value) {
+        let Value::Object(obj) = v else { return };
+        if let Some(Value::String(r)) = obj.get_mut("$ref")
+            && let Some(name) = r.strip_prefix(V3_PREFIX)
+        {
+            *r = format!("{V2_PREFIX}{name}");
+        }
+        for child in subschemas_mut(obj) {
+            walk(child);
         }
     }
-    walk(schema)
+    let mut out = schema.clone();
+    walk(&mut out);
+    out
 }
 
-/// Adds to `out` the definition names `schema` references (directly).
+/// Adds to `out` the definition names `schema` and its subschemas reference.
 pub fn refs_of(schema: &Value, prefix: &str, out: &mut Vec<String>) {
-    match schema {
+    let Value::Object(obj) = schema else { return };
+    if let Some(name) = obj
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix(prefix))
+    {
+        out.push(name.to_string());
+    }
+    for child in subschemas(obj) {
+        refs_of(child, prefix, out);
+    }
+}
+
+/// Every `$ref` string anywhere in a document (paths included), for checks.
+pub fn refs_in_document(doc: &Value, prefix: &str, out: &mut Vec<String>) {
+    match doc {
         Value::Object(obj) => {
             for (k, child) in obj {
-                if k == "$ref" {
-                    if let Some(name) = child.as_str().and_then(|r| r.strip_prefix(prefix)) {
-                        out.push(name.to_string());
+                match (k.as_str(), child) {
+                    ("$ref", Value::String(r)) => {
+                        if let Some(name) = r.strip_prefix(prefix) {
+                            out.push(name.to_string());
+                        }
                     }
-                } else if k != "enum" && k != "default" && k != "example" {
-                    refs_of(child, prefix, out);
+                    _ => refs_in_document(child, prefix, out),
                 }
             }
         }
-        Value::Array(items) => items.iter().for_each(|i| refs_of(i, prefix, out)),
+        Value::Array(items) => items.iter().for_each(|i| refs_in_document(i, prefix, out)),
         _ => {}
     }
 }
@@ -473,6 +522,18 @@ mod tests {
     }
 
     #[test]
+    fn properties_named_like_keywords_stay_properties() {
+        let s = schemas();
+        let name = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps";
+        for defs in [&s.v3, &s.v2] {
+            let props = &defs[name]["properties"];
+            assert_eq!(props["$ref"]["type"], "string");
+            assert!(props.get("allOf").is_some_and(|a| a["type"] == "array"));
+            assert!(props["default"].is_object());
+        }
+    }
+
+    #[test]
     fn int_or_string_follows_upstream_forms() {
         let s = schemas();
         assert_eq!(s.v2[names::INT_OR_STRING]["format"], "int-or-string");
@@ -490,7 +551,7 @@ mod tests {
         for (defs, prefix) in [(&s.v3, V3_PREFIX), (&s.v2, V2_PREFIX)] {
             for (name, schema) in defs.iter() {
                 let mut refs = Vec::new();
-                refs_of(schema, prefix, &mut refs);
+                refs_in_document(schema, prefix, &mut refs);
                 for r in refs {
                     assert!(defs.contains_key(&r), "{name} references missing {r}");
                 }

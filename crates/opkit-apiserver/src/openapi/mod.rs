@@ -604,7 +604,7 @@ mod tests {
                 let doc = group_version(&snap, group, v).unwrap();
                 let schemas = doc["components"]["schemas"].as_object().unwrap();
                 let mut refs = Vec::new();
-                builtin::refs_of(&doc, V3_PREFIX, &mut refs);
+                builtin::refs_in_document(&doc, V3_PREFIX, &mut refs);
                 for r in refs {
                     assert!(schemas.contains_key(&r), "{group}/{v}: missing {r}");
                 }
@@ -618,7 +618,7 @@ mod tests {
         let doc = swagger(&snap);
         let defs = doc["definitions"].as_object().unwrap();
         let mut refs = Vec::new();
-        builtin::refs_of(&doc, V2_PREFIX, &mut refs);
+        builtin::refs_in_document(&doc, V2_PREFIX, &mut refs);
         for r in refs {
             assert!(defs.contains_key(&r), "missing {r}");
         }
