@@ -398,10 +398,11 @@ fn subschemas_mut(obj: &mut Map<String, Value>) -> Vec<&mut Value> {
 fn to_v3(mut schema: Value) -> Value {
     fn walk(v: &mut Value) {
         let Value::Object(obj) = v else { return };
-        if obj.len() > 1 && obj.get("$ref").is_some_and(Value::is_string) {
-            if let Some(r) = obj.remove("$ref") {
-                obj.insert("allOf".into(), json!([{"$ref": r}]));
-            }
+        if obj.len() > 1
+            && obj.get("$ref").is_some_and(Value::is_string)
+            && let Some(r) = obj.remove("$ref")
+        {
+            obj.insert("allOf".into(), json!([{"$ref": r}]));
         }
         for child in subschemas_mut(obj) {
             walk(child);
