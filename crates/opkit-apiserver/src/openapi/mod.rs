@@ -149,7 +149,7 @@ fn custom_to_v2(schema: &Value) -> Value {
             }
             if let Some(Value::Array(all)) = obj.get("allOf")
                 && all.len() == 1
-                && let Some(r) = all[0].get("$ref").cloned()
+                && let Some(r) = all.first().and_then(|s| s.get("$ref")).cloned()
             {
                 obj.remove("allOf");
                 obj.insert("$ref".into(), r);
