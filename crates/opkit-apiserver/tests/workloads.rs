@@ -526,17 +526,306 @@ async fn disabled_workload_controllers_create_nothing() {
     );
 }
 
-#[allow(dead_code)]
-fn _types(
-    _: (
-        DaemonSet,
-        StatefulSet,
-        Job,
-        CronJob,
-        Endpoints,
-        EndpointSlice,
-        Service,
-        PersistentVolumeClaim,
-    ),
-) {
+#[tokio::test]
+async fn statefulset_creates_ordinals_in_order_with_claims() {
+    let (_plane, client) = start().await;
+    let api: Api<StatefulSet> = Api::namespaced(client.clone(), "default");
+    let sts: StatefulSet = serde_json::from_value(json!({
+        "metadata": {"name": "db"},
+        "spec": {
+            "replicas": 3, "serviceName": "db",
+            "selector": {"matchLabels": {"app": "db"}},
+            "template": {"metadata": {"labels": {"app": "db"}},
+                "spec": {"containers": [{"name": "db", "image": "postgres:16"}]}},
+            "volumeClaimTemplates": [{"metadata": {"name": "data"},
+                "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]
+        }
+    }))
+    .unwrap();
+    create(&api, &sts).await;
+    let done = eventually("statefulset ready", || async {
+        let s = api.get("db").await.ok()?;
+        let st = s.status.clone()?;
+        (st.ready_replicas == Some(3)
+            && st.updated_replicas == Some(3)
+            && st.current_revision == st.update_revision)
+            .then_some(s)
+    })
+    .await;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let mut created = Vec::new();
+    for i in 0..3 {
+        let p = pods.get(&format!("db-{i}")).await.expect("ordinal pod");
+        created.push(p.metadata.creation_timestamp.clone().unwrap().0);
+        let claim = &p.spec.unwrap().volumes.unwrap()[0];
+        assert_eq!(
+            claim.persistent_volume_claim.as_ref().unwrap().claim_name,
+            format!("data-db-{i}")
+        );
+    }
+    assert!(
+        created.windows(2).all(|w| w[0] <= w[1]),
+        "ordinals in order"
+    );
+    let pvcs: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), "default");
+    let pvc = pvcs.get("data-db-2").await.expect("claim exists");
+    assert_eq!(pvc.status.unwrap().phase.as_deref(), Some("Bound"));
+    assert!(
+        done.status
+            .unwrap()
+            .update_revision
+            .unwrap()
+            .starts_with("db-")
+    );
+
+    api.patch(
+        "db",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 1}})),
+    )
+    .await
+    .unwrap();
+    eventually("scaled down to db-0", || async {
+        let list = pods
+            .list(&ListParams::default().labels("app=db"))
+            .await
+            .ok()?;
+        let names: Vec<_> = list
+            .items
+            .iter()
+            .filter_map(|p| p.metadata.name.clone())
+            .collect();
+        (names == ["db-0"]).then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn statefulset_rolling_update_moves_current_revision() {
+    let (_plane, client) = start().await;
+    let api: Api<StatefulSet> = Api::namespaced(client.clone(), "default");
+    let sts: StatefulSet = serde_json::from_value(json!({
+        "metadata": {"name": "web"},
+        "spec": {"replicas": 2, "serviceName": "web", "selector": {"matchLabels": {"app": "sweb"}},
+            "template": {"metadata": {"labels": {"app": "sweb"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx:1"}]}}}
+    }))
+    .unwrap();
+    create(&api, &sts).await;
+    let first = eventually("ready", || async {
+        let st = api.get("web").await.ok()?.status?;
+        (st.ready_replicas == Some(2)).then_some(st.update_revision?)
+    })
+    .await;
+    let patch = json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}}}});
+    api.patch("web", &PatchParams::default(), &Patch::Strategic(patch))
+        .await
+        .unwrap();
+    eventually("rolled", || async {
+        let st = api.get("web").await.ok()?.status?;
+        (st.update_revision.as_ref() != Some(&first)
+            && st.current_revision == st.update_revision
+            && st.updated_replicas == Some(2)
+            && st.ready_replicas == Some(2))
+        .then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn daemonset_runs_one_pod_on_the_node() {
+    let (_plane, client) = start().await;
+    let api: Api<DaemonSet> = Api::namespaced(client.clone(), "default");
+    let ds: DaemonSet = serde_json::from_value(json!({
+        "metadata": {"name": "agent"},
+        "spec": {"selector": {"matchLabels": {"app": "agent"}},
+            "template": {"metadata": {"labels": {"app": "agent"}},
+                "spec": {"containers": [{"name": "a", "image": "agent:1"}]}}}
+    }))
+    .unwrap();
+    create(&api, &ds).await;
+    eventually("daemonset available", || async {
+        let st = api.get("agent").await.ok()?.status?;
+        (st.desired_number_scheduled == 1
+            && st.number_available == Some(1)
+            && st.updated_number_scheduled == Some(1))
+        .then_some(())
+    })
+    .await;
+    let patch = json!({"spec": {"template": {"spec": {"containers": [{"name": "a", "image": "agent:2"}]}}}});
+    api.patch("agent", &PatchParams::default(), &Patch::Strategic(patch))
+        .await
+        .unwrap();
+    eventually("daemonset updated", || async {
+        let ds = api.get("agent").await.ok()?;
+        let st = ds.status?;
+        let pods = ready_pods(&client, "app=agent").await;
+        (st.observed_generation == ds.metadata.generation
+            && st.updated_number_scheduled == Some(1)
+            && st.number_available == Some(1)
+            && pods.len() == 1
+            && pods[0].spec.as_ref()?.containers[0].image.as_deref() == Some("agent:2"))
+        .then_some(())
+    })
+    .await;
+}
+
+fn job(name: &str, completions: i32, annotations: serde_json::Value) -> Job {
+    serde_json::from_value(json!({
+        "metadata": {"name": name},
+        "spec": {"completions": completions, "parallelism": 2, "backoffLimit": 1,
+            "template": {"metadata": {"annotations": annotations},
+                "spec": {"restartPolicy": "Never", "containers": [{"name": "j", "image": "busybox"}]}}}
+    }))
+    .unwrap()
+}
+
+fn job_condition(j: &Job, type_: &str) -> Option<k8s_openapi::api::batch::v1::JobCondition> {
+    j.status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == type_ && c.status == "True")
+        .cloned()
+}
+
+#[tokio::test]
+async fn job_completes_after_its_pods_succeed() {
+    let (_plane, client) = start().await;
+    let api: Api<Job> = Api::namespaced(client.clone(), "default");
+    create(&api, &job("work", 3, json!({}))).await;
+    let j = eventually("job complete", || async {
+        let j = api.get("work").await.ok()?;
+        job_condition(&j, "Complete").map(|_| j)
+    })
+    .await;
+    assert!(job_condition(&j, "SuccessCriteriaMet").is_some());
+    let s = j.status.unwrap();
+    assert_eq!(s.succeeded, Some(3));
+    assert_eq!(s.active, Some(0));
+    assert!(s.start_time.is_some() && s.completion_time.is_some());
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let list = pods
+        .list(&ListParams::default().labels("batch.kubernetes.io/job-name=work"))
+        .await
+        .unwrap();
+    assert_eq!(list.items.len(), 3);
+    let cs = &list.items[0]
+        .status
+        .as_ref()
+        .unwrap()
+        .container_statuses
+        .as_ref()
+        .unwrap()[0];
+    let term = cs.state.as_ref().unwrap().terminated.as_ref().unwrap();
+    assert_eq!(
+        (term.exit_code, term.reason.as_deref()),
+        (0, Some("Completed"))
+    );
+}
+
+#[tokio::test]
+async fn job_fails_after_backoff_limit_with_the_fail_annotation() {
+    let (_plane, client) = start().await;
+    let api: Api<Job> = Api::namespaced(client.clone(), "default");
+    create(
+        &api,
+        &job("doomed", 1, json!({"sim.opkit.dev/behavior": "fail"})),
+    )
+    .await;
+    let j = eventually("job failed", || async {
+        let j = api.get("doomed").await.ok()?;
+        job_condition(&j, "Failed").map(|_| j)
+    })
+    .await;
+    let failed = job_condition(&j, "Failed").unwrap();
+    assert_eq!(failed.reason.as_deref(), Some("BackoffLimitExceeded"));
+    assert_eq!(j.status.unwrap().failed, Some(2));
+}
+
+#[tokio::test]
+async fn cronjob_creates_a_job_on_schedule() {
+    let (_plane, client) = start().await;
+    let api: Api<CronJob> = Api::namespaced(client.clone(), "default");
+    let cj: CronJob = serde_json::from_value(json!({
+        "metadata": {"name": "tick"},
+        "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": {
+            "spec": {"restartPolicy": "OnFailure", "containers": [{"name": "t", "image": "busybox"}]}}}}}
+    }))
+    .unwrap();
+    create(&api, &cj).await;
+    let jobs: Api<Job> = Api::namespaced(client.clone(), "default");
+    let job = eventually("a job from the cronjob", || async {
+        jobs.list(&ListParams::default())
+            .await
+            .ok()?
+            .items
+            .into_iter()
+            .next()
+    })
+    .await;
+    let name = job.metadata.name.unwrap();
+    let minutes: i64 = name
+        .strip_prefix("tick-")
+        .unwrap()
+        .parse()
+        .expect("scheduled minutes");
+    assert!(minutes > 28_000_000, "{name}");
+    eventually("lastScheduleTime and lastSuccessfulTime", || async {
+        let st = api.get("tick").await.ok()?.status?;
+        (st.last_schedule_time.is_some() && st.last_successful_time.is_some()).then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn service_endpoints_list_ready_pods() {
+    let (_plane, client) = start().await;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    create(&deployments, &deployment("api", 2, "api:1")).await;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let unready: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "api-unready", "labels": {"app": "api"},
+            "annotations": {"sim.opkit.dev/behavior": "never-ready"}},
+        "spec": {"containers": [{"name": "app", "image": "api:1", "ports": [{"name": "http", "containerPort": 8080}]}]}
+    }))
+    .unwrap();
+    create(&pods, &unready).await;
+    let services: Api<Service> = Api::namespaced(client.clone(), "default");
+    let svc: Service = serde_json::from_value(json!({
+        "metadata": {"name": "api"},
+        "spec": {"selector": {"app": "api"}, "ports": [{"name": "web", "port": 80, "targetPort": "http"}]}
+    }))
+    .unwrap();
+    create(&services, &svc).await;
+    let endpoints: Api<Endpoints> = Api::namespaced(client.clone(), "default");
+    let ep = eventually("2 ready and 1 not-ready address", || async {
+        let ep = endpoints.get("api").await.ok()?;
+        let subset = ep.subsets.clone()?.into_iter().next()?;
+        (subset.addresses.as_ref().map(Vec::len) == Some(2)
+            && subset.not_ready_addresses.as_ref().map(Vec::len) == Some(1))
+        .then_some(subset)
+    })
+    .await;
+    assert_eq!(ep.ports.unwrap()[0].port, 8080, "named targetPort resolved");
+    let slices: Api<EndpointSlice> = Api::namespaced(client.clone(), "default");
+    let list = slices
+        .list(&ListParams::default().labels("kubernetes.io/service-name=api"))
+        .await
+        .unwrap();
+    let slice = &list.items[0];
+    assert_eq!(slice.endpoints.len(), 3);
+    assert_eq!(
+        slice
+            .endpoints
+            .iter()
+            .filter(|e| e.conditions.as_ref().unwrap().ready == Some(true))
+            .count(),
+        2
+    );
+    assert_eq!(
+        slice.metadata.labels.as_ref().unwrap()["endpointslice.kubernetes.io/managed-by"],
+        "endpointslice-controller.k8s.io"
+    );
 }

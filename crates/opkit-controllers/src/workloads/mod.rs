@@ -33,7 +33,6 @@ pub use clock::Clock;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Debug;
 use std::future::Future;
-use std::hash::Hash;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -172,6 +171,25 @@ pub(crate) async fn drive<K, C, F, Fut>(
         .await;
 }
 
+/// The `kind` controller owning `child`, as a reconcile request (for `watches_stream`).
+pub(crate) fn owner_of<K, C>(
+    kind: &'static str,
+) -> impl Fn(C) -> Option<ObjectRef<K>> + Send + Sync + 'static
+where
+    K: Resource<DynamicType = ()>,
+    C: Resource,
+{
+    move |child: C| {
+        let meta = child.meta();
+        let ns = meta.namespace.clone().unwrap_or_default();
+        meta.owner_references
+            .iter()
+            .flatten()
+            .find(|r| r.controller == Some(true) && r.kind == kind)
+            .map(|r| ObjectRef::new(&r.name).within(&ns))
+    }
+}
+
 /// A controller owner reference to `owner` (`controller: true, blockOwnerDeletion: true`).
 pub(crate) fn controller_ref<K: Resource<DynamicType = ()>>(owner: &K) -> OwnerReference {
     let meta = owner.meta();
@@ -234,11 +252,6 @@ pub(crate) fn selector_is_empty(selector: &LabelSelector) -> bool {
             .is_none_or(|m| m.is_empty())
 }
 
-/// An object reference for requeueing `K` by namespace and name.
-pub(crate) fn object_ref<K: Resource<DynamicType = ()>>(ns: &str, name: &str) -> ObjectRef<K> {
-    ObjectRef::new(name).within(ns)
-}
-
 /// A stable, short, DNS-safe hash of any serializable value (FNV-1a over its JSON, encoded with
 /// upstream's `SafeEncodeString` alphabet so it never forms words or starts with a digit-only
 /// string that looks numeric).
@@ -276,9 +289,6 @@ pub(crate) fn key_pair<K: Resource>(obj: &K) -> Key {
         m.name.clone().unwrap_or_default(),
     )
 }
-
-#[allow(dead_code)]
-fn _assert_hash<T: Hash + Eq>() {}
 
 #[cfg(test)]
 mod tests {
