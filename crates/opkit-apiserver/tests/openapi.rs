@@ -106,20 +106,155 @@ async fn v2_json_describes_deployments_with_group_version_kind_and_container_mer
     }
 }
 
+/// The parts of gnostic's `openapi.v2` messages the checks below read (field numbers from
+/// `OpenAPIv2.proto`); decoding with prost checks the wire format.
+mod gnostic {
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Document {
+        #[prost(string, tag = "1")]
+        pub swagger: String,
+        #[prost(message, optional, tag = "9")]
+        pub definitions: Option<Definitions>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Definitions {
+        #[prost(message, repeated, tag = "1")]
+        pub additional_properties: Vec<NamedSchema>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct NamedSchema {
+        #[prost(string, tag = "1")]
+        pub name: String,
+        #[prost(message, optional, tag = "2")]
+        pub value: Option<Schema>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Schema {
+        #[prost(string, tag = "1")]
+        pub r#ref: String,
+        #[prost(string, tag = "4")]
+        pub description: String,
+        #[prost(double, tag = "7")]
+        pub maximum: f64,
+        #[prost(string, repeated, tag = "19")]
+        pub required: Vec<String>,
+        #[prost(message, optional, tag = "25")]
+        pub properties: Option<Properties>,
+        #[prost(message, repeated, tag = "31")]
+        pub vendor_extension: Vec<NamedAny>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Properties {
+        #[prost(message, repeated, tag = "1")]
+        pub additional_properties: Vec<NamedSchema>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct NamedAny {
+        #[prost(string, tag = "1")]
+        pub name: String,
+        #[prost(message, optional, tag = "2")]
+        pub value: Option<Any>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Any {
+        #[prost(string, tag = "2")]
+        pub yaml: String,
+    }
+
+    impl Document {
+        pub fn definition(&self, name: &str) -> Option<&Schema> {
+            let defs = self.definitions.as_ref()?;
+            defs.additional_properties
+                .iter()
+                .find(|d| d.name == name)?
+                .value
+                .as_ref()
+        }
+    }
+
+    impl Schema {
+        pub fn property(&self, name: &str) -> Option<&Schema> {
+            let props = self.properties.as_ref()?;
+            props
+                .additional_properties
+                .iter()
+                .find(|p| p.name == name)?
+                .value
+                .as_ref()
+        }
+
+        pub fn extension(&self, name: &str) -> Option<serde_json::Value> {
+            let any = self.vendor_extension.iter().find(|e| e.name == name)?;
+            serde_json::from_str(&any.value.as_ref()?.yaml).ok()
+        }
+    }
+}
+
 #[tokio::test]
-async fn v2_protobuf_is_not_acceptable_and_answered_with_a_status() {
+async fn v2_protobuf_is_served_in_gnostic_encoding_with_crd_definitions() {
+    use prost::Message;
     let plane = common::start().await;
     let client = common::client(&plane).await;
+    common::install_flight_ticket_crd(&client).await;
     let (status, headers, body) =
         get(&client, "/openapi/v2", &[(header::ACCEPT, PROTOBUF_V2)]).await;
-    assert_eq!(status, StatusCode::NOT_ACCEPTABLE);
-    assert_eq!(headers[header::CONTENT_TYPE], "application/json");
-    let s: Value = serde_json::from_slice(&body).expect("a Status");
+    assert_eq!(status, StatusCode::OK);
     assert_eq!(
-        (s["kind"].as_str(), s["reason"].as_str()),
-        (Some("Status"), Some("NotAcceptable"))
+        headers[header::CONTENT_TYPE],
+        "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
     );
-    assert_eq!(s["code"], 406);
+    let doc = gnostic::Document::decode(body.as_slice()).expect("an openapi.v2.Document");
+    assert_eq!(doc.swagger, "2.0");
+    let deployment = doc
+        .definition("io.k8s.api.apps.v1.Deployment")
+        .expect("Deployment is defined");
+    assert_eq!(
+        deployment.extension("x-kubernetes-group-version-kind"),
+        Some(json!([{"group": "apps", "kind": "Deployment", "version": "v1"}]))
+    );
+    assert_eq!(
+        deployment.property("spec").map(|s| s.r#ref.as_str()),
+        Some("#/definitions/io.k8s.api.apps.v1.DeploymentSpec")
+    );
+    let containers = doc
+        .definition("io.k8s.api.core.v1.PodSpec")
+        .and_then(|s| s.property("containers"))
+        .expect("PodSpec.containers");
+    assert_eq!(
+        containers.extension("x-kubernetes-patch-merge-key"),
+        Some(json!("name"))
+    );
+    let number = doc
+        .definition("com.flights.v1.FlightTicket")
+        .and_then(|s| s.property("spec"))
+        .and_then(|s| s.property("number"))
+        .expect("the CRD's spec.number");
+    assert_eq!(number.maximum, 10.0);
+}
+
+#[tokio::test]
+async fn openapi_media_types_the_server_cannot_produce_are_not_acceptable() {
+    let plane = common::start().await;
+    let client = common::client(&plane).await;
+    for path in ["/openapi/v2", "/openapi/v3/api/v1"] {
+        let (status, headers, body) =
+            get(&client, path, &[(header::ACCEPT, "application/xml")]).await;
+        assert_eq!(status, StatusCode::NOT_ACCEPTABLE, "{path}");
+        assert_eq!(headers[header::CONTENT_TYPE], "application/json");
+        let s: Value = serde_json::from_slice(&body).expect("a Status");
+        assert_eq!(
+            (s["kind"].as_str(), s["reason"].as_str()),
+            (Some("Status"), Some("NotAcceptable"))
+        );
+    }
+    // v3 documents are JSON only.
+    let (status, _, _) = get(
+        &client,
+        "/openapi/v3/api/v1",
+        &[(header::ACCEPT, PROTOBUF_V2)],
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_ACCEPTABLE);
 }
 
 #[tokio::test]

@@ -304,10 +304,71 @@ fn apply_twice_merges_containers_by_name_from_the_published_patch_keys() {
 }
 
 #[test]
-fn explain_with_openapiv2_output_reports_not_acceptable() {
-    // client-go fetches v2 only as gnostic protobuf; the server serves v2 as JSON and answers
-    // the protobuf media type 406 (see `opkit_apiserver::openapi`).
+fn explain_with_openapiv2_output_reads_the_protobuf_document() {
     let cp = ControlPlane::start();
-    let out = cp.kubectl_fails(&["explain", "pods", "--output", "plaintext-openapiv2"]);
-    assert!(out.stderr.contains("NotAcceptable"), "{out}");
+    install_crd(&cp, "");
+    let out = cp.kubectl_ok(&[
+        "explain",
+        "deployment.spec.replicas",
+        "--output",
+        "plaintext-openapiv2",
+    ]);
+    assert!(out.contains("FIELD:    replicas <integer>"), "{out}");
+    assert!(out.contains("Number of desired pods."), "{out}");
+    let out = cp.kubectl_ok(&[
+        "explain",
+        "flighttickets.spec.number",
+        "--output",
+        "plaintext-openapiv2",
+    ]);
+    assert!(
+        out.contains("The number of passengers on the ticket."),
+        "{out}"
+    );
+}
+
+/// A `kind: List` manifest, as `kubectl get -o yaml` prints several objects.
+fn list_manifest(extra_field: &str) -> String {
+    format!(
+        "apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: listed
+  data:
+    a: \"1\"
+{extra_field}- apiVersion: flights.com/v1
+  kind: FlightTicket
+  metadata:
+    name: listed-ticket
+  spec:
+    from: AMS
+    to: SFO
+    number: 2
+"
+    )
+}
+
+#[test]
+fn apply_of_a_list_manifest_validates_on_the_client_from_openapi_v2() {
+    // `v1 List` has no PATCH operation in the v3 documents, so kubectl validates the items
+    // itself, from `/openapi/v2` fetched as protobuf.
+    let cp = ControlPlane::start();
+    install_crd(&cp, "");
+    let bad = cp.write_file("bad-list.yaml", &list_manifest("  bogus: 1\n"));
+    let out = cp.kubectl_fails(&["apply", "-f", bad.to_str().expect("UTF-8 path")]);
+    assert!(
+        out.stderr
+            .contains("unknown field \"bogus\" in io.k8s.api.core.v1.ConfigMap"),
+        "{out}"
+    );
+    let good = cp.write_file("list.yaml", &list_manifest(""));
+    let out = cp.kubectl_ok(&["apply", "-f", good.to_str().expect("UTF-8 path")]);
+    assert!(out.contains("configmap/listed created"), "{out}");
+    assert!(
+        out.contains("flightticket.flights.com/listed-ticket created"),
+        "{out}"
+    );
 }

@@ -22,13 +22,15 @@
 //! year), one with a stale hash is redirected (301) to the current URL, and every answer has an
 //! `ETag` honoured by `If-None-Match`.
 //!
-//! Encodings: JSON only. client-go asks for v2 as gnostic protobuf
-//! (`application/com.github.proto-openapi.spec.v2@v1.0+protobuf`) in `OpenAPISchema()`, which
-//! kubectl v1.35 only calls for `explain --output plaintext-openapiv2`; that request is answered
-//! `406 NotAcceptable` with a `Status`, as for any media type the server cannot produce.
+//! Encodings: JSON, and for v2 also gnostic protobuf
+//! (`application/com.github.proto-openapi.spec.v2@v1.0+protobuf`, [`proto`]): client-go's
+//! `OpenAPISchema()` asks for nothing else, and kubectl v1.35 calls it to validate `kind: List`
+//! manifests on the client. The v3 protobuf form is not produced (clients ask v3 for JSON); other
+//! media types get `406 NotAcceptable` with a `Status`.
 
 pub mod builtin;
 pub mod paths;
+pub mod proto;
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hasher};
@@ -343,6 +345,7 @@ pub struct Documents {
     index: Rendered,
     group_versions: HashMap<String, Arc<Rendered>>,
     v2: OnceLock<Rendered>,
+    v2_protobuf: OnceLock<Rendered>,
 }
 
 impl Documents {
@@ -363,6 +366,17 @@ impl Documents {
         }
         let rendered = Rendered::of(&swagger(&self.snapshot))?;
         Ok(self.v2.get_or_init(|| rendered))
+    }
+
+    /// The v2 document in gnostic's protobuf encoding, rendered at first use.
+    pub fn v2_protobuf(&self) -> &Rendered {
+        self.v2_protobuf.get_or_init(|| {
+            let body = proto::encode_document(&swagger(&self.snapshot));
+            Rendered {
+                hash: content_hash(&body),
+                body: Bytes::from(body),
+            }
+        })
     }
 }
 
@@ -439,6 +453,7 @@ impl OpenApi {
             index: Rendered::of(&json!({"paths": index}))?,
             group_versions,
             v2: OnceLock::new(),
+            v2_protobuf: OnceLock::new(),
         })
     }
 
@@ -458,11 +473,14 @@ impl OpenApi {
             .get(header::ACCEPT)
             .and_then(|v| v.to_str().ok())
             .unwrap_or("");
-        if !accepts_json(accept) {
-            return Err(ApiError::not_acceptable(accept));
-        }
+        let encoding = match negotiate(accept) {
+            Some(Negotiated::Protobuf) if which == Which::V2 => Negotiated::Protobuf,
+            Some(Negotiated::Json) => Negotiated::Json,
+            _ => return Err(ApiError::not_acceptable(accept)),
+        };
         let docs = self.documents(snapshot)?;
         let (rendered, hashed) = match which {
+            Which::V2 if encoding == Negotiated::Protobuf => (docs.v2_protobuf(), false),
             Which::V2 => (docs.v2()?, false),
             Which::V3Index => (docs.index(), false),
             Which::V3(rest) => {
@@ -480,7 +498,20 @@ impl OpenApi {
                 }
             }
         };
-        Ok(answer(rendered, hashed, method == Method::HEAD, headers))
+        let content_type = match encoding {
+            Negotiated::Json => "application/json",
+            // The `@` of the requested type is not a valid media-type character (Go's
+            // `mime.ParseMediaType` rejects it), so the answer names the dotted form, as
+            // kube-openapi does.
+            Negotiated::Protobuf => PROTOBUF_V2_ALT,
+        };
+        Ok(answer(
+            rendered,
+            content_type,
+            hashed,
+            method == Method::HEAD,
+            headers,
+        ))
     }
 }
 
@@ -495,15 +526,30 @@ pub enum Which<'a> {
     V3(&'a str),
 }
 
-/// Whether an `Accept` header admits JSON (absent, `application/json`, `application/*`, `*/*`).
-fn accepts_json(accept: &str) -> bool {
-    accept.trim().is_empty()
-        || crate::negotiate::parse_media_ranges(accept)
-            .iter()
-            .any(|r| {
-                let e = r.essence.to_ascii_lowercase();
-                e == "application/json" || e == "application/*" || e == "*/*"
-            })
+/// gnostic's media type of the v2 protobuf document.
+const PROTOBUF_V2: &str = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+/// The same with a dot for the `@`: the `Content-Type` of the answer.
+const PROTOBUF_V2_ALT: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+
+/// An encoding the client accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Negotiated {
+    Json,
+    Protobuf,
+}
+
+/// The first encoding of `Accept` the server can produce (an absent header means JSON).
+fn negotiate(accept: &str) -> Option<Negotiated> {
+    if accept.trim().is_empty() {
+        return Some(Negotiated::Json);
+    }
+    crate::negotiate::parse_media_ranges(accept)
+        .iter()
+        .find_map(|r| match r.essence.to_ascii_lowercase().as_str() {
+            "application/json" | "application/*" | "*/*" => Some(Negotiated::Json),
+            PROTOBUF_V2 | PROTOBUF_V2_ALT => Some(Negotiated::Protobuf),
+            _ => None,
+        })
 }
 
 fn redirect(location: &str) -> Response<ResponseBody> {
@@ -517,6 +563,7 @@ fn redirect(location: &str) -> Response<ResponseBody> {
 
 fn answer(
     rendered: &Rendered,
+    content_type: &'static str,
     hashed: bool,
     head: bool,
     request: &HeaderMap,
@@ -536,10 +583,7 @@ fn answer(
         *resp.status_mut() = StatusCode::NOT_MODIFIED;
     }
     let h = resp.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     if let Ok(v) = HeaderValue::from_str(&etag) {
         h.insert(header::ETAG, v);
     }
