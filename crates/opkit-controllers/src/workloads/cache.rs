@@ -70,6 +70,7 @@ impl<K: Resource + Clone> Cache<K> {
     }
 
     /// The object `ns/name`, if seen.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn get(&self, ns: &str, name: &str) -> Option<Arc<K>> {
         self.read()
             .objects

@@ -1146,11 +1146,13 @@ mod tests {
 
     #[test]
     fn proportions_follow_max_replicas_annotation() {
-        let mut rs = ReplicaSet::default();
-        rs.spec = Some(ReplicaSetSpec {
-            replicas: Some(5),
+        let mut rs = ReplicaSet {
+            spec: Some(ReplicaSetSpec {
+                replicas: Some(5),
+                ..Default::default()
+            }),
             ..Default::default()
-        });
+        };
         rs.metadata.annotations = Some([(MAX_REPLICAS.to_string(), "13".to_string())].into());
         // Scaling 10 (+3 surge) → 20 (+5 surge): 5 * 25 / 13 ≈ 10 → +5 (allowed 12).
         assert_eq!(proportion(&rs, 20, 5, 13, 12, 0), 5);

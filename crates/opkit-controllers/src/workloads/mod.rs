@@ -54,9 +54,6 @@ pub enum Error {
     /// An object could not be (de)serialized.
     #[error("cannot encode object: {0}")]
     Json(#[from] serde_json::Error),
-    /// The object cannot be acted on as it is (e.g. a missing selector).
-    #[error("{0}")]
-    Invalid(String),
 }
 
 /// Result of a reconcile.

@@ -34,7 +34,6 @@ const LEASE_RENEW: Duration = Duration::from_secs(10);
 const STATUS_EVERY: u32 = 6;
 
 struct Ctx {
-    pods: Api<Pod>,
     client: kube::Client,
     settings: Settings,
     store: Store<Pod>,
@@ -56,7 +55,6 @@ pub(crate) async fn run(client: kube::Client, settings: Settings) {
     let controller = Controller::new(pods.clone(), watcher::Config::default())
         .with_config(kube::runtime::controller::Config::default().concurrency(64));
     let ctx = Arc::new(Ctx {
-        pods,
         client,
         settings,
         store: controller.store(),
