@@ -601,10 +601,13 @@ impl Gc {
             .strftime("%Y-%m-%dT%H:%M:%SZ")
             .to_string();
         let event_ns = item.namespace.clone().unwrap_or_else(|| "default".into());
+        let nanos = jiff::Timestamp::now().as_nanosecond();
+        let event_name = format!("{}.{:x}", item.name, nanos.max(0));
         let event = json!({
             "apiVersion": "v1",
             "kind": "Event",
-            "metadata": {"generateName": format!("{}.", item.name), "namespace": event_ns},
+            // Named like client-go's recorder does: the object's name and a hex timestamp.
+            "metadata": {"name": event_name, "namespace": event_ns},
             "involvedObject": {
                 "apiVersion": item.res.ar.api_version,
                 "kind": item.res.ar.kind,
