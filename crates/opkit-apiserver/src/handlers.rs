@@ -454,6 +454,14 @@ impl ApiServer {
             if let Some(m) = &manager {
                 crate::patch::managed::track_update(res, Part::Main, None, &mut obj, m);
             }
+            // Services get their cluster IP and node ports here, under a lock held until stored.
+            let _allocating = if crate::services::is_services(res) {
+                let guard = self.services.lock().await;
+                crate::services::allocate_create(&self.store, res, &mut obj)?;
+                Some(guard)
+            } else {
+                None
+            };
             match self.insert(res, ns, obj, dry_run).await {
                 Ok(stored) => {
                     if !dry_run {
@@ -625,6 +633,13 @@ impl ApiServer {
             };
             let (mut new, warnings) =
                 admission::prepare_update(res, &current, desired, part, validation)?;
+            let _allocating = if part == Part::Main && crate::services::is_services(res) {
+                let guard = self.services.lock().await;
+                crate::services::allocate_update(&self.store, res, &key, &current, &mut new)?;
+                Some(guard)
+            } else {
+                None
+            };
             if let Some(managed) = applied_managed {
                 object::meta_mut(&mut new).insert("managedFields".into(), managed);
             }

@@ -25,6 +25,7 @@ pub mod registry;
 pub mod request;
 pub mod scale;
 pub mod server;
+pub mod services;
 pub mod tables;
 pub mod tls;
 pub mod watch;

@@ -34,6 +34,8 @@ pub struct ApiServer {
     this: OnceLock<Weak<ApiServer>>,
     pub(crate) cleanups: Mutex<HashSet<String>>,
     openapi: crate::openapi::OpenApi,
+    /// Serialises Service writes that allocate cluster IPs and node ports.
+    pub(crate) services: crate::services::Allocator,
 }
 
 fn full(bytes: impl Into<Bytes>) -> ResponseBody {
@@ -117,6 +119,7 @@ impl ApiServer {
             this: OnceLock::new(),
             cleanups: Mutex::new(HashSet::new()),
             openapi: crate::openapi::OpenApi::new(),
+            services: crate::services::Allocator::default(),
         });
         let _ = server.this.set(Arc::downgrade(&server));
         server
@@ -159,7 +162,46 @@ impl ApiServer {
                 }
             }
         }
+        self.bootstrap_kubernetes_service().await?;
         self.load_crds().await;
+        Ok(())
+    }
+
+    /// Creates the `kubernetes` Service in `default` (10.96.0.1) and its Endpoints and
+    /// EndpointSlice pointing at this server, unless they exist.
+    async fn bootstrap_kubernetes_service(&self) -> ApiResult<()> {
+        let snapshot = self.registry.snapshot();
+        for (group, plural, obj) in crate::services::kubernetes_objects(&self.server_address) {
+            // core/v1 and discovery.k8s.io/v1.
+            let Some(res) = snapshot.get(group, "v1", plural).cloned() else {
+                continue;
+            };
+            if self
+                .store
+                .get(&res.key(Some("default"), "kubernetes"))
+                .is_some()
+            {
+                continue;
+            }
+            let (mut obj, _) = crate::admission::prepare_create(
+                &res,
+                Some("default"),
+                obj,
+                crate::admission::FieldValidation::Ignore,
+            )?;
+            let _allocating = if crate::services::is_services(&res) {
+                let guard = self.services.lock().await;
+                crate::services::allocate_create(&self.store, &res, &mut obj)?;
+                Some(guard)
+            } else {
+                None
+            };
+            match self.insert(&res, Some("default"), obj, false).await {
+                Ok(_) => {}
+                Err(e) if e.code == 409 => {}
+                Err(e) => return Err(e),
+            }
+        }
         Ok(())
     }
 
