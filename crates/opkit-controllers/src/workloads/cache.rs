@@ -15,13 +15,15 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use futures::{Stream, StreamExt, stream};
+use k8s_openapi::api::core::v1::Pod;
 use kube::Resource;
 use kube::api::Api;
 use kube::runtime::watcher::{self, Event};
 use kube::runtime::{WatchStreamExt, watcher::watcher};
 use serde::de::DeserializeOwned;
 
-use super::{Key, controller_uid, key_pair};
+use super::{HasRetry, Key, Retry, controller_uid, key_pair};
+use crate::Settings;
 
 /// The index key of objects without a controller owner in a namespace.
 fn orphan_key(ns: &str) -> String {
@@ -216,6 +218,52 @@ where
         };
         stream::iter(items)
     })
+}
+
+/// The context of a controller that owns pods (ReplicaSet, StatefulSet, DaemonSet, Job): a
+/// client, the watch-fed cache of every pod (indexed by controller owner), the create/delete
+/// expectations that keep a reconcile from acting on a cache that has not caught up with its
+/// own writes, and per-key retry backoff.
+pub(crate) struct PodOwnerCtx {
+    pub(crate) client: kube::Client,
+    pub(crate) pods: Arc<Cache<Pod>>,
+    pub(crate) expectations: Arc<Expectations>,
+    pub(crate) settings: Settings,
+    retry: Retry,
+}
+
+impl HasRetry for PodOwnerCtx {
+    fn retry(&self) -> &Retry {
+        &self.retry
+    }
+}
+
+impl PodOwnerCtx {
+    /// A context, and the stream of pod events that feeds its cache: hand the stream to the
+    /// controller's `watches_stream` so the cache is filled as the controller runs.
+    pub(crate) fn new(
+        client: kube::Client,
+        settings: Settings,
+    ) -> (
+        Arc<PodOwnerCtx>,
+        impl Stream<Item = Result<Pod, watcher::Error>> + Send + 'static,
+    ) {
+        let expectations = Arc::new(Expectations::default());
+        let pods = Cache::new(Some(expectations.clone()));
+        let pod_events = watch(
+            Api::<Pod>::all(client.clone()),
+            watcher::Config::default(),
+            pods.clone(),
+        );
+        let ctx = Arc::new(PodOwnerCtx {
+            client,
+            pods,
+            expectations,
+            settings,
+            retry: Retry::default(),
+        });
+        (ctx, pod_events)
+    }
 }
 
 struct Expect {

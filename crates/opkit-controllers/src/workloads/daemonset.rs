@@ -14,46 +14,21 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::watcher;
 use serde_json::json;
 
-use super::cache::{self, Cache, Expectations};
+use super::cache::PodOwnerCtx;
 use super::pods::{self, Availability, Naming};
-use super::{HasRetry, Result, Retry, controller_ref, drive, is_status, stable_hash};
+use super::{Result, controller_ref, drive, is_status, stable_hash};
 use crate::Settings;
 
-struct Ctx {
-    client: kube::Client,
-    pods: Arc<Cache<Pod>>,
-    expectations: Arc<Expectations>,
-    settings: Settings,
-    retry: Retry,
-}
-
-impl HasRetry for Ctx {
-    fn retry(&self) -> &Retry {
-        &self.retry
-    }
-}
+type Ctx = PodOwnerCtx;
 
 /// Runs the DaemonSet controller.
 pub(crate) async fn run(client: kube::Client, settings: Settings) {
-    let expectations = Arc::new(Expectations::default());
-    let pods = Cache::new(Some(expectations.clone()));
-    let pod_events = cache::watch(
-        Api::<Pod>::all(client.clone()),
-        watcher::Config::default(),
-        pods.clone(),
-    );
+    let (ctx, pod_events) = PodOwnerCtx::new(client.clone(), settings);
     let controller = Controller::new(
         Api::<DaemonSet>::all(client.clone()),
         watcher::Config::default(),
     )
     .watches_stream(pod_events, super::owner_of::<_, Pod>("DaemonSet"));
-    let ctx = Arc::new(Ctx {
-        client,
-        pods,
-        expectations,
-        settings,
-        retry: Retry::default(),
-    });
     drive("daemonset", controller, ctx, reconcile).await;
 }
 

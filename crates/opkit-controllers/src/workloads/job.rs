@@ -16,41 +16,18 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::watcher;
 use serde_json::json;
 
-use super::cache::{self, Cache, Expectations};
+use super::cache::PodOwnerCtx;
 use super::pods::{self, Naming};
-use super::{HasRetry, Result, Retry, controller_ref, drive, is_status};
+use super::{Result, controller_ref, drive, is_status};
 use crate::Settings;
 
-struct Ctx {
-    client: kube::Client,
-    pods: Arc<Cache<Pod>>,
-    expectations: Arc<Expectations>,
-    retry: Retry,
-}
-
-impl HasRetry for Ctx {
-    fn retry(&self) -> &Retry {
-        &self.retry
-    }
-}
+type Ctx = PodOwnerCtx;
 
 /// Runs the Job controller.
-pub(crate) async fn run(client: kube::Client, _settings: Settings) {
-    let expectations = Arc::new(Expectations::default());
-    let pods = Cache::new(Some(expectations.clone()));
-    let pod_events = cache::watch(
-        Api::<Pod>::all(client.clone()),
-        watcher::Config::default(),
-        pods.clone(),
-    );
+pub(crate) async fn run(client: kube::Client, settings: Settings) {
+    let (ctx, pod_events) = PodOwnerCtx::new(client.clone(), settings);
     let controller = Controller::new(Api::<Job>::all(client.clone()), watcher::Config::default())
         .watches_stream(pod_events, super::owner_of::<_, Pod>("Job"));
-    let ctx = Arc::new(Ctx {
-        client,
-        pods,
-        expectations,
-        retry: Retry::default(),
-    });
     drive("job", controller, ctx, reconcile).await;
 }
 

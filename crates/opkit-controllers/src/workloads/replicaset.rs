@@ -14,50 +14,25 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use serde_json::json;
 
-use super::cache::{self, Cache, Expectations};
+use super::cache::PodOwnerCtx;
 use super::pods::{self, Availability, Naming};
-use super::{
-    HasRetry, Result, Retry, controller_ref, drive, is_status, selector_is_empty, selector_matches,
-};
+use super::{Result, controller_ref, drive, is_status, selector_is_empty, selector_matches};
 use crate::Settings;
 
 /// Upstream's `BurstReplicas`: at most this many pods created or deleted per sync.
 const BURST_REPLICAS: usize = 500;
 
-struct Ctx {
-    client: kube::Client,
-    pods: Arc<Cache<Pod>>,
-    expectations: Arc<Expectations>,
-    retry: Retry,
-}
-
-impl HasRetry for Ctx {
-    fn retry(&self) -> &Retry {
-        &self.retry
-    }
-}
+type Ctx = PodOwnerCtx;
 
 /// Runs the ReplicaSet controller.
-pub(crate) async fn run(client: kube::Client, _settings: Settings) {
-    let expectations = Arc::new(Expectations::default());
-    let pods = Cache::new(Some(expectations.clone()));
-    let pod_events = cache::watch(
-        Api::<Pod>::all(client.clone()),
-        watcher::Config::default(),
-        pods.clone(),
-    );
+pub(crate) async fn run(client: kube::Client, settings: Settings) {
+    let (ctx, pod_events) = PodOwnerCtx::new(client.clone(), settings);
     let controller = Controller::new(
         Api::<ReplicaSet>::all(client.clone()),
         watcher::Config::default(),
     );
     let store = controller.store();
     let controller = controller.watches_stream(pod_events, move |pod: Pod| owners(&store, &pod));
-    let ctx = Arc::new(Ctx {
-        client,
-        pods,
-        expectations,
-        retry: Retry::default(),
-    });
     drive("replicaset", controller, ctx, reconcile).await;
 }
 
