@@ -1179,19 +1179,7 @@ impl GcOptions {
     fn finalizers(&self, existing: &[String], default_orphans: bool) -> Vec<String> {
         let orphan = self.should_orphan(existing, default_orphans);
         let foreground = self.should_delete_in_foreground(existing);
-        let mut out: Vec<String> = existing
-            .iter()
-            .filter(|f| f.as_str() != ORPHAN_FINALIZER && f.as_str() != FOREGROUND_FINALIZER)
-            .cloned()
-            .collect();
-        if orphan {
-            out.push(ORPHAN_FINALIZER.into());
-        }
-        if foreground {
-            out.push(FOREGROUND_FINALIZER.into());
-        }
-        let same = out.len() == existing.len() && out.iter().all(|f| existing.contains(f));
-        if same { existing.to_vec() } else { out }
+        with_gc_finalizers(existing, orphan, foreground)
     }
 
     /// The finalizers a namespace gets on its first delete (upstream's namespace registry:
@@ -1203,20 +1191,26 @@ impl GcOptions {
             (None, Some(p)) => (p == "Orphan", p == "Foreground"),
             (None, None) => (has(ORPHAN_FINALIZER), has(FOREGROUND_FINALIZER)),
         };
-        let mut out: Vec<String> = existing
-            .iter()
-            .filter(|f| f.as_str() != ORPHAN_FINALIZER && f.as_str() != FOREGROUND_FINALIZER)
-            .cloned()
-            .collect();
-        if orphan {
-            out.push(ORPHAN_FINALIZER.into());
-        }
-        if foreground {
-            out.push(FOREGROUND_FINALIZER.into());
-        }
-        let same = out.len() == existing.len() && out.iter().all(|f| existing.contains(f));
-        if same { existing.to_vec() } else { out }
+        with_gc_finalizers(existing, orphan, foreground)
     }
+}
+
+/// `existing` with the garbage collector's finalizers set to exactly `orphan` and `foreground`
+/// (the others kept in order); `existing` unchanged when that is the same set.
+fn with_gc_finalizers(existing: &[String], orphan: bool, foreground: bool) -> Vec<String> {
+    let mut out: Vec<String> = existing
+        .iter()
+        .filter(|f| f.as_str() != ORPHAN_FINALIZER && f.as_str() != FOREGROUND_FINALIZER)
+        .cloned()
+        .collect();
+    if orphan {
+        out.push(ORPHAN_FINALIZER.into());
+    }
+    if foreground {
+        out.push(FOREGROUND_FINALIZER.into());
+    }
+    let same = out.len() == existing.len() && out.iter().all(|f| existing.contains(f));
+    if same { existing.to_vec() } else { out }
 }
 
 /// Applies a served version to an object stored under another version of the same CRD.

@@ -39,7 +39,7 @@ use std::time::Duration;
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::Event as CoreEvent;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::api::{
     Api, DeleteParams, DynamicObject, PartialObjectMeta, Patch, PatchParams, PostParams,
     Preconditions, PropagationPolicy,
@@ -520,42 +520,38 @@ impl Gc {
     where
         F: Fn(&[OwnerReference]) -> Option<Vec<OwnerReference>>,
     {
-        let api = self.node_api(item);
-        for _ in 0..8 {
-            let Some(latest) = api.get_opt(&item.name).await? else {
-                return Ok(());
-            };
-            if latest.metadata.uid.as_deref() != Some(&*item.uid) {
-                return Ok(());
-            }
-            let refs = latest.metadata.owner_references.clone().unwrap_or_default();
-            let Some(new) = change(&refs) else {
-                return Ok(());
-            };
-            let value = if new.is_empty() {
-                serde_json::Value::Null
+        self.patch_metadata(item, |meta| {
+            let refs = meta.owner_references.as_deref().unwrap_or_default();
+            let new = change(refs)?;
+            Some(if new.is_empty() {
+                json!({"ownerReferences": null})
             } else {
-                json!(new)
-            };
-            let patch = json!({"metadata": {
-                "ownerReferences": value,
-                "resourceVersion": latest.metadata.resource_version,
-            }});
-            match api
-                .patch(&item.name, &PatchParams::default(), &Patch::Merge(&patch))
-                .await
-            {
-                Ok(_) => return Ok(()),
-                Err(e) if util::is_status(&e, 404) => return Ok(()),
-                Err(e) if util::is_status(&e, 409) => continue,
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Err(GcError::Conflict)
+                json!({"ownerReferences": new})
+            })
+        })
+        .await
     }
 
     /// Removes `finalizer` from an object, as a merge patch guarded by its resourceVersion.
     async fn remove_finalizer(&self, item: &Node, finalizer: &str) -> Result<(), GcError> {
+        self.patch_metadata(item, |meta| {
+            let finalizers = meta.finalizers.as_deref().unwrap_or_default();
+            if !finalizers.iter().any(|f| f == finalizer) {
+                return None;
+            }
+            let kept: Vec<&String> = finalizers.iter().filter(|f| *f != finalizer).collect();
+            Some(json!({"finalizers": kept}))
+        })
+        .await
+    }
+
+    /// Reads the object `item` names and, while it is still the same object (uid), merges the
+    /// metadata `change` computes from it (`None`: nothing to do), guarded by the
+    /// resourceVersion it read; a lost race reads again.
+    async fn patch_metadata<F>(&self, item: &Node, change: F) -> Result<(), GcError>
+    where
+        F: Fn(&ObjectMeta) -> Option<serde_json::Value>,
+    {
         let api = self.node_api(item);
         for _ in 0..8 {
             let Some(latest) = api.get_opt(&item.name).await? else {
@@ -564,15 +560,11 @@ impl Gc {
             if latest.metadata.uid.as_deref() != Some(&*item.uid) {
                 return Ok(());
             }
-            let finalizers = latest.metadata.finalizers.clone().unwrap_or_default();
-            if !finalizers.iter().any(|f| f == finalizer) {
+            let Some(mut meta) = change(&latest.metadata) else {
                 return Ok(());
-            }
-            let kept: Vec<&String> = finalizers.iter().filter(|f| *f != finalizer).collect();
-            let patch = json!({"metadata": {
-                "finalizers": kept,
-                "resourceVersion": latest.metadata.resource_version,
-            }});
+            };
+            meta["resourceVersion"] = json!(latest.metadata.resource_version);
+            let patch = json!({ "metadata": meta });
             match api
                 .patch(&item.name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
