@@ -25,8 +25,8 @@ use serde_json::json;
 
 use super::cache::{self, Cache};
 use super::{
-    HasRetry, Result, Retry, controller_ref, drive, is_status, selector_is_empty, selector_matches,
-    stable_hash,
+    HasRetry, Result, Retry, controller_ref, drive, is_status, owner_or_adopters,
+    selector_is_empty, selector_matches, stable_hash,
 };
 use crate::Settings;
 
@@ -82,32 +82,10 @@ pub(crate) async fn run(client: kube::Client, _settings: Settings) {
     drive("deployment", controller, ctx, reconcile).await;
 }
 
+/// The Deployments a ReplicaSet event concerns: its controller if that is a Deployment, else
+/// (an orphan) those whose selector matches it.
 fn owners(store: &Store<Deployment>, rs: &ReplicaSet) -> Vec<ObjectRef<Deployment>> {
-    let ns = rs.metadata.namespace.clone().unwrap_or_default();
-    if let Some(owner) = rs
-        .metadata
-        .owner_references
-        .iter()
-        .flatten()
-        .find(|r| r.controller == Some(true))
-    {
-        if owner.kind == "Deployment" && owner.api_version == "apps/v1" {
-            return vec![ObjectRef::new(&owner.name).within(&ns)];
-        }
-        return Vec::new();
-    }
-    store
-        .state()
-        .iter()
-        .filter(|d| d.metadata.namespace.as_deref() == Some(ns.as_str()))
-        .filter(|d| {
-            d.spec.as_ref().is_some_and(|s| {
-                !selector_is_empty(&s.selector)
-                    && selector_matches(&s.selector, rs.metadata.labels.as_ref())
-            })
-        })
-        .map(|d| ObjectRef::from_obj(d.as_ref()))
-        .collect()
+    owner_or_adopters(store, rs, |d| d.spec.as_ref().map(|s| &s.selector))
 }
 
 /// Resolves an int-or-percent against `total`, rounding percentages up or down.

@@ -40,7 +40,7 @@ use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use kube::Resource;
 use kube::runtime::controller::Action;
-use kube::runtime::reflector::ObjectRef;
+use kube::runtime::reflector::{ObjectRef, Store};
 use serde::de::DeserializeOwned;
 
 use crate::{Controller, Settings};
@@ -185,6 +185,39 @@ where
             .find(|r| r.controller == Some(true) && r.kind == kind)
             .map(|r| ObjectRef::new(&r.name).within(&ns))
     }
+}
+
+/// The `K`s in `store` a child event concerns: the child's controller if that is a `K`, else (an
+/// orphan) every `K` in its namespace whose non-empty selector matches the child's labels — the
+/// candidates to adopt it. `selector` reads a `K`'s selector.
+pub(crate) fn owner_or_adopters<K, C>(
+    store: &Store<K>,
+    child: &C,
+    selector: impl Fn(&K) -> Option<&LabelSelector>,
+) -> Vec<ObjectRef<K>>
+where
+    K: Resource<DynamicType = ()> + Clone,
+    C: Resource,
+{
+    let meta = child.meta();
+    let ns = meta.namespace.as_deref().unwrap_or_default();
+    let refs = meta.owner_references.as_deref().unwrap_or_default();
+    if let Some(owner) = refs.iter().find(|r| r.controller == Some(true)) {
+        if owner.kind == K::kind(&()) && owner.api_version == K::api_version(&()) {
+            return vec![ObjectRef::new(&owner.name).within(ns)];
+        }
+        return Vec::new();
+    }
+    store
+        .state()
+        .iter()
+        .filter(|k| k.meta().namespace.as_deref() == Some(ns))
+        .filter(|k| {
+            selector(k)
+                .is_some_and(|s| !selector_is_empty(s) && selector_matches(s, meta.labels.as_ref()))
+        })
+        .map(|k| ObjectRef::from_obj(k.as_ref()))
+        .collect()
 }
 
 /// A controller owner reference to `owner` (`controller: true, blockOwnerDeletion: true`).

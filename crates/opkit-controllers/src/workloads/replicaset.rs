@@ -16,7 +16,10 @@ use serde_json::json;
 
 use super::cache::PodOwnerCtx;
 use super::pods::{self, Availability, Naming};
-use super::{Result, controller_ref, drive, is_status, selector_is_empty, selector_matches};
+use super::{
+    Result, controller_ref, drive, is_status, owner_or_adopters, selector_is_empty,
+    selector_matches,
+};
 use crate::Settings;
 
 /// Upstream's `BurstReplicas`: at most this many pods created or deleted per sync.
@@ -39,29 +42,11 @@ pub(crate) async fn run(client: kube::Client, settings: Settings) {
 /// The ReplicaSets a pod event concerns: its controller if that is a ReplicaSet, else (an
 /// orphan) those whose selector matches it.
 fn owners(store: &Store<ReplicaSet>, pod: &Pod) -> Vec<ObjectRef<ReplicaSet>> {
-    let ns = pod.metadata.namespace.clone().unwrap_or_default();
-    let refs = pod.metadata.owner_references.as_deref().unwrap_or(&[]);
-    if let Some(owner) = refs.iter().find(|r| r.controller == Some(true)) {
-        if owner.kind == "ReplicaSet" && owner.api_version == "apps/v1" {
-            return vec![ObjectRef::new(&owner.name).within(&ns)];
-        }
+    if pod.metadata.deletion_timestamp.is_some() && super::controller_uid(&pod.metadata).is_none() {
+        // A deleting orphan is not adopted.
         return Vec::new();
     }
-    if pod.metadata.deletion_timestamp.is_some() {
-        return Vec::new();
-    }
-    store
-        .state()
-        .iter()
-        .filter(|rs| rs.metadata.namespace.as_deref() == Some(ns.as_str()))
-        .filter(|rs| {
-            rs.spec.as_ref().is_some_and(|s| {
-                !selector_is_empty(&s.selector)
-                    && selector_matches(&s.selector, pod.metadata.labels.as_ref())
-            })
-        })
-        .map(|rs| ObjectRef::from_obj(rs.as_ref()))
-        .collect()
+    owner_or_adopters(store, pod, |rs| rs.spec.as_ref().map(|s| &s.selector))
 }
 
 async fn reconcile(rs: Arc<ReplicaSet>, ctx: Arc<Ctx>) -> Result<Action> {
