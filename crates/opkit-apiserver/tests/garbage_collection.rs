@@ -15,26 +15,19 @@ use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
     PatchParams, PostParams, ResourceExt,
 };
+use opkit_apiserver::ControlPlane;
 use opkit_apiserver::controllers::{Controller, ControllerSet, Settings};
-use opkit_apiserver::{Config, ControlPlane};
 use serde_json::json;
 
 const DEADLINE: Duration = Duration::from_secs(20);
 
 /// A control plane running only `controllers`.
 async fn start_with(controllers: ControllerSet) -> (ControlPlane, kube::Client) {
-    let config = Config {
-        controllers: Settings {
-            enabled: controllers,
-            ..Settings::default()
-        },
-        ..Config::ephemeral()
-    };
-    let plane = ControlPlane::start(config)
-        .await
-        .expect("control plane starts");
-    let client = common::client(&plane).await;
-    (plane, client)
+    common::start_with_controllers(Settings {
+        enabled: controllers,
+        ..Settings::default()
+    })
+    .await
 }
 
 /// A control plane with the garbage collector and the namespace controller.

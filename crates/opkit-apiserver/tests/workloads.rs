@@ -12,8 +12,8 @@ use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::{Endpoints, Node, PersistentVolumeClaim, Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use opkit_apiserver::ControlPlane;
 use opkit_apiserver::controllers::{Clock, ControllerSet, Settings};
-use opkit_apiserver::{Config, ControlPlane};
 use serde_json::json;
 
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -27,20 +27,8 @@ fn settings() -> Settings {
     }
 }
 
-async fn start_with(settings: Settings) -> (ControlPlane, kube::Client) {
-    let config = Config {
-        controllers: settings,
-        ..Config::ephemeral()
-    };
-    let plane = ControlPlane::start(config)
-        .await
-        .expect("control plane starts");
-    let client = common::client(&plane).await;
-    (plane, client)
-}
-
 async fn start() -> (ControlPlane, kube::Client) {
-    start_with(settings()).await
+    common::start_with_controllers(settings()).await
 }
 
 /// Polls `check` until it returns `Some`, or panics with `what` after the deadline.
@@ -504,7 +492,7 @@ async fn ready_after_annotation_delays_readiness() {
 
 #[tokio::test]
 async fn disabled_workload_controllers_create_nothing() {
-    let (_plane, client) = start_with(Settings {
+    let (_plane, client) = common::start_with_controllers(Settings {
         enabled: "garbage-collector,namespace"
             .parse::<ControllerSet>()
             .unwrap(),

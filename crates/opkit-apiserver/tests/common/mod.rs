@@ -11,6 +11,21 @@ pub async fn start() -> ControlPlane {
         .expect("control plane starts")
 }
 
+/// Starts an ephemeral control plane with these built-in controllers; also returns a client.
+pub async fn start_with_controllers(
+    settings: opkit_apiserver::controllers::Settings,
+) -> (ControlPlane, kube::Client) {
+    let config = Config {
+        controllers: settings,
+        ..Config::ephemeral()
+    };
+    let plane = ControlPlane::start(config)
+        .await
+        .expect("control plane starts");
+    let client = client(&plane).await;
+    (plane, client)
+}
+
 /// A kube-rs client for a control plane, as from its kubeconfig.
 pub async fn client(plane: &ControlPlane) -> kube::Client {
     client_for_kubeconfig(plane.kubeconfig()).await
