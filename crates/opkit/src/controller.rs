@@ -1,0 +1,647 @@
+//! Controllers: what to watch, how keys are derived, and the reconcile loop.
+//!
+//! A [`Controller`] names its primary kind `K` (controller-runtime's `For`), the kinds it
+//! [`owns`](Controller::owns) (changes map to the controlling owner's key) and other kinds it
+//! [`watches`](Controller::watches) with a mapper. Every source feeds keys ([`Request`]s) into
+//! the controller's own [`WorkQueue`]; `max_concurrent_reconciles` workers take keys from it and
+//! call the reconcile function with the cached object. The queue guarantees that one key is
+//! never reconciled by two workers at once, that queued keys are deduplicated, and that a
+//! failing key backs off exponentially (5 ms → 1000 s) until it succeeds.
+//!
+//! Why not wrap `kube_runtime::Controller`: it keeps no per-object failure count (its error
+//! policy chooses a fixed delay), and it owns its watches, so two controllers on one kind
+//! would open two watches. Here watches and caches belong to the [`Manager`](crate::Manager)
+//! ([`informer`](crate::informer)), and the queue is client-go's (see [`crate::workqueue`]).
+
+use std::fmt;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use k8s_openapi::api::rbac::v1::PolicyRule;
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::{Client, Resource, ResourceExt};
+use serde::Serialize;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+use crate::error::{Error, Result};
+use crate::events::Recorder;
+use crate::informer::{Informers, Object};
+use crate::metrics::{ControllerMetrics, Metrics};
+use crate::predicate::{Change, Predicate};
+use crate::rbac::{self, Rules};
+use crate::workqueue::{Backoff, WorkQueue};
+
+/// The key of one object to reconcile (controller-runtime's `reconcile.Request`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Request {
+    /// The namespace; `None` for cluster-scoped objects.
+    pub namespace: Option<String>,
+    /// The name.
+    pub name: String,
+}
+
+impl Request {
+    /// A key for a namespaced object.
+    pub fn namespaced(namespace: impl Into<String>, name: impl Into<String>) -> Request {
+        Request {
+            namespace: Some(namespace.into()),
+            name: name.into(),
+        }
+    }
+
+    /// A key for a cluster-scoped object.
+    pub fn cluster(name: impl Into<String>) -> Request {
+        Request {
+            namespace: None,
+            name: name.into(),
+        }
+    }
+
+    /// The key of `obj`.
+    pub fn from_object<K: Resource>(obj: &K) -> Request {
+        Request {
+            namespace: obj.meta().namespace.clone(),
+            name: obj.meta().name.clone().unwrap_or_default(),
+        }
+    }
+
+    fn object_ref<K: Object>(&self) -> ObjectRef<K> {
+        let r = ObjectRef::new(&self.name);
+        match &self.namespace {
+            Some(ns) => r.within(ns),
+            None => r,
+        }
+    }
+}
+
+impl fmt::Display for Request {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.namespace {
+            Some(ns) => write!(f, "{ns}/{}", self.name),
+            None => f.write_str(&self.name),
+        }
+    }
+}
+
+/// What to do after a successful reconcile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Action {
+    requeue_after: Option<Duration>,
+    backoff: bool,
+}
+
+impl Action {
+    /// Reconcile again after `after` (metric result `requeue_after`), even if nothing changes.
+    pub fn requeue(after: Duration) -> Action {
+        Action {
+            requeue_after: Some(after),
+            backoff: false,
+        }
+    }
+
+    /// Nothing more to do until a watched object changes (metric result `success`).
+    pub fn await_change() -> Action {
+        Action {
+            requeue_after: None,
+            backoff: false,
+        }
+    }
+
+    /// Reconcile again after the key's backoff delay, without counting an error (metric result
+    /// `requeue`; controller-runtime's `Result{Requeue: true}`).
+    pub fn requeue_with_backoff() -> Action {
+        Action {
+            requeue_after: None,
+            backoff: true,
+        }
+    }
+
+    /// The requested delay, if any.
+    pub fn requeue_after(&self) -> Option<Duration> {
+        self.requeue_after
+    }
+}
+
+/// What a reconcile function receives besides the object: the client, the manager's caches,
+/// an event recorder, and the operator's own data (`T`, reachable through `Deref`).
+pub struct Context<T> {
+    client: Client,
+    controller: String,
+    field_manager: String,
+    informers: Arc<Informers>,
+    recorder: Recorder,
+    data: T,
+}
+
+impl<T> fmt::Debug for Context<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Context")
+            .field("controller", &self.controller)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> std::ops::Deref for Context<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.data
+    }
+}
+
+impl<T> Context<T> {
+    /// The Kubernetes client.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The operator's data given to [`Controller::build`].
+    pub fn data(&self) -> &T {
+        &self.data
+    }
+
+    /// The controller's name.
+    pub fn controller(&self) -> &str {
+        &self.controller
+    }
+
+    /// The field manager used for server-side apply (the controller's name).
+    pub fn field_manager(&self) -> &str {
+        &self.field_manager
+    }
+
+    /// The shared cache of kind `W`; any kind a controller of this manager declared with
+    /// `for`, `owns` or `watches` has one.
+    pub fn store<W: Object>(&self) -> Result<Store<W>> {
+        self.informers
+            .get::<W>()
+            .map(|i| i.store())
+            .ok_or_else(|| Error::NotWatched(W::kind(&()).into_owned()))
+    }
+
+    /// The event recorder (reporting controller = this controller's name).
+    pub fn recorder(&self) -> &Recorder {
+        &self.recorder
+    }
+
+    /// Server-side applies `child` with a controller owner reference to `owner` and this
+    /// controller's field manager (see [`crate::apply::apply_owned`]).
+    pub async fn apply_owned<O: Object, C: Object>(&self, owner: &O, child: C) -> Result<C> {
+        crate::apply::apply_owned(&self.client, &self.field_manager, owner, child).await
+    }
+
+    /// Merge-patches `.status` of `obj` on its `/status` subresource.
+    pub async fn patch_status<K: Object, S: Serialize>(&self, obj: &K, status: &S) -> Result<K> {
+        crate::apply::patch_status(&self.client, obj, status).await
+    }
+}
+
+/// Where a controller's keys come from: registers handlers on the manager's informers.
+type Source = Box<dyn FnOnce(&Informers, &Arc<WorkQueue<Request>>) + Send>;
+
+/// A controller under construction; finish it with [`Controller::build`] and hand it to
+/// [`Manager::add`](crate::Manager::add).
+pub struct Controller<K: Object> {
+    name: String,
+    predicate: Option<Predicate<K>>,
+    sources: Vec<Source>,
+    rules: Rules,
+    max_concurrent: usize,
+    resync: Option<Duration>,
+    backoff: Backoff,
+    finalizer: Option<String>,
+    status: bool,
+}
+
+impl<K: Object> fmt::Debug for Controller<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Controller")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+fn watch_rule<K: Object>() -> PolicyRule {
+    rbac::rule(&K::group(&()), &K::plural(&()), &["get", "list", "watch"])
+}
+
+impl<K: Object> Controller<K> {
+    /// A controller of kind `K` (its primary resource, controller-runtime's `For`) named
+    /// `name` — the name labels its metrics and events and is its field manager.
+    pub fn new(name: impl Into<String>) -> Controller<K> {
+        let mut rules = Rules::default();
+        rules.add(watch_rule::<K>());
+        Controller {
+            name: name.into(),
+            predicate: None,
+            sources: Vec::new(),
+            rules,
+            max_concurrent: 1,
+            resync: None,
+            backoff: Backoff::default(),
+            finalizer: None,
+            status: true,
+        }
+    }
+
+    /// Filters changes of the primary kind (e.g. [`generation_changed`](crate::predicate::generation_changed)).
+    pub fn with_predicate(mut self, predicate: Predicate<K>) -> Self {
+        self.predicate = Some(match self.predicate.take() {
+            Some(p) => p.and(predicate),
+            None => predicate,
+        });
+        self
+    }
+
+    /// Reconciles the controlling owner (of kind `K`) when an object of kind `C` changes.
+    /// Adds `create/update/patch/delete` on `C` to the derived RBAC rules.
+    pub fn owns<C: Object>(self) -> Self {
+        self.owns_with::<C>(None)
+    }
+
+    /// As [`Controller::owns`], filtering changes of `C` with `predicate`.
+    pub fn owns_with<C: Object>(mut self, predicate: impl Into<Option<Predicate<C>>>) -> Self {
+        let predicate = predicate.into();
+        self.rules.add(rbac::rule(
+            &C::group(&()),
+            &C::plural(&()),
+            &[
+                "get", "list", "watch", "create", "update", "patch", "delete",
+            ],
+        ));
+        let kind = K::kind(&()).into_owned();
+        let group = K::group(&()).into_owned();
+        let namespaced = crate::informer::is_namespaced::<K>();
+        self.sources.push(Box::new(move |informers, queue| {
+            let queue = queue.clone();
+            informers
+                .get_or_create::<C>()
+                .add_handler(move |change: &Change<'_, C>| {
+                    if predicate.as_ref().is_some_and(|p| !p.matches(change)) {
+                        return;
+                    }
+                    let mut objects = vec![change.object()];
+                    if let Change::Update { old, .. } = change {
+                        objects.push(old);
+                    }
+                    for obj in objects {
+                        for owner in obj.owner_references() {
+                            let api_group = owner.api_version.split_once('/').map(|(g, _)| g);
+                            if owner.controller == Some(true)
+                                && owner.kind == kind
+                                && api_group.unwrap_or("") == group
+                            {
+                                queue.add(Request {
+                                    namespace: if namespaced { obj.namespace() } else { None },
+                                    name: owner.name.clone(),
+                                });
+                            }
+                        }
+                    }
+                });
+        }));
+        self
+    }
+
+    /// Reconciles the keys `mapper` returns whenever an object of kind `W` changes.
+    /// Adds `get/list/watch` on `W` to the derived RBAC rules.
+    pub fn watches<W: Object>(
+        self,
+        mapper: impl Fn(&W) -> Vec<Request> + Send + Sync + 'static,
+    ) -> Self {
+        self.watches_with(mapper, None)
+    }
+
+    /// As [`Controller::watches`], filtering changes of `W` with `predicate`.
+    pub fn watches_with<W: Object>(
+        mut self,
+        mapper: impl Fn(&W) -> Vec<Request> + Send + Sync + 'static,
+        predicate: impl Into<Option<Predicate<W>>>,
+    ) -> Self {
+        let predicate = predicate.into();
+        self.rules.add(watch_rule::<W>());
+        self.sources.push(Box::new(move |informers, queue| {
+            let queue = queue.clone();
+            informers
+                .get_or_create::<W>()
+                .add_handler(move |change: &Change<'_, W>| {
+                    if predicate.as_ref().is_some_and(|p| !p.matches(change)) {
+                        return;
+                    }
+                    let mut keys = mapper(change.object());
+                    if let Change::Update { old, .. } = change {
+                        keys.extend(mapper(old));
+                    }
+                    for key in keys {
+                        queue.add(key);
+                    }
+                });
+        }));
+        self
+    }
+
+    /// How many keys are reconciled at once (default 1); one key is never reconciled twice
+    /// at the same time.
+    pub fn max_concurrent_reconciles(mut self, n: usize) -> Self {
+        self.max_concurrent = n.max(1);
+        self
+    }
+
+    /// Reconciles every cached primary object every `period` (off by default; controller-runtime's
+    /// `SyncPeriod` is 10 h). Resyncs bypass predicates.
+    pub fn resync_every(mut self, period: Duration) -> Self {
+        self.resync = Some(period);
+        self
+    }
+
+    /// The per-key error backoff (default 5 ms doubling to 1000 s).
+    pub fn backoff(mut self, backoff: Backoff) -> Self {
+        self.backoff = backoff;
+        self
+    }
+
+    /// Declares that the controller manages finalizer `name` on its primary objects (with
+    /// [`crate::finalizer::finalize`]); adds `update/patch` on the primary and `update` on
+    /// `<plural>/finalizers` to the derived RBAC rules.
+    pub fn finalizer(mut self, name: impl Into<String>) -> Self {
+        self.finalizer = Some(name.into());
+        self.rules.add(rbac::rule(
+            &K::group(&()),
+            &K::plural(&()),
+            &["update", "patch"],
+        ));
+        self.rules.add(rbac::rule(
+            &K::group(&()),
+            &format!("{}/finalizers", K::plural(&())),
+            &["update"],
+        ));
+        self
+    }
+
+    /// Declares that the controller does not write `<plural>/status` (by default the derived
+    /// RBAC rules allow `get/update/patch` on it).
+    pub fn without_status(mut self) -> Self {
+        self.status = false;
+        self
+    }
+
+    /// Adds rules the derivation cannot see (e.g. reading Secrets with a direct `get`).
+    pub fn rbac_rule(mut self, rule: PolicyRule) -> Self {
+        self.rules.add(rule);
+        self
+    }
+
+    /// The RBAC rules this controller needs (without the manager's own: events, leases).
+    pub fn rbac_rules(&self) -> Vec<PolicyRule> {
+        let mut rules = self.rules.clone();
+        if self.status {
+            rules.add(rbac::rule(
+                &K::group(&()),
+                &format!("{}/status", K::plural(&())),
+                &["get", "update", "patch"],
+            ));
+        }
+        rules.to_vec()
+    }
+
+    /// Finishes the controller with its reconcile function and the data its [`Context`]
+    /// carries.
+    ///
+    /// `reconcile(obj, ctx)` is called with the cached object; an `Err` is logged, counted
+    /// and retried with backoff; `Ok(action)` resets the key's backoff.
+    pub fn build<T, F, Fut, E>(self, reconcile: F, data: T) -> ControllerDef
+    where
+        T: Send + Sync + 'static,
+        F: Fn(Arc<K>, Arc<Context<T>>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = std::result::Result<Action, E>> + Send + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let rules = self.rbac_rules();
+        let name = self.name.clone();
+        let predicate = self.predicate.clone();
+        let Controller {
+            name: ctrl_name,
+            sources,
+            max_concurrent,
+            resync,
+            backoff,
+            ..
+        } = self;
+        let register: Register = Box::new(move |informers: &Arc<Informers>, metrics: &Metrics| {
+            let metrics = metrics.controller(&ctrl_name);
+            metrics.max_concurrent.set(max_concurrent as i64);
+            let queue = WorkQueue::new(backoff, metrics.queue.clone());
+            {
+                let queue = queue.clone();
+                informers
+                    .get_or_create::<K>()
+                    .add_handler(move |change: &Change<'_, K>| {
+                        if predicate.as_ref().is_some_and(|p| !p.matches(change)) {
+                            return;
+                        }
+                        queue.add(Request::from_object(change.object()));
+                    });
+            }
+            for source in sources {
+                source(informers, &queue);
+            }
+            let informers = informers.clone();
+            let reconcile = Arc::new(reconcile);
+            let start: Start = Box::new(move |env: RunEnv| {
+                let ctx = Arc::new(Context {
+                    recorder: Recorder::new(env.client.clone(), &ctrl_name, &env.identity),
+                    client: env.client,
+                    field_manager: ctrl_name.clone(),
+                    controller: ctrl_name.clone(),
+                    informers: informers.clone(),
+                    data,
+                });
+                let store = informers.get_or_create::<K>().store();
+                Box::pin(run_workers(
+                    ctrl_name,
+                    queue,
+                    store,
+                    ctx,
+                    reconcile,
+                    metrics,
+                    max_concurrent,
+                    resync,
+                    env.stop,
+                ))
+            });
+            Prepared { start }
+        });
+        ControllerDef {
+            name,
+            rules,
+            register,
+        }
+    }
+}
+
+/// What a controller's workers get when the manager starts them.
+pub(crate) struct RunEnv {
+    pub client: Client,
+    pub identity: String,
+    pub stop: watch::Receiver<bool>,
+}
+
+type Start = Box<dyn FnOnce(RunEnv) -> BoxFuture<'static, ()> + Send>;
+type Register = Box<dyn FnOnce(&Arc<Informers>, &Metrics) -> Prepared + Send>;
+
+/// A controller registered with a manager: its queue is fed, its workers wait for leadership.
+pub(crate) struct Prepared {
+    pub start: Start,
+}
+
+/// A finished controller, ready for [`Manager::add`](crate::Manager::add).
+pub struct ControllerDef {
+    name: String,
+    rules: Vec<PolicyRule>,
+    register: Register,
+}
+
+impl fmt::Debug for ControllerDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ControllerDef")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ControllerDef {
+    /// The controller's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The RBAC rules the controller needs.
+    pub fn rbac_rules(&self) -> &[PolicyRule] {
+        &self.rules
+    }
+
+    pub(crate) fn register(self, informers: &Arc<Informers>, metrics: &Metrics) -> Prepared {
+        (self.register)(informers, metrics)
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run_workers<K, T, F, Fut, E>(
+    name: String,
+    queue: Arc<WorkQueue<Request>>,
+    store: Store<K>,
+    ctx: Arc<Context<T>>,
+    reconcile: Arc<F>,
+    metrics: ControllerMetrics,
+    workers: usize,
+    resync: Option<Duration>,
+    mut stop: watch::Receiver<bool>,
+) where
+    K: Object,
+    T: Send + Sync + 'static,
+    F: Fn(Arc<K>, Arc<Context<T>>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = std::result::Result<Action, E>> + Send + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    tracing::info!(controller = %name, workers, "starting workers");
+    let mut tasks = JoinSet::new();
+    for _ in 0..workers {
+        tasks.spawn(worker(
+            name.clone(),
+            queue.clone(),
+            store.clone(),
+            ctx.clone(),
+            reconcile.clone(),
+            metrics.clone(),
+        ));
+    }
+    let resync_task = resync.map(|period| {
+        let queue = queue.clone();
+        let store = store.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval_at(Instant::now() + period, period);
+            loop {
+                tick.tick().await;
+                for obj in store.state() {
+                    queue.add(Request::from_object(obj.as_ref()));
+                }
+            }
+        })
+    });
+    // Until the manager says stop (a closed channel counts as stop).
+    while !*stop.borrow_and_update() {
+        if stop.changed().await.is_err() {
+            break;
+        }
+    }
+    if let Some(t) = resync_task {
+        t.abort();
+    }
+    queue.shutdown();
+    while tasks.join_next().await.is_some() {}
+    tracing::info!(controller = %name, "workers stopped");
+}
+
+async fn worker<K, T, F, Fut, E>(
+    name: String,
+    queue: Arc<WorkQueue<Request>>,
+    store: Store<K>,
+    ctx: Arc<Context<T>>,
+    reconcile: Arc<F>,
+    metrics: ControllerMetrics,
+) where
+    K: Object,
+    F: Fn(Arc<K>, Arc<Context<T>>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = std::result::Result<Action, E>> + Send + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    while let Some(key) = queue.get().await {
+        let Some(obj) = store.get(&key.object_ref::<K>()) else {
+            // Gone from the cache: nothing to reconcile (finalizers keep objects around
+            // while cleanup is due).
+            queue.forget(&key);
+            queue.done(&key);
+            continue;
+        };
+        metrics.active_workers.inc();
+        let started = Instant::now();
+        let outcome = AssertUnwindSafe(reconcile(obj, ctx.clone()))
+            .catch_unwind()
+            .await;
+        metrics.time.observe(started.elapsed().as_secs_f64());
+        metrics.active_workers.dec();
+        match outcome {
+            Ok(Ok(action)) if action.backoff => {
+                metrics.requeue.inc();
+                queue.add_rate_limited(key.clone());
+            }
+            Ok(Ok(action)) => {
+                queue.forget(&key);
+                if let Some(after) = action.requeue_after {
+                    metrics.requeue_after.inc();
+                    queue.add_after(key.clone(), after);
+                } else {
+                    metrics.success.inc();
+                }
+            }
+            Ok(Err(error)) => {
+                metrics.error.inc();
+                metrics.errors.inc();
+                tracing::error!(controller = %name, key = %key, error = %error, "reconcile failed");
+                queue.add_rate_limited(key.clone());
+            }
+            Err(_) => {
+                metrics.error.inc();
+                metrics.errors.inc();
+                tracing::error!(controller = %name, key = %key, "reconcile panicked");
+                queue.add_rate_limited(key.clone());
+            }
+        }
+        queue.done(&key);
+    }
+}

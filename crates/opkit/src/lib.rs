@@ -1,0 +1,156 @@
+//! opkit's operator runtime: controllers over shared caches, with the production defaults of
+//! controller-runtime, on kube-rs.
+//!
+//! An operator is a [`Manager`] running one or more [`Controller`]s. Each controller names
+//! its primary kind, the kinds it [`owns`](Controller::owns) and the kinds it
+//! [`watches`](Controller::watches); the manager opens **one watch and one cache per kind**
+//! for all of them ([`informer`]), feeds each controller's deduplicating work queue
+//! ([`workqueue`]), and calls the reconcile function with the cached object — never twice at
+//! once for the same key, with per-key exponential backoff (5 ms → 1000 s) on errors.
+//!
+//! Around that: leader election on a Lease ([`leader`]), Prometheus metrics under
+//! controller-runtime's names ([`metrics`]), `/healthz` and `/readyz`, graceful shutdown on
+//! SIGTERM, and helpers for what every reconcile does — [`finalizer`]s, status
+//! [`conditions`], [`events`], server-side [`apply`] of owned objects, and [`rbac`]
+//! derivation of the ClusterRole the operator needs. With the `testenv` feature,
+//! `TestEnv` starts a real control plane in the test process in milliseconds.
+//!
+//! One dependency is enough: kube-rs and k8s-openapi are re-exported ([`kube`],
+//! [`k8s_openapi`], [`CustomResource`], [`Api`], [`Client`], [`ResourceExt`], …).
+//!
+//! # Example
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//!
+//! use opkit::k8s_openapi::api::core::v1::ConfigMap;
+//! use opkit::prelude::*;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
+//! #[kube(group = "example.com", version = "v1", kind = "Greeting", namespaced,
+//!        status = "GreetingStatus")]
+//! pub struct GreetingSpec {
+//!     pub message: String,
+//! }
+//!
+//! #[derive(Deserialize, Serialize, Clone, Debug, Default, JsonSchema)]
+//! pub struct GreetingStatus {
+//!     #[serde(default)]
+//!     pub conditions: Vec<Condition>,
+//! }
+//!
+//! #[derive(Debug, thiserror::Error)]
+//! pub enum Error {
+//!     #[error(transparent)]
+//!     Opkit(#[from] opkit::Error),
+//! }
+//!
+//! /// Operator-wide data, reachable from every reconcile through the context.
+//! struct Settings {
+//!     greeting_suffix: String,
+//! }
+//!
+//! async fn reconcile(greeting: Arc<Greeting>, ctx: Arc<Context<Settings>>) -> Result<Action, Error> {
+//!     // Desired child: a ConfigMap owned by the Greeting, applied server-side.
+//!     let mut cm = ConfigMap::default();
+//!     cm.metadata.name = Some(greeting.name_any());
+//!     cm.data = Some([("message".to_string(),
+//!                      format!("{}{}", greeting.spec.message, ctx.greeting_suffix))].into());
+//!     ctx.apply_owned(greeting.as_ref(), cm).await?;
+//!
+//!     // Status with a condition; lastTransitionTime only moves when the status flips.
+//!     let mut status = greeting.status.clone().unwrap_or_default();
+//!     conditions::set(&mut status.conditions, conditions::new(
+//!         "Ready", true, "ConfigMapApplied", "the ConfigMap is up to date",
+//!         greeting.metadata.generation));
+//!     ctx.patch_status(greeting.as_ref(), &status).await?;
+//!     ctx.recorder().normal(greeting.as_ref(), "Applied", "ConfigMap applied").await?;
+//!     Ok(Action::requeue(Duration::from_secs(300)))
+//! }
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let controller = Controller::<Greeting>::new("greeting")
+//!         .owns::<ConfigMap>()
+//!         .with_predicate(predicate::generation_changed())
+//!         .max_concurrent_reconciles(4)
+//!         .build(reconcile, Settings { greeting_suffix: "!".into() });
+//!
+//!     let mut manager = Manager::builder()
+//!         .metrics_addr("0.0.0.0:8080".parse()?)
+//!         .probe_addr("0.0.0.0:8081".parse()?)
+//!         .leader_election(LeaderElection::new("greeting-operator", "default"))
+//!         .build();
+//!     manager.add(controller);
+//!
+//!     if std::env::args().any(|a| a == "print-rbac") {
+//!         print!("{}", manager.cluster_role_yaml("greeting-operator")?);
+//!         return Ok(());
+//!     }
+//!     manager.run(opkit::client().await?).await?;
+//!     Ok(())
+//! }
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod apply;
+pub mod conditions;
+pub mod controller;
+pub mod error;
+pub mod events;
+pub mod finalizer;
+pub mod informer;
+pub mod leader;
+pub mod manager;
+pub mod metrics;
+pub mod predicate;
+pub mod rbac;
+#[cfg(feature = "testenv")]
+pub mod testenv;
+pub mod workqueue;
+
+pub use controller::{Action, Context, Controller, ControllerDef, Request};
+pub use error::{Error, Result};
+pub use informer::Object;
+pub use leader::LeaderElection;
+pub use manager::{Manager, ManagerBuilder, Running, ShutdownHandle};
+pub use predicate::{Change, Predicate};
+#[cfg(feature = "testenv")]
+pub use testenv::{TestEnv, TestEnvBuilder, TestEnvError};
+
+pub use k8s_openapi;
+pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+pub use kube;
+pub use kube::runtime::events::EventType;
+pub use kube::runtime::reflector::{ObjectRef, Store};
+pub use kube::{Api, Client, CustomResource, CustomResourceExt, Resource, ResourceExt};
+pub use schemars;
+pub use schemars::JsonSchema;
+
+/// What most operators import: `use opkit::prelude::*;`.
+pub mod prelude {
+    pub use crate::{
+        Action, Api, Change, Client, Condition, Context, Controller, CustomResource,
+        CustomResourceExt, EventType, JsonSchema, LeaderElection, Manager, Predicate, Request,
+        Resource, ResourceExt, Store, conditions, finalizer, predicate,
+    };
+}
+
+/// Installs rustls' `ring` crypto provider for the process, if none is installed yet.
+/// [`client`] and `TestEnv` call it; call it yourself before building a [`Client`] by hand.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// A client from the environment — in-cluster service account or `KUBECONFIG`/`~/.kube/config`,
+/// as `kubectl` finds it.
+pub async fn client() -> Result<Client> {
+    install_crypto_provider();
+    let config = kube::Config::infer()
+        .await
+        .map_err(|e| Error::Config(e.to_string()))?;
+    Client::try_from(config).map_err(Error::Kube)
+}

@@ -1,0 +1,194 @@
+//! Prometheus metrics under controller-runtime's names.
+//!
+//! Dashboards and alerts written for controller-runtime operators key on its metric names
+//! (`controller_runtime_reconcile_total`, `workqueue_depth`, …), so the runtime records the
+//! same names and labels. The registry is `prometheus-client`'s; it is rendered in the
+//! Prometheus text format at `/metrics`.
+//!
+//! `prometheus-client` appends `_total` to counters itself, so counters are registered
+//! without it.
+
+use std::sync::{Arc, Mutex};
+
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+
+type Labels = Vec<(String, String)>;
+type HistogramFamily = Family<Labels, Histogram, fn() -> Histogram>;
+
+/// controller-runtime's reconcile-time buckets (seconds).
+const RECONCILE_BUCKETS: [f64; 24] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.5,
+    2.0, 3.0, 5.0, 10.0, 20.0, 30.0, 60.0,
+];
+
+fn reconcile_histogram() -> Histogram {
+    Histogram::new(RECONCILE_BUCKETS)
+}
+
+/// The manager's metrics registry and every metric family it records.
+#[derive(Clone)]
+pub struct Metrics {
+    registry: Arc<Mutex<Registry>>,
+    reconcile_total: Family<Labels, Counter>,
+    reconcile_errors: Family<Labels, Counter>,
+    reconcile_time: HistogramFamily,
+    active_workers: Family<Labels, Gauge>,
+    max_concurrent: Family<Labels, Gauge>,
+    queue_depth: Family<Labels, Gauge>,
+    queue_adds: Family<Labels, Counter>,
+    queue_retries: Family<Labels, Counter>,
+    leader: Family<Labels, Gauge>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    /// A fresh registry with every runtime metric registered.
+    pub fn new() -> Metrics {
+        let mut registry = Registry::default();
+        let m = Metrics {
+            registry: Arc::new(Mutex::new(Registry::default())),
+            reconcile_total: Family::default(),
+            reconcile_errors: Family::default(),
+            reconcile_time: Family::new_with_constructor(reconcile_histogram),
+            active_workers: Family::default(),
+            max_concurrent: Family::default(),
+            queue_depth: Family::default(),
+            queue_adds: Family::default(),
+            queue_retries: Family::default(),
+            leader: Family::default(),
+        };
+        registry.register(
+            "controller_runtime_reconcile",
+            "Total number of reconciliations per controller",
+            m.reconcile_total.clone(),
+        );
+        registry.register(
+            "controller_runtime_reconcile_errors",
+            "Total number of reconciliation errors per controller",
+            m.reconcile_errors.clone(),
+        );
+        registry.register(
+            "controller_runtime_reconcile_time_seconds",
+            "Length of time per reconciliation per controller",
+            m.reconcile_time.clone(),
+        );
+        registry.register(
+            "controller_runtime_active_workers",
+            "Number of currently used workers per controller",
+            m.active_workers.clone(),
+        );
+        registry.register(
+            "controller_runtime_max_concurrent_reconciles",
+            "Maximum number of concurrent reconciles per controller",
+            m.max_concurrent.clone(),
+        );
+        registry.register(
+            "workqueue_depth",
+            "Current depth of workqueue",
+            m.queue_depth.clone(),
+        );
+        registry.register(
+            "workqueue_adds",
+            "Total number of adds handled by workqueue",
+            m.queue_adds.clone(),
+        );
+        registry.register(
+            "workqueue_retries",
+            "Total number of retries handled by workqueue",
+            m.queue_retries.clone(),
+        );
+        registry.register(
+            "leader_election_master_status",
+            "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.",
+            m.leader.clone(),
+        );
+        *m.registry.lock().unwrap_or_else(|p| p.into_inner()) = registry;
+        m
+    }
+
+    /// Registers more metrics (an operator's own) in the same registry, served at `/metrics`.
+    pub fn with_registry<R>(&self, f: impl FnOnce(&mut Registry) -> R) -> R {
+        let mut registry = self.registry.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut registry)
+    }
+
+    /// Renders every metric in the Prometheus text format.
+    pub fn render(&self) -> String {
+        let registry = self.registry.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = encode(&mut out, &registry);
+        out
+    }
+
+    pub(crate) fn controller(&self, name: &str) -> ControllerMetrics {
+        let c = vec![("controller".to_string(), name.to_string())];
+        let q = vec![
+            ("name".to_string(), name.to_string()),
+            ("controller".to_string(), name.to_string()),
+        ];
+        let result = |r: &str| {
+            let mut l = c.clone();
+            l.push(("result".to_string(), r.to_string()));
+            self.reconcile_total.get_or_create_owned(&l)
+        };
+        ControllerMetrics {
+            success: result("success"),
+            error: result("error"),
+            requeue: result("requeue"),
+            requeue_after: result("requeue_after"),
+            errors: self.reconcile_errors.get_or_create_owned(&c),
+            time: self.reconcile_time.get_or_create_owned(&c),
+            active_workers: self.active_workers.get_or_create_owned(&c),
+            max_concurrent: self.max_concurrent.get_or_create_owned(&c),
+            queue: QueueMetrics {
+                depth: self.queue_depth.get_or_create_owned(&q),
+                adds: self.queue_adds.get_or_create_owned(&q),
+                retries: self.queue_retries.get_or_create_owned(&q),
+            },
+        }
+    }
+
+    pub(crate) fn leader(&self, lease: &str) -> Gauge {
+        self.leader
+            .get_or_create_owned(&vec![("name".to_string(), lease.to_string())])
+    }
+}
+
+/// One controller's metric handles.
+#[derive(Clone, Debug)]
+pub(crate) struct ControllerMetrics {
+    pub success: Counter,
+    pub error: Counter,
+    pub requeue: Counter,
+    pub requeue_after: Counter,
+    pub errors: Counter,
+    pub time: Histogram,
+    pub active_workers: Gauge,
+    pub max_concurrent: Gauge,
+    pub queue: QueueMetrics,
+}
+
+/// One work queue's metric handles.
+#[derive(Clone, Debug, Default)]
+pub struct QueueMetrics {
+    pub(crate) depth: Gauge,
+    pub(crate) adds: Counter,
+    pub(crate) retries: Counter,
+}
