@@ -187,6 +187,47 @@ fn merge_map(
     Ok(original)
 }
 
+/// The shape checks of a map's directives that [`merge_map`] makes while applying them:
+/// `$retainKeys` is a list naming every non-null key of the map, `$setElementOrder/<list>` a
+/// list with a field name, `$deleteFromPrimitiveList/<list>` a field name and no maps or lists.
+fn check_directives(patch: &Map<String, Value>) -> Result<()> {
+    if let Some(retain) = patch.get(RETAIN_KEYS) {
+        let Value::Array(retain) = retain else {
+            return Err(StrategicError::BadRetainKeys);
+        };
+        let retain: HashSet<&str> = retain.iter().filter_map(Value::as_str).collect();
+        let unretained = patch.iter().any(|(k, v)| {
+            !(v.is_null()
+                || k == RETAIN_KEYS
+                || k == PATCH
+                || k.starts_with(DELETE_FROM_PRIMITIVE_LIST)
+                || k.starts_with(SET_ELEMENT_ORDER)
+                || retain.contains(k.as_str()))
+        });
+        if unretained {
+            return Err(StrategicError::BadRetainKeys);
+        }
+    }
+    for (key, value) in patch {
+        if key.starts_with(SET_ELEMENT_ORDER)
+            && (directive_field(key, SET_ELEMENT_ORDER).is_none() || !value.is_array())
+        {
+            return Err(StrategicError::BadSetElementOrder);
+        }
+        if key.starts_with(DELETE_FROM_PRIMITIVE_LIST) {
+            if directive_field(key, DELETE_FROM_PRIMITIVE_LIST).is_none() {
+                return Err(StrategicError::BadPrimitiveList);
+            }
+            if let Value::Array(items) = value
+                && items.iter().any(|v| v.is_object() || v.is_array())
+            {
+                return Err(StrategicError::BadPrimitiveList);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Step 4 for one key of the patch.
 fn merge_field(
     original: &mut Map<String, Value>,
@@ -731,8 +772,12 @@ fn clean_value(value: Value, list_item: bool, depth: usize) -> Result<Option<Val
     }
 }
 
-/// The entries of a map from the patch, cleaned (see [`clean_value`]).
+/// The entries of a map from the patch, cleaned (see [`clean_value`]). Its directives are
+/// dropped, but only after the checks [`merge_map`] makes of them: a patch that is refused when
+/// the map exists must not be accepted when it does not, or the same patch would succeed once
+/// and then fail on its own result.
 fn clean_map(map: Map<String, Value>, depth: usize) -> Result<Map<String, Value>> {
+    check_directives(&map)?;
     let mut out = Map::new();
     for (k, v) in map {
         if v.is_null()

@@ -202,3 +202,56 @@ fn long_lists_merge_quickly() {
     );
     assert!(start.elapsed().as_secs() < 10, "{:?}", start.elapsed());
 }
+
+/// Found by the opkit-fuzz `strategic_merge` target: a malformed directive inside a value the
+/// object does not have yet was dropped silently, so the patch succeeded once and then failed
+/// (400) on its own result. It is now refused the first time too, as it is when the map exists.
+#[test]
+fn malformed_directives_in_new_values_are_refused_like_in_existing_ones() {
+    let meta = BuiltinPatchMeta::for_kind("", "v1", "Pod").unwrap();
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}});
+    for (patch, want) in [
+        (
+            json!({"a": {"$retainKeys": null}}),
+            StrategicError::BadRetainKeys,
+        ),
+        (
+            json!({"a": {"$retainKeys": ["x"], "y": 1}}),
+            StrategicError::BadRetainKeys,
+        ),
+        (
+            json!({"spec": {"volumeMounts": {"$setElementOrder/finalizers": false}}}),
+            StrategicError::BadSetElementOrder,
+        ),
+        (
+            json!({"a": {"$deleteFromPrimitiveList/x": [{"k": 1}]}}),
+            StrategicError::BadPrimitiveList,
+        ),
+    ] {
+        assert_eq!(
+            strategic_merge(&pod, &patch, &meta),
+            Err(want.clone()),
+            "{patch}"
+        );
+        let mut existing = pod.clone();
+        existing["a"] = json!({});
+        existing["spec"] = json!({"volumeMounts": {}});
+        assert_eq!(
+            strategic_merge(&existing, &patch, &meta),
+            Err(want),
+            "{patch}"
+        );
+    }
+}
+
+/// Well-formed directives in new values are still dropped from the result, and the result is
+/// a fixed point of the patch.
+#[test]
+fn well_formed_directives_in_new_values_are_dropped_and_idempotent() {
+    let meta = BuiltinPatchMeta::for_kind("", "v1", "Pod").unwrap();
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}});
+    let patch = json!({"a": {"$retainKeys": ["x"], "x": 1, "$deleteFromPrimitiveList/l": ["q"]}});
+    let once = strategic_merge(&pod, &patch, &meta).unwrap();
+    assert_eq!(once["a"], json!({"x": 1}));
+    assert_eq!(strategic_merge(&once, &patch, &meta).unwrap(), once);
+}
