@@ -1,0 +1,916 @@
+//! The runtime end to end on `TestEnv`: real HTTPS, real watches, real Leases.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use opkit::k8s_openapi::api::coordination::v1::Lease;
+use opkit::k8s_openapi::api::core::v1::ConfigMap;
+use opkit::k8s_openapi::api::events::v1::Event as K8sEvent;
+use opkit::kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use opkit::prelude::*;
+use opkit::workqueue::Backoff;
+use opkit::{Running, TestEnv};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::time::Instant;
+
+#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
+#[kube(
+    group = "test.opkit.dev",
+    version = "v1",
+    kind = "Widget",
+    namespaced,
+    status = "WidgetStatus"
+)]
+struct WidgetSpec {
+    size: i32,
+}
+
+#[derive(Deserialize, Serialize, Clone, Debug, Default, JsonSchema)]
+struct WidgetStatus {
+    #[serde(default)]
+    conditions: Vec<Condition>,
+}
+
+#[derive(Debug, thiserror::Error)]
+enum TestError {
+    #[error("intentional failure")]
+    Intentional,
+    #[error(transparent)]
+    Opkit(#[from] opkit::Error),
+    #[error(transparent)]
+    Finalizer(#[from] opkit::finalizer::FinalizerError<opkit::Error>),
+}
+
+/// What reconciles saw: (key, generation, when).
+#[derive(Default)]
+struct Probe {
+    calls: Mutex<Vec<(String, Option<i64>, Instant)>>,
+}
+
+impl Probe {
+    fn record(&self, w: &Widget) {
+        self.calls
+            .lock()
+            .unwrap()
+            .push((w.name_any(), w.metadata.generation, Instant::now()));
+    }
+    fn count(&self, name: &str) -> usize {
+        self.calls
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|c| c.0 == name)
+            .count()
+    }
+    fn times(&self, name: &str) -> Vec<Instant> {
+        self.calls
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|c| c.0 == name)
+            .map(|c| c.2)
+            .collect()
+    }
+    fn generations(&self, name: &str) -> Vec<Option<i64>> {
+        self.calls
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|c| c.0 == name)
+            .map(|c| c.1)
+            .collect()
+    }
+}
+
+async fn env() -> TestEnv {
+    let env = TestEnv::builder()
+        .crd::<Widget>()
+        .controllers("")
+        .start()
+        .await
+        .expect("test env starts");
+    println!("TestEnv start-up with CRD: {:?}", env.startup_time());
+    env
+}
+
+fn widgets(env: &TestEnv) -> Api<Widget> {
+    Api::namespaced(env.client(), "default")
+}
+
+async fn create(env: &TestEnv, name: &str, size: i32) -> Widget {
+    widgets(env)
+        .create(
+            &PostParams::default(),
+            &Widget::new(name, WidgetSpec { size }),
+        )
+        .await
+        .expect("widget created")
+}
+
+async fn patch_spec(env: &TestEnv, name: &str, size: i32) {
+    widgets(env)
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"size": size}})),
+        )
+        .await
+        .expect("widget patched");
+}
+
+async fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+async fn record(w: Arc<Widget>, ctx: Arc<Context<Arc<Probe>>>) -> Result<Action, TestError> {
+    ctx.record(&w);
+    Ok(Action::await_change())
+}
+
+async fn start(mgr: Manager, env: &TestEnv) -> Running {
+    let running = mgr.start(env.client()).await.expect("manager starts");
+    eventually("caches synced", || running.caches_synced()).await;
+    running
+}
+
+#[tokio::test]
+async fn reconciles_on_create_and_on_spec_update() {
+    let env = env().await;
+    let probe = Arc::new(Probe::default());
+    let mut mgr = Manager::builder().build();
+    mgr.add(Controller::<Widget>::new("widgets").build(record, probe.clone()));
+    let running = start(mgr, &env).await;
+    create(&env, "a", 1).await;
+    eventually("reconcile on create", || probe.count("a") == 1).await;
+    patch_spec(&env, "a", 2).await;
+    eventually("reconcile on update", || probe.count("a") == 2).await;
+    assert_eq!(probe.generations("a"), vec![Some(1), Some(2)]);
+    widgets(&env)
+        .delete("a", &DeleteParams::default())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(probe.count("a"), 2, "a deleted object is not reconciled");
+    running.shutdown().await.unwrap();
+}
+
+async fn apply_child(w: Arc<Widget>, ctx: Arc<Context<Arc<Probe>>>) -> Result<Action, TestError> {
+    ctx.record(&w);
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some(format!("{}-child", w.name_any()));
+    cm.data = Some([("size".to_string(), w.spec.size.to_string())].into());
+    ctx.apply_owned(w.as_ref(), cm).await?;
+    Ok(Action::await_change())
+}
+
+#[tokio::test]
+async fn owned_object_changes_reconcile_the_owner_and_apply_sets_owner_references() {
+    let env = env().await;
+    let probe = Arc::new(Probe::default());
+    let mut mgr = Manager::builder().build();
+    mgr.add(
+        Controller::<Widget>::new("owner")
+            .owns::<ConfigMap>()
+            .build(apply_child, probe.clone()),
+    );
+    let running = start(mgr, &env).await;
+    let w = create(&env, "w", 3).await;
+    let cms: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    eventually("reconciled", || probe.count("w") >= 1).await;
+    let mut child = None;
+    for _ in 0..500 {
+        if let Some(c) = cms.get_opt("w-child").await.unwrap() {
+            child = Some(c);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let child = child.expect("child applied");
+    let refs = child.owner_references();
+    assert_eq!(refs.len(), 1);
+    assert_eq!(refs[0].uid, w.uid().unwrap());
+    assert_eq!(refs[0].controller, Some(true));
+    assert_eq!(refs[0].block_owner_deletion, Some(true));
+    assert_eq!(refs[0].kind, "Widget");
+    let settled = probe.count("w");
+    // Someone else edits the child: the owner is reconciled (and the controller re-applies).
+    cms.patch(
+        "w-child",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"data": {"size": "999"}})),
+    )
+    .await
+    .unwrap();
+    eventually("owner reconciled after child change", || {
+        probe.count("w") > settled
+    })
+    .await;
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn server_side_apply_of_an_owned_object_is_idempotent() {
+    let env = env().await;
+    let w = create(&env, "w", 1).await;
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some("applied".into());
+    cm.data = Some([("k".to_string(), "v".to_string())].into());
+    let first = opkit::apply::apply_owned(&env.client(), "tester", &w, cm.clone())
+        .await
+        .unwrap();
+    let second = opkit::apply::apply_owned(&env.client(), "tester", &w, cm)
+        .await
+        .unwrap();
+    assert_eq!(first.resource_version(), second.resource_version());
+    assert_eq!(first.namespace().as_deref(), Some("default"));
+    assert!(
+        second
+            .metadata
+            .managed_fields
+            .unwrap_or_default()
+            .iter()
+            .any(|m| m.manager.as_deref() == Some("tester"))
+    );
+}
+
+#[tokio::test]
+async fn watches_map_other_objects_to_keys() {
+    let env = env().await;
+    let probe = Arc::new(Probe::default());
+    let mut mgr = Manager::builder().build();
+    mgr.add(
+        Controller::<Widget>::new("mapped")
+            .watches::<ConfigMap>(|cm| {
+                cm.labels()
+                    .get("widget")
+                    .map(|w| vec![Request::namespaced("default", w.clone())])
+                    .unwrap_or_default()
+            })
+            .build(record, probe.clone()),
+    );
+    let running = start(mgr, &env).await;
+    create(&env, "target", 1).await;
+    eventually("initial reconcile", || probe.count("target") == 1).await;
+    let cms: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let cm: ConfigMap = serde_json::from_value(
+        json!({"metadata": {"name": "pointer", "labels": {"widget": "target"}}}),
+    )
+    .unwrap();
+    cms.create(&PostParams::default(), &cm).await.unwrap();
+    eventually("mapped reconcile", || probe.count("target") == 2).await;
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn generation_predicate_filters_metadata_only_updates() {
+    let env = env().await;
+    let probe = Arc::new(Probe::default());
+    let mut mgr = Manager::builder().build();
+    mgr.add(
+        Controller::<Widget>::new("filtered")
+            .with_predicate(predicate::generation_changed())
+            .build(record, probe.clone()),
+    );
+    let running = start(mgr, &env).await;
+    create(&env, "p", 1).await;
+    eventually("create passes", || probe.count("p") == 1).await;
+    widgets(&env)
+        .patch(
+            "p",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"x": "y"}}})),
+        )
+        .await
+        .unwrap();
+    // The spec change comes after the label change on the same watch; had the label change
+    // passed, it would be counted too.
+    patch_spec(&env, "p", 2).await;
+    eventually("spec change passes", || probe.count("p") >= 2).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(probe.count("p"), 2);
+    assert_eq!(probe.generations("p"), vec![Some(1), Some(2)]);
+    running.shutdown().await.unwrap();
+}
+
+/// Fails while `failures_left` > 0 for the widget's generation.
+struct Flaky {
+    probe: Probe,
+    failures_left: Mutex<HashMap<i64, usize>>,
+}
+
+async fn flaky(w: Arc<Widget>, ctx: Arc<Context<Flaky>>) -> Result<Action, TestError> {
+    ctx.probe.record(&w);
+    let generation = w.metadata.generation.unwrap_or(0);
+    let mut left = ctx.failures_left.lock().unwrap();
+    let n = left.entry(generation).or_insert(0);
+    if *n > 0 {
+        *n -= 1;
+        return Err(TestError::Intentional);
+    }
+    Ok(Action::await_change())
+}
+
+#[tokio::test]
+async fn errors_back_off_exponentially_per_key_and_success_resets_the_backoff() {
+    let env = env().await;
+    let base = Duration::from_millis(40);
+    let flakes = Flaky {
+        probe: Probe::default(),
+        failures_left: Mutex::new([(1, 4), (2, 1)].into()),
+    };
+    let mut mgr = Manager::builder().build();
+    mgr.add(
+        Controller::<Widget>::new("flaky")
+            .backoff(Backoff {
+                base,
+                max: Duration::from_secs(60),
+            })
+            .build(flaky, flakes),
+    );
+    let running = start(mgr, &env).await;
+    let ctx_probe = running.metrics().clone();
+    create(&env, "f", 1).await;
+    // Fetch the probe through a second handle: the context owns it, so poll the metrics.
+    let metrics_text = || ctx_probe.render();
+    eventually("four errors then a success", || {
+        metrics_text().contains(
+            r#"controller_runtime_reconcile_total{controller="flaky",result="success"} 1"#,
+        )
+    })
+    .await;
+    let text = metrics_text();
+    assert!(
+        text.contains(r#"controller_runtime_reconcile_total{controller="flaky",result="error"} 4"#),
+        "{text}"
+    );
+    assert!(text.contains(r#"workqueue_retries_total{name="flaky",controller="flaky"} 4"#));
+    running.shutdown().await.unwrap();
+}
+
+/// The same, with attempt timestamps: gaps are at least base·2ⁿ, and reset after success.
+#[tokio::test]
+async fn backoff_gaps_double_and_restart_from_the_base_after_success() {
+    let env = env().await;
+    let base = Duration::from_millis(40);
+    let state = Arc::new(Flaky {
+        probe: Probe::default(),
+        failures_left: Mutex::new([(1, 4), (2, 1)].into()),
+    });
+    async fn flaky_shared(
+        w: Arc<Widget>,
+        ctx: Arc<Context<Arc<Flaky>>>,
+    ) -> Result<Action, TestError> {
+        let inner = Context::data(&ctx).clone();
+        ctx.probe.record(&w);
+        let generation = w.metadata.generation.unwrap_or(0);
+        let mut left = inner.failures_left.lock().unwrap();
+        let n = left.entry(generation).or_insert(0);
+        if *n > 0 {
+            *n -= 1;
+            return Err(TestError::Intentional);
+        }
+        Ok(Action::await_change())
+    }
+    let mut mgr = Manager::builder().build();
+    mgr.add(
+        Controller::<Widget>::new("flaky")
+            .backoff(Backoff {
+                base,
+                max: Duration::from_secs(60),
+            })
+            .build(flaky_shared, state.clone()),
+    );
+    let running = start(mgr, &env).await;
+    create(&env, "f", 1).await;
+    eventually("4 failures + 1 success", || state.probe.count("f") == 5).await;
+    let t = state.probe.times("f");
+    for i in 0..4 {
+        let gap = t[i + 1] - t[i];
+        let min = base * 2u32.pow(i as u32);
+        assert!(gap >= min, "gap {i} = {gap:?} < {min:?}");
+    }
+    // New generation: fails once; the retry waits the base delay again, not 16·base.
+    patch_spec(&env, "f", 2).await;
+    eventually("1 failure + 1 success", || state.probe.count("f") == 7).await;
+    let t = state.probe.times("f");
+    let gap = t[6] - t[5];
+    assert!(gap >= base, "{gap:?}");
+    assert!(gap < base * 16, "backoff was not reset: {gap:?}");
+    running.shutdown().await.unwrap();
+}
+
+async fn requeue_soon(w: Arc<Widget>, ctx: Arc<Context<Arc<Probe>>>) -> Result<Action, TestError> {
+    ctx.record(&w);
+    Ok(Action::requeue(Duration::from_millis(50)))
+}
+
+#[tokio::test]
+async fn requeue_after_reconciles_again_without_changes() {
+    let env = env().await;
+    let probe = Arc::new(Probe::default());
+    let mut mgr = Manager::builder().build();
+    mgr.add(Controller::<Widget>::new("requeue").build(requeue_soon, probe.clone()));
+    let running = start(mgr, &env).await;
+    create(&env, "r", 1).await;
+    eventually("three reconciles", || probe.count("r") >= 3).await;
+    let t = probe.times("r");
+    assert!(t[1] - t[0] >= Duration::from_millis(50));
+    assert!(
+        running
+            .metrics()
+            .render()
+            .contains(r#"result="requeue_after"}"#)
+    );
+    running.shutdown().await.unwrap();
+}
+
+/// Tracks reconciles in flight, per key and overall.
+#[derive(Default)]
+struct Concurrency {
+    per_key: Mutex<HashMap<String, usize>>,
+    max_per_key: AtomicUsize,
+    now: AtomicUsize,
+    max: AtomicUsize,
+    done: AtomicUsize,
+}
+
+async fn slow(w: Arc<Widget>, ctx: Arc<Context<Arc<Concurrency>>>) -> Result<Action, TestError> {
+    {
+        let mut per_key = ctx.per_key.lock().unwrap();
+        let n = per_key.entry(w.name_any()).or_insert(0);
+        *n += 1;
+        ctx.max_per_key.fetch_max(*n, Ordering::SeqCst);
+    }
+    let now = ctx.now.fetch_add(1, Ordering::SeqCst) + 1;
+    ctx.max.fetch_max(now, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    ctx.now.fetch_sub(1, Ordering::SeqCst);
+    *ctx.per_key.lock().unwrap().get_mut(&w.name_any()).unwrap() -= 1;
+    ctx.done.fetch_add(1, Ordering::SeqCst);
+    Ok(Action::await_change())
+}
+
+#[tokio::test]
+async fn max_concurrent_reconciles_bounds_workers_and_one_key_never_runs_twice_at_once() {
+    let env = env().await;
+    let state = Arc::new(Concurrency::default());
+    let mut mgr = Manager::builder().build();
+    mgr.add(
+        Controller::<Widget>::new("slow")
+            .max_concurrent_reconciles(3)
+            .build(slow, state.clone()),
+    );
+    let running = start(mgr, &env).await;
+    for i in 0..6 {
+        create(&env, &format!("c{i}"), 1).await;
+    }
+    // Hammer one key while it is being reconciled.
+    for size in 2..8 {
+        patch_spec(&env, "c0", size).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    eventually("all keys reconciled", || {
+        state.done.load(Ordering::SeqCst) >= 7
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(
+        state.max.load(Ordering::SeqCst),
+        3,
+        "three workers used, never more"
+    );
+    assert_eq!(state.max_per_key.load(Ordering::SeqCst), 1);
+    assert!(
+        running
+            .metrics()
+            .render()
+            .contains(r#"controller_runtime_max_concurrent_reconciles{controller="slow"} 3"#)
+    );
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn two_controllers_on_one_kind_share_one_watch() {
+    let env = env().await;
+    let (p1, p2) = (Arc::new(Probe::default()), Arc::new(Probe::default()));
+    let mut mgr = Manager::builder().build();
+    mgr.add(
+        Controller::<Widget>::new("one")
+            .owns::<ConfigMap>()
+            .build(record, p1.clone()),
+    );
+    mgr.add(
+        Controller::<Widget>::new("two")
+            .watches::<ConfigMap>(|_| Vec::new())
+            .build(record, p2.clone()),
+    );
+    let running = start(mgr, &env).await;
+    create(&env, "s", 1).await;
+    eventually("both controllers reconcile", || {
+        p1.count("s") == 1 && p2.count("s") == 1
+    })
+    .await;
+    assert_eq!(running.watch_count(), 2, "{:?}", running.watched_kinds());
+    assert_eq!(
+        running.watched_kinds(),
+        vec!["Widget.test.opkit.dev".to_string(), "ConfigMap".to_string()]
+    );
+    running.shutdown().await.unwrap();
+}
+
+async fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(
+        format!("GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).await.unwrap();
+    let status = out
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = out
+        .split_once("\r\n\r\n")
+        .map(|b| b.1.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+#[tokio::test]
+async fn metrics_endpoint_serves_controller_runtime_names_and_probes_answer() {
+    let env = env().await;
+    let probe = Arc::new(Probe::default());
+    let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    let mut mgr = Manager::builder()
+        .metrics_addr(any)
+        .probe_addr(any)
+        .leader_election(LeaderElection::new("metrics-test", "default"))
+        .build();
+    mgr.add(Controller::<Widget>::new("metered").build(record, probe.clone()));
+    let running = mgr.start(env.client()).await.unwrap();
+    let probes = running.probe_addr().unwrap();
+    assert_eq!(http_get(probes, "/healthz").await.0, 200);
+    eventually("caches synced", || running.caches_synced()).await;
+    assert_eq!(http_get(probes, "/readyz").await.0, 200);
+    create(&env, "m", 1).await;
+    eventually("reconciled", || probe.count("m") == 1).await;
+    let (status, body) = http_get(running.metrics_addr().unwrap(), "/metrics").await;
+    assert_eq!(status, 200);
+    for line in [
+        r#"controller_runtime_reconcile_total{controller="metered",result="success"} 1"#,
+        r#"controller_runtime_reconcile_total{controller="metered",result="error"} 0"#,
+        r#"controller_runtime_reconcile_total{controller="metered",result="requeue"} 0"#,
+        r#"controller_runtime_reconcile_total{controller="metered",result="requeue_after"} 0"#,
+        r#"controller_runtime_reconcile_errors_total{controller="metered"} 0"#,
+        r#"controller_runtime_reconcile_time_seconds_count{controller="metered"} 1"#,
+        r#"controller_runtime_active_workers{controller="metered"} 0"#,
+        r#"controller_runtime_max_concurrent_reconciles{controller="metered"} 1"#,
+        r#"workqueue_depth{name="metered",controller="metered"} 0"#,
+        r#"workqueue_adds_total{name="metered",controller="metered"} 1"#,
+        r#"workqueue_retries_total{name="metered",controller="metered"} 0"#,
+        r#"leader_election_master_status{name="metrics-test"} 1"#,
+    ] {
+        assert!(body.contains(line), "missing {line}\n{body}");
+    }
+    running.shutdown().await.unwrap();
+}
+
+/// Reconciles slowly and records when it started and finished.
+#[derive(Default)]
+struct Slow {
+    started: AtomicUsize,
+    finished: AtomicUsize,
+}
+
+async fn slow_once(_: Arc<Widget>, ctx: Arc<Context<Arc<Slow>>>) -> Result<Action, TestError> {
+    ctx.started.fetch_add(1, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    ctx.finished.fetch_add(1, Ordering::SeqCst);
+    Ok(Action::await_change())
+}
+
+#[tokio::test]
+async fn graceful_shutdown_waits_for_the_running_reconcile() {
+    let env = env().await;
+    let state = Arc::new(Slow::default());
+    let mut mgr = Manager::builder().build();
+    mgr.add(Controller::<Widget>::new("slow").build(slow_once, state.clone()));
+    let running = start(mgr, &env).await;
+    create(&env, "g", 1).await;
+    eventually("reconcile started", || {
+        state.started.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    running.shutdown().await.unwrap();
+    assert_eq!(state.finished.load(Ordering::SeqCst), 1, "shutdown waited");
+    create(&env, "h", 1).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(
+        state.started.load(Ordering::SeqCst),
+        1,
+        "no new work after shutdown"
+    );
+}
+
+#[tokio::test]
+async fn graceful_shutdown_gives_up_after_the_timeout() {
+    let env = env().await;
+    let state = Arc::new(Slow::default());
+    let mut mgr = Manager::builder()
+        .shutdown_timeout(Duration::from_millis(50))
+        .build();
+    mgr.add(Controller::<Widget>::new("slow").build(slow_once, state.clone()));
+    let running = start(mgr, &env).await;
+    create(&env, "g", 1).await;
+    eventually("reconcile started", || {
+        state.started.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    running.shutdown().await.unwrap();
+    assert_eq!(
+        state.finished.load(Ordering::SeqCst),
+        0,
+        "reconcile aborted"
+    );
+}
+
+fn elected(identity: &str, probe: Arc<Probe>) -> Manager {
+    let mut mgr = Manager::builder()
+        .identity(identity)
+        .leader_election(LeaderElection::new("widgets-leader", "default").timings(
+            Duration::from_secs(10),
+            Duration::from_secs(8),
+            Duration::from_millis(100),
+        ))
+        .build();
+    mgr.add(Controller::<Widget>::new("elected").build(record, probe));
+    mgr
+}
+
+#[tokio::test]
+async fn only_the_leader_reconciles_and_a_released_lease_is_taken_over_at_once() {
+    let env = env().await;
+    let (pa, pb) = (Arc::new(Probe::default()), Arc::new(Probe::default()));
+    let a = start(elected("a", pa.clone()), &env).await;
+    eventually("a leads", || a.is_leader()).await;
+    let b = start(elected("b", pb.clone()), &env).await;
+    create(&env, "l", 1).await;
+    eventually("leader reconciles", || pa.count("l") == 1).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!b.is_leader());
+    assert_eq!(pb.count("l"), 0, "the standby does not reconcile");
+    let leases: Api<Lease> = Api::namespaced(env.client(), "default");
+    let holder = |l: Lease| l.spec.and_then(|s| s.holder_identity);
+    assert_eq!(
+        holder(leases.get("widgets-leader").await.unwrap()).as_deref(),
+        Some("a")
+    );
+
+    let stopped = Instant::now();
+    a.shutdown().await.unwrap();
+    eventually("b takes over", || b.is_leader()).await;
+    let takeover = stopped.elapsed();
+    println!("takeover after release: {takeover:?}");
+    assert!(
+        takeover < Duration::from_secs(5),
+        "lease was released, not expired: {takeover:?}"
+    );
+    eventually("new leader reconciles the existing object", || {
+        pb.count("l") == 1
+    })
+    .await;
+    assert_eq!(
+        holder(leases.get("widgets-leader").await.unwrap()).as_deref(),
+        Some("b")
+    );
+    b.shutdown().await.unwrap();
+    assert_eq!(
+        holder(leases.get("widgets-leader").await.unwrap()),
+        None,
+        "released on shutdown"
+    );
+}
+
+#[tokio::test]
+async fn losing_the_lease_stops_controllers_with_an_error() {
+    let env = env().await;
+    let probe = Arc::new(Probe::default());
+    let a = start(elected("a", probe.clone()), &env).await;
+    eventually("a leads", || a.is_leader()).await;
+    // Someone else takes the Lease by force.
+    let leases: Api<Lease> = Api::namespaced(env.client(), "default");
+    leases
+        .patch(
+            "widgets-leader",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"holderIdentity": "intruder"}})),
+        )
+        .await
+        .unwrap();
+    let result = tokio::time::timeout(Duration::from_secs(10), a.wait())
+        .await
+        .expect("manager stops");
+    assert!(
+        matches!(result, Err(opkit::Error::LeaderElectionLost(_))),
+        "{result:?}"
+    );
+}
+
+const FINALIZER: &str = "test.opkit.dev/cleanup";
+
+#[derive(Default)]
+struct Finalizing {
+    applied: AtomicUsize,
+    cleaned: AtomicUsize,
+}
+
+async fn with_finalizer(
+    w: Arc<Widget>,
+    ctx: Arc<Context<Arc<Finalizing>>>,
+) -> Result<Action, TestError> {
+    let state = ctx.data().clone();
+    Ok(
+        opkit::finalizer::finalize(ctx.client(), FINALIZER, w, |event| async move {
+            match event {
+                finalizer::Event::Apply(_) => state.applied.fetch_add(1, Ordering::SeqCst),
+                finalizer::Event::Cleanup(_) => state.cleaned.fetch_add(1, Ordering::SeqCst),
+            };
+            Ok::<_, opkit::Error>(Action::await_change())
+        })
+        .await?,
+    )
+}
+
+#[tokio::test]
+async fn finalizer_is_added_cleanup_runs_on_delete_and_the_object_goes() {
+    let env = env().await;
+    let state = Arc::new(Finalizing::default());
+    let mut mgr = Manager::builder().build();
+    mgr.add(
+        Controller::<Widget>::new("finalizing")
+            .finalizer(FINALIZER)
+            .build(with_finalizer, state.clone()),
+    );
+    let running = start(mgr, &env).await;
+    create(&env, "fin", 1).await;
+    eventually("applied after the finalizer was added", || {
+        state.applied.load(Ordering::SeqCst) >= 1
+    })
+    .await;
+    let w = widgets(&env).get("fin").await.unwrap();
+    assert_eq!(w.finalizers(), &[FINALIZER.to_string()]);
+    widgets(&env)
+        .delete("fin", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("cleanup ran", || state.cleaned.load(Ordering::SeqCst) == 1).await;
+    let mut gone = false;
+    for _ in 0..500 {
+        if widgets(&env).get_opt("fin").await.unwrap().is_none() {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(gone, "object deleted once the finalizer was removed");
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn status_conditions_keep_last_transition_time_when_status_is_unchanged() {
+    let env = env().await;
+    let w = create(&env, "cond", 1).await;
+    let mut status = WidgetStatus::default();
+    conditions::set(
+        &mut status.conditions,
+        conditions::new(
+            "Ready",
+            false,
+            "Starting",
+            "starting",
+            w.metadata.generation,
+        ),
+    );
+    let stored = opkit::apply::patch_status(&env.client(), &w, &status)
+        .await
+        .unwrap();
+    let first = stored.status.clone().unwrap().conditions;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let mut status = stored.status.clone().unwrap();
+    let changed = conditions::set(
+        &mut status.conditions,
+        conditions::new(
+            "Ready",
+            false,
+            "Starting",
+            "starting",
+            w.metadata.generation,
+        ),
+    );
+    assert!(!changed, "same condition again is no change");
+    conditions::set(
+        &mut status.conditions,
+        conditions::new(
+            "Ready",
+            false,
+            "Waiting",
+            "still waiting",
+            w.metadata.generation,
+        ),
+    );
+    let stored = opkit::apply::patch_status(&env.client(), &stored, &status)
+        .await
+        .unwrap();
+    let second = stored.status.clone().unwrap().conditions;
+    assert_eq!(second[0].reason, "Waiting");
+    assert_eq!(
+        second[0].last_transition_time,
+        first[0].last_transition_time
+    );
+    let mut status = stored.status.clone().unwrap();
+    conditions::set(
+        &mut status.conditions,
+        conditions::new("Ready", true, "Up", "up", w.metadata.generation),
+    );
+    let stored = opkit::apply::patch_status(&env.client(), &stored, &status)
+        .await
+        .unwrap();
+    let third = stored.status.unwrap().conditions;
+    assert!(third[0].last_transition_time.0 > first[0].last_transition_time.0);
+    assert!(conditions::is_true(&third, "Ready"));
+    assert_eq!(third[0].observed_generation, Some(1));
+}
+
+async fn announce(w: Arc<Widget>, ctx: Arc<Context<()>>) -> Result<Action, TestError> {
+    ctx.recorder()
+        .normal(w.as_ref(), "Reconciled", format!("size {}", w.spec.size))
+        .await?;
+    Ok(Action::await_change())
+}
+
+#[tokio::test]
+async fn reconcilers_record_events_as_their_controller() {
+    let env = env().await;
+    let mut mgr = Manager::builder().identity("replica-1").build();
+    mgr.add(Controller::<Widget>::new("announcer").build(announce, ()));
+    let running = start(mgr, &env).await;
+    create(&env, "e", 7).await;
+    let events: Api<K8sEvent> = Api::namespaced(env.client(), "default");
+    let mut found = None;
+    for _ in 0..500 {
+        let list = events.list(&ListParams::default()).await.unwrap();
+        if let Some(e) = list
+            .items
+            .into_iter()
+            .find(|e| e.reason.as_deref() == Some("Reconciled"))
+        {
+            found = Some(e);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let event = found.expect("event recorded");
+    assert_eq!(event.reporting_controller.as_deref(), Some("announcer"));
+    assert_eq!(event.reporting_instance.as_deref(), Some("replica-1"));
+    assert_eq!(event.note.as_deref(), Some("size 7"));
+    assert_eq!(event.type_.as_deref(), Some("Normal"));
+    let regarding = event.regarding.unwrap();
+    assert_eq!(regarding.kind.as_deref(), Some("Widget"));
+    assert_eq!(regarding.name.as_deref(), Some("e"));
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn many_test_envs_start_in_parallel() {
+    let starts = (0..4).map(|_| async {
+        let env = TestEnv::builder().crd::<Widget>().start().await.unwrap();
+        create(&env, "x", 1).await;
+        env.startup_time()
+    });
+    let times = futures::future::join_all(starts).await;
+    println!("parallel TestEnv start-ups (with all built-in controllers and a CRD): {times:?}");
+    let bare = TestEnv::builder().controllers("").start().await.unwrap();
+    println!("bare TestEnv start-up: {:?}", bare.startup_time());
+}
+
+#[tokio::test]
+async fn test_env_rejects_unknown_controller_names() {
+    let err = TestEnv::builder()
+        .controllers("*,-nope")
+        .start()
+        .await
+        .unwrap_err();
+    assert!(matches!(err, opkit::TestEnvError::Controllers(_)), "{err}");
+}
