@@ -104,6 +104,24 @@ impl ApiError {
         .with_details(group, resource, name)
     }
 
+    /// 403 Forbidden from the authorizer: `message` is complete (see `opkit_rbac`), `details`
+    /// name the object the request was about.
+    pub fn forbidden_request(group: &str, resource: &str, name: &str, message: String) -> Self {
+        Self::new(403, "Forbidden", message).with_details(group, resource, name)
+    }
+
+    /// 409 Conflict with a message of its own.
+    pub fn conflict_msg(message: impl Into<String>) -> Self {
+        Self::new(409, "Conflict", message)
+    }
+
+    /// 429 TooManyRequests: the client should retry after `retry_after` seconds.
+    pub fn too_many_requests(message: impl Into<String>, retry_after: u32) -> Self {
+        let mut e = Self::new(429, "TooManyRequests", message);
+        e.retry_after = Some(retry_after);
+        e
+    }
+
     /// 404 NotFound for an object.
     pub fn not_found(group: &str, resource: &str, name: &str) -> Self {
         let q = qualified(group, resource);

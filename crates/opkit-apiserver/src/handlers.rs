@@ -63,6 +63,7 @@ pub struct ObjectRef<'a> {
 pub struct Query {
     pairs: Vec<(String, String)>,
     user_agent: Option<String>,
+    user: Option<std::sync::Arc<crate::auth::User>>,
 }
 
 impl Query {
@@ -71,7 +72,20 @@ impl Query {
         Query {
             pairs,
             user_agent: None,
+            user: None,
         }
+    }
+
+    /// The user making the request (`None` for the server's own writes): RBAC writes are
+    /// checked against what this user may grant.
+    pub fn with_user(mut self, user: std::sync::Arc<crate::auth::User>) -> Query {
+        self.user = Some(user);
+        self
+    }
+
+    /// The user making the request, if it came through the API.
+    pub fn user(&self) -> Option<&crate::auth::User> {
+        self.user.as_deref()
     }
 
     /// The request's `User-Agent` (empty when the header is absent): the default field manager
@@ -451,6 +465,9 @@ impl ApiServer {
             if crate::crd::is_crd(res) {
                 crate::crd::prepare(&mut obj)?;
             }
+            if let Some(user) = query.user() {
+                self.check_rbac_write(user, res, ns, &obj)?;
+            }
             if let Some(m) = &manager {
                 crate::patch::managed::track_update(res, Part::Main, None, &mut obj, m);
             }
@@ -512,6 +529,9 @@ impl ApiServer {
                 Ok(bytes)
             })
             .await?;
+        if key.starts_with(crate::authz::RBAC_KEY_PREFIX) {
+            self.authz.invalidate();
+        }
         Ok(bytes)
     }
 
@@ -545,6 +565,9 @@ impl ApiServer {
                 Ok::<_, ApiError>(Some(bytes))
             })
             .await?;
+        if outcome.is_some() && key.starts_with(crate::authz::RBAC_KEY_PREFIX) {
+            self.authz.invalidate();
+        }
         Ok(outcome)
     }
 
@@ -645,6 +668,11 @@ impl ApiServer {
             }
             if crate::crd::is_crd(res) && part == Part::Main {
                 crate::crd::prepare(&mut new)?;
+            }
+            if part == Part::Main
+                && let Some(user) = query.user()
+            {
+                self.check_rbac_write(user, res, ns, &new)?;
             }
             if let Some(m) = &manager {
                 crate::patch::managed::track_update(res, part, Some(&current), &mut new, m);

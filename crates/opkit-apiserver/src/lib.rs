@@ -5,18 +5,24 @@
 //! HTTP/2) in the current tokio runtime. Real clients — kubectl, helm, client-go, kube-rs —
 //! work against it unchanged, using the kubeconfig it writes.
 //!
-//! A request flows through the modules in this order: [`server`] (authentication, routing),
+//! A request flows through the modules in this order: [`server`] (transport, routing),
+//! [`auth`] (who: admin token, service-account tokens, client certificates, impersonation),
+//! [`authz`] (may they: RBAC), [`limits`] (in-flight caps, timeouts, watch caps),
 //! [`negotiate`] (encodings), [`registry`] (which resource), [`admission`] (metadata,
 //! validation, defaulting), [`handlers`] / [`patch`] / [`scale`] / [`watch`] (the verbs), and
 //! the `opkit-store` crate (compare-and-swap, group commit, event history).
 
 pub mod admission;
+pub mod audit;
+pub mod auth;
+pub mod authz;
 pub mod crd;
 pub mod defaults;
 pub mod discovery;
 pub mod error;
 pub mod handlers;
 pub mod in_process;
+pub mod limits;
 pub mod negotiate;
 pub mod object;
 pub mod openapi;
@@ -41,6 +47,7 @@ use tokio::sync::watch as signal;
 use tokio::task::JoinSet;
 
 pub use error::ApiError;
+pub use limits::Limits;
 pub use opkit_controllers as controllers;
 pub use server::ApiServer;
 
@@ -57,6 +64,10 @@ pub struct Config {
     pub history_window: Duration,
     /// The built-in controllers (garbage collector, namespaces, simulated workloads).
     pub controllers: opkit_controllers::Settings,
+    /// Request limits (in flight, timeouts, watches per user).
+    pub limits: Limits,
+    /// Where to write the audit log (JSON lines); `None` = no audit log.
+    pub audit_log: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -67,6 +78,8 @@ impl Default for Config {
             kubeconfig: None,
             history_window: Duration::from_secs(300),
             controllers: opkit_controllers::Settings::default(),
+            limits: Limits::default(),
+            audit_log: None,
         }
     }
 }
@@ -80,6 +93,8 @@ impl Config {
             kubeconfig: None,
             history_window: Duration::from_secs(300),
             controllers: opkit_controllers::Settings::default(),
+            limits: Limits::default(),
+            audit_log: None,
         }
     }
 }
@@ -114,6 +129,9 @@ pub enum StartError {
     /// Credentials could not be prepared.
     #[error(transparent)]
     Tls(#[from] tls::TlsError),
+    /// The service-account signing key could not be prepared.
+    #[error(transparent)]
+    Tokens(#[from] auth::tokens::TokenError),
     /// Bootstrapping objects failed.
     #[error("bootstrap: {0}")]
     Bootstrap(ApiError),
@@ -125,6 +143,7 @@ pub struct ControlPlane {
     url: String,
     token: String,
     ca_pem: String,
+    ca_key_pem: String,
     kubeconfig: String,
     kubeconfig_path: Option<PathBuf>,
     server: Arc<ApiServer>,
@@ -195,15 +214,31 @@ impl ControlPlane {
             }
             std::fs::write(path, &kubeconfig).map_err(io(path))?;
         }
-        let server = ApiServer::new(
+        let tokens = auth::tokens::TokenSigner::load_or_create(config.data_dir.as_deref())?;
+        let audit = match &config.audit_log {
+            Some(path) => Some(audit::AuditLog::open(path).map_err(io(path))?),
+            None => None,
+        };
+        let server = ApiServer::with_options(
             store,
-            creds.token.clone(),
-            format!("{host}:{}", addr.port()),
+            server::ServerOptions {
+                token: creds.token.clone(),
+                server_address: format!("{host}:{}", addr.port()),
+                tokens,
+                limits: config.limits.clone(),
+                audit,
+            },
         );
         server.bootstrap().await.map_err(StartError::Bootstrap)?;
         let (stop, stopped) = signal::channel(false);
         let acceptor = tokio_rustls::TlsAcceptor::from(creds.server_config.clone());
-        let serving = tokio::spawn(accept_loop(listener, acceptor, server.clone(), stopped));
+        let serving = tokio::spawn(accept_loop(
+            listener,
+            acceptor,
+            server.clone(),
+            config.limits.idle_timeout,
+            stopped,
+        ));
         let controllers = (!config.controllers.enabled.is_empty()).then(|| {
             let client = server.in_process_client("opkit-controller-manager");
             opkit_controllers::spawn(client, &config.controllers)
@@ -213,6 +248,7 @@ impl ControlPlane {
             url,
             token: creds.token,
             ca_pem: creds.ca_pem,
+            ca_key_pem: creds.ca_key_pem,
             kubeconfig,
             kubeconfig_path,
             server,
@@ -245,6 +281,60 @@ impl ControlPlane {
     /// The admin kubeconfig (YAML).
     pub fn kubeconfig(&self) -> &str {
         &self.kubeconfig
+    }
+
+    /// A kubeconfig for `user` in `groups`, authenticating with a client certificate signed
+    /// by this control plane's CA (valid for a year). At most two groups; every user is also
+    /// in `system:authenticated`.
+    pub fn user_kubeconfig(&self, user: &str, groups: &[String]) -> Result<String, tls::TlsError> {
+        let cert = tls::issue_client_certificate(
+            &self.ca_key_pem,
+            user,
+            groups,
+            Duration::from_secs(365 * 24 * 3600),
+        )?;
+        Ok(tls::kubeconfig_for(
+            &self.url,
+            &self.ca_pem,
+            user,
+            tls::KubeconfigUser::Certificate(&cert),
+            "default",
+        ))
+    }
+
+    /// A token for the service account `namespace/name` (which must exist), valid for
+    /// `expiration` (at least 10 minutes), as the TokenRequest API issues it.
+    pub fn service_account_token(
+        &self,
+        namespace: &str,
+        name: &str,
+        expiration: Duration,
+    ) -> Result<String, ApiError> {
+        let request = serde_json::json!({"spec": {"expirationSeconds": expiration.as_secs()}});
+        let issued = self.server.token_request(namespace, name, &request)?;
+        issued
+            .pointer("/status/token")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| ApiError::internal("the token request returned no token"))
+    }
+
+    /// A kubeconfig acting as the service account `namespace/name` (which must exist), with a
+    /// token valid for `expiration`; its default namespace is the service account's.
+    pub fn service_account_kubeconfig(
+        &self,
+        namespace: &str,
+        name: &str,
+        expiration: Duration,
+    ) -> Result<String, ApiError> {
+        let token = self.service_account_token(namespace, name, expiration)?;
+        Ok(tls::kubeconfig_for(
+            &self.url,
+            &self.ca_pem,
+            &auth::service_account_user(namespace, name),
+            tls::KubeconfigUser::Token(&token),
+            namespace,
+        ))
     }
 
     /// Where the kubeconfig was written, if anywhere.
@@ -282,6 +372,7 @@ async fn accept_loop(
     listener: TcpListener,
     acceptor: tokio_rustls::TlsAcceptor,
     server: Arc<ApiServer>,
+    idle_timeout: Duration,
     mut stopped: signal::Receiver<bool>,
 ) {
     let mut connections = JoinSet::new();
@@ -291,7 +382,7 @@ async fn accept_loop(
             Some(_) = connections.join_next(), if !connections.is_empty() => continue,
             a = listener.accept() => a,
         };
-        let (tcp, _) = match accepted {
+        let (tcp, peer) = match accepted {
             Ok(a) => a,
             Err(e) => {
                 tracing::warn!(error = %e, "accept failed");
@@ -303,16 +394,39 @@ async fn accept_loop(
         let acceptor = acceptor.clone();
         let server = server.clone();
         connections.spawn(async move {
-            let tls =
-                match tokio::time::timeout(Duration::from_secs(10), acceptor.accept(tcp)).await {
-                    Ok(Ok(s)) => s,
-                    _ => return,
-                };
-            let service = hyper::service::service_fn(move |req| {
+            let handshake = idle_timeout.min(Duration::from_secs(10));
+            let tls = match tokio::time::timeout(handshake, acceptor.accept(tcp)).await {
+                Ok(Ok(s)) => s,
+                _ => return,
+            };
+            // A client certificate (verified against the CA by the TLS layer) names the user
+            // for every request on this connection.
+            let identity = tls
+                .get_ref()
+                .1
+                .peer_certificates()
+                .and_then(|certs| certs.first())
+                .and_then(|cert| auth::identity_from_certificate(cert))
+                .map(|user| auth::ClientCertIdentity(Arc::new(user)));
+            let info = server::ConnectionInfo { peer };
+            let service = hyper::service::service_fn(move |mut req: http::Request<_>| {
                 let server = server.clone();
+                req.extensions_mut().insert(info);
+                if let Some(identity) = &identity {
+                    req.extensions_mut().insert(identity.clone());
+                }
                 async move { Ok::<_, std::convert::Infallible>(server.serve(req).await) }
             });
-            let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+            let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+            builder
+                .http1()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(idle_timeout);
+            builder
+                .http2()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .keep_alive_interval(Some(idle_timeout / 4))
+                .keep_alive_timeout(idle_timeout / 4);
             let _ = builder.serve_connection(TokioIo::new(tls), service).await;
         });
     }

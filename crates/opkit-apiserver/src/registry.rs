@@ -123,6 +123,12 @@ impl Resource {
         }
     }
 
+    /// Whether this is one of the create-only review APIs (TokenReview, SelfSubjectReview,
+    /// the access reviews): nothing is stored, the answer is computed.
+    pub fn is_review(&self) -> bool {
+        !self.is_custom() && is_review_group(&self.group)
+    }
+
     /// Whether objects are custom resources.
     pub fn is_custom(&self) -> bool {
         matches!(self.origin, Origin::Custom(_))
@@ -224,11 +230,17 @@ const fn b(
     }
 }
 
+/// The groups whose resources are all create-only reviews.
+fn is_review_group(group: &str) -> bool {
+    matches!(group, "authentication.k8s.io" | "authorization.k8s.io")
+}
+
 fn builtins() -> Vec<Builtin> {
     use k8s_openapi::api::{
-        apps::v1 as apps, autoscaling::v2 as autoscaling, batch::v1 as batch,
-        coordination::v1 as coordination, core::v1 as core, discovery::v1 as discovery,
-        events::v1 as events, networking::v1 as networking, policy::v1 as policy, rbac::v1 as rbac,
+        apps::v1 as apps, authentication::v1 as authn, authorization::v1 as authz,
+        autoscaling::v2 as autoscaling, batch::v1 as batch, coordination::v1 as coordination,
+        core::v1 as core, discovery::v1 as discovery, events::v1 as events,
+        networking::v1 as networking, policy::v1 as policy, rbac::v1 as rbac,
     };
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
     const ALL: &[&str] = &["all"];
@@ -586,6 +598,84 @@ fn builtins() -> Vec<Builtin> {
             check!(rbac::ClusterRoleBinding),
         ),
         b(
+            "authentication.k8s.io",
+            "v1",
+            "tokenreviews",
+            "TokenReview",
+            false,
+            NONE,
+            NONE,
+            false,
+            false,
+            false,
+            check!(authn::TokenReview),
+        ),
+        b(
+            "authentication.k8s.io",
+            "v1",
+            "selfsubjectreviews",
+            "SelfSubjectReview",
+            false,
+            NONE,
+            NONE,
+            false,
+            false,
+            false,
+            check!(authn::SelfSubjectReview),
+        ),
+        b(
+            "authorization.k8s.io",
+            "v1",
+            "subjectaccessreviews",
+            "SubjectAccessReview",
+            false,
+            NONE,
+            NONE,
+            false,
+            false,
+            false,
+            check!(authz::SubjectAccessReview),
+        ),
+        b(
+            "authorization.k8s.io",
+            "v1",
+            "selfsubjectaccessreviews",
+            "SelfSubjectAccessReview",
+            false,
+            NONE,
+            NONE,
+            false,
+            false,
+            false,
+            check!(authz::SelfSubjectAccessReview),
+        ),
+        b(
+            "authorization.k8s.io",
+            "v1",
+            "localsubjectaccessreviews",
+            "LocalSubjectAccessReview",
+            true,
+            NONE,
+            NONE,
+            false,
+            false,
+            false,
+            check!(authz::LocalSubjectAccessReview),
+        ),
+        b(
+            "authorization.k8s.io",
+            "v1",
+            "selfsubjectrulesreviews",
+            "SelfSubjectRulesReview",
+            false,
+            NONE,
+            NONE,
+            false,
+            false,
+            false,
+            check!(authz::SelfSubjectRulesReview),
+        ),
+        b(
             "apiextensions.k8s.io",
             "v1",
             "customresourcedefinitions",
@@ -629,7 +719,11 @@ fn builtin_resource(def: &Builtin) -> Resource {
         categories: def.categories.iter().map(|s| s.to_string()).collect(),
         status: def.status,
         scale,
-        verbs: ALL_VERBS,
+        verbs: if is_review_group(def.group) {
+            &["create"]
+        } else {
+            ALL_VERBS
+        },
         tracks_generation: def.generation,
         extra_subresources: extra,
         origin: Origin::Builtin(def.check),

@@ -10,9 +10,14 @@ use http_body_util::{BodyExt, Full, Limited, StreamBody, combinators::BoxBody};
 use serde_json::Value;
 
 use crate::admission::Part;
+use crate::audit::{AuditLog, AuditRecord};
+use crate::auth::User;
+use crate::auth::tokens::TokenSigner;
+use crate::authz::{Attributes, Authorizer};
 use crate::discovery;
 use crate::error::{ApiError, ApiResult};
 use crate::handlers::{Answer, ObjectRef, Payload, Query, list_json, render};
+use crate::limits::{Gates, Limits};
 use crate::negotiate::{self, Encoding, Output};
 use crate::patch::PatchType;
 use crate::registry::{Registry, Resource};
@@ -25,11 +30,37 @@ pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
 /// The response body type.
 pub type ResponseBody = BoxBody<Bytes, Infallible>;
 
+/// What an [`ApiServer`] runs with besides its store.
+pub struct ServerOptions {
+    /// The admin bearer token.
+    pub token: String,
+    /// `host:port` clients reach the server at (the `kubernetes` Service's endpoint).
+    pub server_address: String,
+    /// Signs and verifies service-account tokens.
+    pub tokens: TokenSigner,
+    /// Request limits.
+    pub limits: Limits,
+    /// The audit log, if any.
+    pub audit: Option<AuditLog>,
+}
+
+/// Facts about the connection a request came on, attached by the accept loop.
+#[derive(Clone, Copy, Debug)]
+pub struct ConnectionInfo {
+    /// The client's address.
+    pub peer: std::net::SocketAddr,
+}
+
 /// The API server's shared state.
 pub struct ApiServer {
     pub(crate) store: Store,
     pub(crate) registry: Registry,
     token: String,
+    pub(crate) admin: Arc<User>,
+    pub(crate) tokens: TokenSigner,
+    pub(crate) authz: Authorizer,
+    gates: Gates,
+    audit: Option<AuditLog>,
     server_address: String,
     this: OnceLock<Weak<ApiServer>>,
     pub(crate) cleanups: Mutex<HashSet<String>>,
@@ -109,12 +140,44 @@ fn header_str(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {
 }
 
 impl ApiServer {
-    /// Creates the server state over an opened store.
+    /// Creates the server state over an opened store, with default limits, no audit log and
+    /// a service-account signing key made in memory.
     pub fn new(store: Store, token: String, server_address: String) -> Arc<ApiServer> {
+        let tokens = match TokenSigner::load_or_create(None) {
+            Ok(t) => t,
+            // Generating a P-256 key in memory only fails if the system has no randomness.
+            Err(e) => panic!("cannot generate a service-account signing key: {e}"),
+        };
+        ApiServer::with_options(
+            store,
+            ServerOptions {
+                token,
+                server_address,
+                tokens,
+                limits: Limits::default(),
+                audit: None,
+            },
+        )
+    }
+
+    /// Creates the server state over an opened store.
+    pub fn with_options(store: Store, options: ServerOptions) -> Arc<ApiServer> {
+        let ServerOptions {
+            token,
+            server_address,
+            tokens,
+            limits,
+            audit,
+        } = options;
         let server = Arc::new(ApiServer {
             store,
             registry: Registry::new(),
             token,
+            admin: Arc::new(crate::auth::admin()),
+            tokens,
+            authz: Authorizer::default(),
+            gates: Gates::new(limits),
+            audit,
             server_address,
             this: OnceLock::new(),
             cleanups: Mutex::new(HashSet::new()),
@@ -163,6 +226,7 @@ impl ApiServer {
             }
         }
         self.bootstrap_kubernetes_service().await?;
+        self.bootstrap_rbac().await?;
         self.load_crds().await;
         Ok(())
     }
@@ -205,29 +269,21 @@ impl ApiServer {
         Ok(())
     }
 
-    fn authenticated(&self, headers: &HeaderMap) -> bool {
-        let Some(value) = header_str(headers, header::AUTHORIZATION) else {
-            return false;
-        };
-        let Some(token) = value
-            .strip_prefix("Bearer ")
-            .or_else(|| value.strip_prefix("bearer "))
-        else {
-            return false;
-        };
-        constant_time_eq(token.trim().as_bytes(), self.token.as_bytes())
+    /// The request limits in force.
+    pub fn limits(&self) -> &Limits {
+        self.gates.limits()
     }
 
-    /// Handles one HTTP request.
+    /// Handles one HTTP request: authenticate, impersonate, authorize, admit under the
+    /// limits, route, audit.
     pub async fn serve<B>(self: Arc<Self>, req: Request<B>) -> Response<ResponseBody>
     where
         B: hyper::body::Body<Data = Bytes> + Send + 'static,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
+        let received = jiff::Timestamp::now();
         let (parts, body) = req.into_parts();
         let target = request::parse_path(parts.uri.path());
-        let query = Query::new(request::parse_query(parts.uri.query()))
-            .with_user_agent(header_str(&parts.headers, header::USER_AGENT));
         match target {
             Target::Health => {
                 return bytes_response(200, b"ok".to_vec(), "text/plain; charset=utf-8", &[]);
@@ -235,29 +291,122 @@ impl ApiServer {
             Target::Version => return json_response(&discovery::version()),
             _ => {}
         }
-        if !self.authenticated(&parts.headers) {
-            return error_response(&ApiError::unauthorized());
-        }
-        let body = match Limited::new(body, MAX_BODY_BYTES).collect().await {
-            Ok(collected) => collected.to_bytes(),
-            Err(e) => {
-                let err = if e
-                    .downcast_ref::<http_body_util::LengthLimitError>()
-                    .is_some()
-                {
-                    ApiError::too_large(MAX_BODY_BYTES)
-                } else {
-                    ApiError::bad_request(format!("error reading the request body: {e}"))
-                };
-                return error_response(&err);
+        let authenticated = match self.authenticate(&parts.headers, &parts.extensions) {
+            Ok(user) => user,
+            Err(e) => return error_response(&e),
+        };
+        let user = match self.impersonate(authenticated.clone(), &parts.headers) {
+            Ok(user) => user,
+            Err(e) => return error_response(&e),
+        };
+        let query = Query::new(request::parse_query(parts.uri.query()))
+            .with_user_agent(header_str(&parts.headers, header::USER_AGENT))
+            .with_user(user.clone());
+        let attrs = Attributes::of(&parts.method, parts.uri.path(), &target, &query);
+        let decision = self.authorize(&user, &attrs);
+        let resp = match decision {
+            Err(e) => error_response(&e),
+            Ok(()) => {
+                self.admitted(&parts, target, &query, &user, &attrs, body)
+                    .await
             }
         };
-        match self
-            .route(&parts.method, &parts.headers, target, &query, body)
-            .await
-        {
+        if let Some(audit) = &self.audit {
+            let impersonator = (!Arc::ptr_eq(&authenticated, &user)).then_some(&*authenticated);
+            audit.record(AuditRecord {
+                user: &user,
+                impersonator,
+                attrs: &attrs,
+                request_uri: parts
+                    .uri
+                    .path_and_query()
+                    .map(|p| p.as_str())
+                    .unwrap_or("/"),
+                user_agent: header_str(&parts.headers, header::USER_AGENT),
+                source: parts.extensions.get::<ConnectionInfo>().map(|c| c.peer),
+                code: resp.status().as_u16(),
+                received,
+                decision: if resp.status() == StatusCode::FORBIDDEN {
+                    "forbid"
+                } else {
+                    "allow"
+                },
+            });
+        }
+        resp
+    }
+
+    /// An authorized request: applies the in-flight and watch limits and the request timeout,
+    /// reads the body and routes it.
+    async fn admitted<B>(
+        &self,
+        parts: &http::request::Parts,
+        target: Target,
+        query: &Query,
+        user: &User,
+        attrs: &Attributes,
+        body: B,
+    ) -> Response<ResponseBody>
+    where
+        B: hyper::body::Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let exempt = user.groups.iter().any(|g| g == crate::auth::SYSTEM_MASTERS);
+        let (_in_flight, watch_slot) = if attrs.is_watch() {
+            match self.gates.admit_watch(&user.name, exempt) {
+                Ok(slot) => (None, slot),
+                Err(e) => return error_response(&e),
+            }
+        } else {
+            match self.gates.admit(attrs.is_mutating(), exempt) {
+                Ok(permit) => (Some(permit), None),
+                Err(e) => return error_response(&e),
+            }
+        };
+        let timeout = match query.get("timeout").map(parse_go_duration) {
+            Some(Some(t)) => t.min(self.gates.limits().request_timeout),
+            Some(None) => {
+                return error_response(&ApiError::bad_request(
+                    "invalid timeout: use a duration such as 30s or 1m",
+                ));
+            }
+            None => self.gates.limits().request_timeout,
+        };
+        let work = async {
+            let body = match Limited::new(body, MAX_BODY_BYTES).collect().await {
+                Ok(collected) => collected.to_bytes(),
+                Err(e) => {
+                    let err = if e
+                        .downcast_ref::<http_body_util::LengthLimitError>()
+                        .is_some()
+                    {
+                        ApiError::too_large(MAX_BODY_BYTES)
+                    } else {
+                        ApiError::bad_request(format!("error reading the request body: {e}"))
+                    };
+                    return error_response(&err);
+                }
+            };
+            match self
+                .route(&parts.method, &parts.headers, target, query, body)
+                .await
+            {
+                Ok(resp) => resp,
+                Err(e) => error_response(&e),
+            }
+        };
+        if attrs.is_watch() {
+            let resp = work.await;
+            return match watch_slot {
+                Some(slot) => hold_while_streaming(resp, slot),
+                None => resp,
+            };
+        }
+        match tokio::time::timeout(timeout, work).await {
             Ok(resp) => resp,
-            Err(e) => error_response(&e),
+            Err(_) => error_response(&ApiError::timeout(
+                "Timeout: request did not complete within the allotted timeout",
+            )),
         }
     }
 
@@ -347,8 +496,24 @@ impl ApiServer {
         let protobuf_ok =
             !res.is_custom() && opkit_protobuf::supports(&res.api_version(), &res.kind);
         let output = negotiate::choose_output(accept, protobuf_ok, false)?;
+        if res.is_review() {
+            return self.review(method, &res, &path, query, content_type, &body, &output);
+        }
         let part = match path.subresource.as_deref() {
             None => Part::Main,
+            Some("token") if res.group.is_empty() && res.plural == "serviceaccounts" => {
+                if method != Method::POST {
+                    return Err(ApiError::method_not_allowed(
+                        method.as_str(),
+                        "serviceaccounts/token",
+                    ));
+                }
+                let request = decode_body(&res, content_type, &body)?;
+                let name = path.name.as_deref().unwrap_or("");
+                let issued = self.token_request(ns.unwrap_or(""), name, &request)?;
+                let out = created(issued);
+                return self.answer(None, &output, out, false);
+            }
             Some("status") if res.status => Part::Status,
             Some("finalize") if res.group.is_empty() && res.plural == "namespaces" => {
                 if method != Method::PUT {
@@ -476,6 +641,32 @@ impl ApiServer {
         }
     }
 
+    /// The create-only review APIs: TokenReview, SelfSubjectReview and the access reviews.
+    #[allow(clippy::too_many_arguments)]
+    fn review(
+        &self,
+        method: &Method,
+        res: &Resource,
+        path: &ResourcePath,
+        query: &Query,
+        content_type: Option<&str>,
+        body: &[u8],
+        output: &Output,
+    ) -> ApiResult<Response<ResponseBody>> {
+        if method != Method::POST || path.name.is_some() || path.subresource.is_some() {
+            return Err(ApiError::method_not_allowed(method.as_str(), &res.plural));
+        }
+        let review = decode_body(res, content_type, body)?;
+        let admin = crate::auth::admin();
+        let user = query.user().unwrap_or(&admin);
+        let out = match (res.group.as_str(), res.plural.as_str()) {
+            ("authentication.k8s.io", "tokenreviews") => self.token_review(&review),
+            ("authentication.k8s.io", _) => self.self_subject_review(user),
+            _ => self.access_review(&res.plural, path.namespace.as_deref(), user, &review)?,
+        };
+        self.answer(None, output, created(out), false)
+    }
+
     fn answer(
         &self,
         res: Option<&Resource>,
@@ -540,9 +731,58 @@ fn delete_options(content_type: Option<&str>, body: &[u8]) -> ApiResult<Value> {
         .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")))
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
+fn created(value: Value) -> Answer {
+    Answer {
+        code: 201,
+        payload: Payload::Value(value),
+        warnings: Vec::new(),
     }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Keeps `slot` alive for as long as the response body streams.
+fn hold_while_streaming<T: Send + Sync + 'static>(
+    resp: Response<ResponseBody>,
+    slot: T,
+) -> Response<ResponseBody> {
+    let (parts, body) = resp.into_parts();
+    let body = http_body_util::BodyExt::map_frame(body, move |frame| {
+        let _held = &slot;
+        frame
+    });
+    Response::from_parts(parts, BodyExt::boxed(body))
+}
+
+/// Parses a Go duration as clients send `?timeout=` (`30s`, `1m30s`, `500ms`, `1h`).
+pub fn parse_go_duration(s: &str) -> Option<std::time::Duration> {
+    let mut total = 0f64;
+    let mut rest = s.trim();
+    if rest.is_empty() {
+        return None;
+    }
+    if rest == "0" {
+        return Some(std::time::Duration::ZERO);
+    }
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let value: f64 = rest[..digits].parse().ok()?;
+        rest = &rest[digits..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let factor = match &rest[..unit_len] {
+            "ns" => 1e-9,
+            "us" | "µs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            _ => return None,
+        };
+        rest = &rest[unit_len..];
+        total += value * factor;
+    }
+    (total.is_finite() && total >= 0.0 && total < 1e9)
+        .then(|| std::time::Duration::from_secs_f64(total))
 }

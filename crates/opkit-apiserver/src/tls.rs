@@ -1,5 +1,9 @@
 //! Serving credentials: a CA and a serving certificate (generated at first start and kept in
-//! the data dir), and the admin bearer token.
+//! the data dir), the admin bearer token, and client certificates signed by the same CA.
+//!
+//! The server asks every client for a certificate but does not require one: a client that
+//! presents one signed by the CA is the user its subject names (CN = user, O = groups), as with
+//! upstream's `--client-ca-file`; others authenticate with a bearer token.
 
 use std::fs;
 use std::path::Path;
@@ -36,6 +40,8 @@ pub enum TlsError {
 pub struct Credentials {
     /// The CA certificate (PEM) clients trust.
     pub ca_pem: String,
+    /// The CA's private key (PEM), for issuing client certificates.
+    pub ca_key_pem: String,
     /// The admin bearer token.
     pub token: String,
     /// The TLS configuration (HTTP/2 and HTTP/1.1 by ALPN).
@@ -79,7 +85,8 @@ fn new_ca() -> Result<(String, String), TlsError> {
     Ok((cert.pem(), key.serialize_pem()))
 }
 
-fn write_private(path: &Path, contents: &str) -> Result<(), TlsError> {
+/// Writes a file only its owner can read.
+pub(crate) fn write_private(path: &Path, contents: &str) -> Result<(), TlsError> {
     fs::write(path, contents).map_err(io_err(path))?;
     #[cfg(unix)]
     {
@@ -156,23 +163,137 @@ pub fn credentials(dir: Option<&Path>, hosts: &[String]) -> Result<Credentials, 
     let key_der = rustls::pki_types::PrivateKeyDer::try_from(serving_key.serialize_der())
         .map_err(|e| TlsError::Pem(e.to_string()))?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(ca_der(&ca_pem)?)?;
+    let client_verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+        Arc::new(roots),
+        provider.clone(),
+    )
+    .allow_unauthenticated()
+    .build()
+    .map_err(|e| TlsError::Pem(format!("client certificate verifier: {e}")))?;
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()?
-        .with_no_client_auth()
+        .with_client_cert_verifier(client_verifier)
         .with_single_cert(vec![cert_der], key_der)?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Credentials {
         ca_pem,
+        ca_key_pem,
         token,
         server_config: Arc::new(config),
     })
 }
 
+fn ca_der(ca_pem: &str) -> Result<rustls::pki_types::CertificateDer<'static>, TlsError> {
+    use rustls::pki_types::pem::PemObject;
+    rustls::pki_types::CertificateDer::from_pem_slice(ca_pem.as_bytes())
+        .map_err(|e| TlsError::Pem(format!("ca.crt: {e}")))
+}
+
+/// A client certificate and its private key, both PEM.
+pub struct ClientCertificate {
+    /// The certificate.
+    pub cert_pem: String,
+    /// The private key.
+    pub key_pem: String,
+}
+
+/// Issues a client certificate for `user` in `groups` (CN = user, O = groups), valid for
+/// `valid_for`, signed by the CA whose key is `ca_key_pem`.
+///
+/// A certificate carries at most two groups: the certificate library writes each subject
+/// attribute type once, and the second group rides on the same `O` attribute under its
+/// object identifier. More groups are refused with [`TlsError::Pem`]; bind roles to the user
+/// instead.
+pub fn issue_client_certificate(
+    ca_key_pem: &str,
+    user: &str,
+    groups: &[String],
+    valid_for: std::time::Duration,
+) -> Result<ClientCertificate, TlsError> {
+    if user.is_empty() {
+        return Err(TlsError::Pem(
+            "a client certificate needs a user name".into(),
+        ));
+    }
+    if groups.len() > 2 {
+        return Err(TlsError::Pem(format!(
+            "a client certificate carries at most 2 groups, {} given; bind roles to the user instead",
+            groups.len()
+        )));
+    }
+    let issuer = Issuer::new(ca_params()?, KeyPair::from_pem(ca_key_pem)?);
+    let key = KeyPair::generate()?;
+    let mut params = CertificateParams::new(Vec::<String>::new())?;
+    params.distinguished_name.push(DnType::CommonName, user);
+    let organization = [
+        DnType::OrganizationName,
+        DnType::CustomDnType(vec![2, 5, 4, 10]),
+    ];
+    for (ty, group) in organization.into_iter().zip(groups) {
+        params.distinguished_name.push(ty, group.as_str());
+    }
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    params.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+    ];
+    let now = time_now();
+    params.not_before = now - time::Duration::minutes(5);
+    params.not_after = now + valid_for;
+    let cert = params.signed_by(&key, &issuer)?;
+    Ok(ClientCertificate {
+        cert_pem: cert.pem(),
+        key_pem: key.serialize_pem(),
+    })
+}
+
+fn time_now() -> time::OffsetDateTime {
+    time::OffsetDateTime::now_utc()
+}
+
+/// Who a kubeconfig acts as.
+pub enum KubeconfigUser<'a> {
+    /// A bearer token (the admin's or a service account's).
+    Token(&'a str),
+    /// A client certificate and key (PEM).
+    Certificate(&'a ClientCertificate),
+}
+
+/// A kubeconfig for `server_url`, trusting `ca_pem`, acting as `user` under the name
+/// `user_name`.
+pub fn kubeconfig_for(
+    server_url: &str,
+    ca_pem: &str,
+    user_name: &str,
+    user: KubeconfigUser<'_>,
+    namespace: &str,
+) -> String {
+    use base64::Engine;
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let ca = b64(ca_pem);
+    let credentials = match user {
+        KubeconfigUser::Token(token) => format!("    token: {token}\n"),
+        KubeconfigUser::Certificate(c) => format!(
+            "    client-certificate-data: {}\n    client-key-data: {}\n",
+            b64(&c.cert_pem),
+            b64(&c.key_pem)
+        ),
+    };
+    let user_name = serde_json::Value::from(user_name).to_string();
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: opkit\n  cluster:\n    server: {server_url}\n    certificate-authority-data: {ca}\nusers:\n- name: {user_name}\n  user:\n{credentials}contexts:\n- name: opkit\n  context:\n    cluster: opkit\n    user: {user_name}\n    namespace: {namespace}\ncurrent-context: opkit\npreferences: {{}}\n"
+    )
+}
+
 /// A kubeconfig for the admin user.
 pub fn kubeconfig(server_url: &str, ca_pem: &str, token: &str) -> String {
-    use base64::Engine;
-    let ca = base64::engine::general_purpose::STANDARD.encode(ca_pem);
-    format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: opkit\n  cluster:\n    server: {server_url}\n    certificate-authority-data: {ca}\nusers:\n- name: opkit-admin\n  user:\n    token: {token}\ncontexts:\n- name: opkit\n  context:\n    cluster: opkit\n    user: opkit-admin\n    namespace: default\ncurrent-context: opkit\npreferences: {{}}\n"
+    kubeconfig_for(
+        server_url,
+        ca_pem,
+        "opkit-admin",
+        KubeconfigUser::Token(token),
+        "default",
     )
 }

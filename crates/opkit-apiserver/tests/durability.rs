@@ -15,6 +15,7 @@ fn config(dir: &std::path::Path) -> Config {
         kubeconfig: None,
         history_window: std::time::Duration::from_secs(300),
         controllers: opkit_apiserver::controllers::Settings::default(),
+        ..Config::ephemeral()
     }
 }
 

@@ -326,6 +326,7 @@ async fn allocations_survive_a_restart() {
         kubeconfig: None,
         history_window: std::time::Duration::from_secs(300),
         controllers: opkit_apiserver::controllers::Settings::default(),
+        ..Config::ephemeral()
     };
     {
         let plane = ControlPlane::start(config()).await.unwrap();

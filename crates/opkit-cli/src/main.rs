@@ -56,6 +56,21 @@ struct UpArgs {
     /// How long a simulated pod takes to become Running and Ready (e.g. `200ms`, `2s`).
     #[arg(long, value_name = "DURATION", default_value = "200ms", value_parser = parse_duration)]
     pod_ready_delay: Duration,
+    /// Append an audit log (audit.k8s.io/v1 events at the Metadata level, JSON lines) here.
+    #[arg(long, value_name = "PATH")]
+    audit_log: Option<PathBuf>,
+    /// Read-only requests served at once; more get 429 with Retry-After.
+    #[arg(long, value_name = "N", default_value_t = 400)]
+    max_requests_inflight: usize,
+    /// Mutating requests served at once; more get 429 with Retry-After.
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    max_mutating_requests_inflight: usize,
+    /// How long an ordinary request may take before it gets 504 (watches are exempt).
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    request_timeout: Duration,
+    /// Watches one user may hold open at once.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    max_watches_per_user: usize,
 }
 
 /// Parses `250ms`, `2s`, `1m` (a bare number is seconds).
@@ -129,6 +144,14 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
             pod_ready_delay: args.pod_ready_delay,
             ..opkit_controllers::Settings::default()
         },
+        limits: opkit_apiserver::Limits {
+            max_requests_inflight: args.max_requests_inflight,
+            max_mutating_requests_inflight: args.max_mutating_requests_inflight,
+            request_timeout: args.request_timeout,
+            max_watches_per_user: args.max_watches_per_user,
+            ..opkit_apiserver::Limits::default()
+        },
+        audit_log: args.audit_log,
     };
     let plane = opkit_apiserver::ControlPlane::start(config).await?;
     let path = plane
