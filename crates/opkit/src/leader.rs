@@ -156,10 +156,8 @@ impl Elector {
             .map(Duration::from_secs)
             .unwrap_or(self.config.lease_duration);
         let ours = holder.as_deref() == Some(self.identity.as_str());
-        if let Some(_other) = holder.as_ref().filter(|_| !ours) {
-            if observed_at + duration > Instant::now() {
-                return Ok(false);
-            }
+        if holder.is_some() && !ours && observed_at + duration > Instant::now() {
+            return Ok(false);
         }
         let mut next = spec;
         if !ours {

@@ -425,12 +425,11 @@ async fn supervise(
         }
         shared.leading.store(false, Ordering::SeqCst);
         let _ = hold_stop.send(true);
-        if let Some(holder) = holder {
-            if let Ok(mut el) = holder.await {
-                if !lost {
-                    el.release().await;
-                }
-            }
+        if let Some(holder) = holder
+            && let Ok(mut el) = holder.await
+            && !lost
+        {
+            el.release().await;
         }
     }
     informers.shutdown().await;

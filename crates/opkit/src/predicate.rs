@@ -39,9 +39,11 @@ impl<'a, K> Change<'a, K> {
     }
 }
 
+type Filter<K> = dyn Fn(&Change<'_, K>) -> bool + Send + Sync;
+
 /// A filter on [`Change`]s; clone-cheap.
 pub struct Predicate<K> {
-    f: Arc<dyn Fn(&Change<'_, K>) -> bool + Send + Sync>,
+    f: Arc<Filter<K>>,
 }
 
 impl<K> Clone for Predicate<K> {
@@ -84,9 +86,13 @@ impl<K: 'static> Predicate<K> {
     pub fn or(self, other: Predicate<K>) -> Predicate<K> {
         Predicate::new(move |c| self.matches(c) || other.matches(c))
     }
+}
+
+impl<K: 'static> std::ops::Not for Predicate<K> {
+    type Output = Predicate<K>;
 
     /// Passes when this one does not.
-    pub fn not(self) -> Predicate<K> {
+    fn not(self) -> Predicate<K> {
         Predicate::new(move |c| !self.matches(c))
     }
 }
@@ -156,6 +162,6 @@ mod tests {
         assert!(!both.matches(&Change::Update { old: &a, new: &c }));
         let custom = Predicate::new(|c: &Change<'_, ConfigMap>| !matches!(c, Change::Delete(_)));
         assert!(!custom.matches(&Change::Delete(&a)));
-        assert!(custom.not().matches(&Change::Delete(&a)));
+        assert!((!custom).matches(&Change::Delete(&a)));
     }
 }
