@@ -49,6 +49,8 @@ pub struct Policy {
     namespaced: HashMap<String, SubjectIndex>,
     /// The effective rules of every ClusterRole (aggregation resolved).
     cluster_roles: HashMap<String, Rules>,
+    /// The rules of every Role, by namespace and name.
+    roles: HashMap<String, HashMap<String, Rules>>,
     aggregation_errors: Vec<AggregationError>,
 }
 
@@ -195,6 +197,7 @@ impl Policy {
 
         let mut policy = Policy {
             cluster_roles: cluster_role_rules,
+            roles: role_rules,
             aggregation_errors: resolution.errors,
             ..Policy::default()
         };
@@ -203,7 +206,7 @@ impl Policy {
             .reserve(cluster_role_bindings.len() + role_bindings.len());
         for binding in cluster_role_bindings {
             let id = policy.next_id();
-            let rules = policy.resolve_ref(&role_rules, &binding.role_ref, None);
+            let rules = policy.resolve_ref(&binding.role_ref, None);
             policy.bindings.push(rules);
             let subjects = binding.subjects.unwrap_or_default();
             policy.cluster.add(id, &subjects, None);
@@ -211,7 +214,7 @@ impl Policy {
         for binding in role_bindings {
             let id = policy.next_id();
             let namespace = binding.metadata.namespace.unwrap_or_default();
-            let rules = policy.resolve_ref(&role_rules, &binding.role_ref, Some(&namespace));
+            let rules = policy.resolve_ref(&binding.role_ref, Some(&namespace));
             policy.bindings.push(rules);
             let subjects = binding.subjects.unwrap_or_default();
             policy.namespaced.entry(namespace.clone()).or_default().add(
@@ -229,32 +232,28 @@ impl Policy {
 
     /// The rules a `roleRef` names (upstream `GetRoleReferenceRules`): a Role in the binding's
     /// namespace (none for ClusterRoleBindings), or a ClusterRole.
-    fn resolve_ref(
-        &self,
-        roles: &HashMap<String, HashMap<String, Rules>>,
-        role_ref: &RoleRef,
-        namespace: Option<&str>,
-    ) -> Result<Rules, RuleError> {
+    fn lookup(&self, role_ref: &RoleRef, namespace: Option<&str>) -> Result<&Rules, RuleError> {
         match role_ref.kind.as_str() {
             "Role" => namespace
-                .and_then(|ns| roles.get(ns))
+                .and_then(|ns| self.roles.get(ns))
                 .and_then(|in_ns| in_ns.get(&role_ref.name))
-                .cloned()
                 .ok_or_else(|| RuleError::RoleNotFound {
                     namespace: namespace.unwrap_or_default().to_owned(),
                     name: role_ref.name.clone(),
                 }),
-            "ClusterRole" => self
-                .cluster_roles
-                .get(&role_ref.name)
-                .cloned()
-                .ok_or_else(|| RuleError::ClusterRoleNotFound {
+            "ClusterRole" => self.cluster_roles.get(&role_ref.name).ok_or_else(|| {
+                RuleError::ClusterRoleNotFound {
                     name: role_ref.name.clone(),
-                }),
+                }
+            }),
             other => Err(RuleError::UnsupportedRoleRefKind {
                 kind: other.to_owned(),
             }),
         }
+    }
+
+    fn resolve_ref(&self, role_ref: &RoleRef, namespace: Option<&str>) -> Result<Rules, RuleError> {
+        self.lookup(role_ref, namespace).cloned()
     }
 
     /// The bindings applying to `user` in `namespace` (ClusterRoleBindings, plus the
@@ -407,6 +406,17 @@ impl Policy {
     /// The effective rules of a ClusterRole (with aggregation resolved), if it exists.
     pub fn cluster_role_rules(&self, name: &str) -> Option<&[PolicyRule]> {
         self.cluster_roles.get(name).map(|rules| &rules[..])
+    }
+
+    /// The rules a binding in `namespace` (`None`: a ClusterRoleBinding) with this `roleRef`
+    /// grants, aggregation resolved: what escalation checks compare when a binding is written.
+    pub fn role_ref_rules(
+        &self,
+        namespace: Option<&str>,
+        role_ref: &RoleRef,
+    ) -> Result<&[PolicyRule], RuleError> {
+        self.lookup(role_ref, crate::non_empty(namespace))
+            .map(|rules| &rules[..])
     }
 
     /// Aggregated ClusterRoles whose selectors are invalid (they keep their stored rules).

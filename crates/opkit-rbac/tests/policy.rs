@@ -769,3 +769,35 @@ fn ten_thousand_bindings_resolve_only_the_users_own() {
         ));
     }
 }
+
+#[test]
+fn role_ref_rules_resolve_like_bindings_do() {
+    use k8s_openapi::api::rbac::v1::RoleRef;
+    let policy = Policy::new(
+        vec![cluster_role("c", vec![rule(&["get"], &[""], &["pods"])])],
+        vec![role("ns", "r", vec![rule(&["list"], &[""], &["pods"])])],
+        vec![],
+        vec![],
+    );
+    let role_ref = |kind: &str, name: &str| RoleRef {
+        api_group: "rbac.authorization.k8s.io".into(),
+        kind: kind.into(),
+        name: name.into(),
+    };
+    assert_eq!(
+        policy.role_ref_rules(Some("ns"), &role_ref("Role", "r")),
+        Ok(&[rule(&["list"], &[""], &["pods"])][..])
+    );
+    assert_eq!(
+        policy.role_ref_rules(None, &role_ref("ClusterRole", "c")),
+        Ok(&[rule(&["get"], &[""], &["pods"])][..])
+    );
+    assert_eq!(
+        policy.role_ref_rules(Some("other"), &role_ref("Role", "r")),
+        Err(RuleError::RoleNotFound {
+            namespace: "other".into(),
+            name: "r".into()
+        })
+    );
+    assert!(policy.role_ref_rules(None, &role_ref("Role", "r")).is_err());
+}
