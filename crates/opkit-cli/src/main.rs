@@ -1,6 +1,9 @@
 //! `opkit`: the command line of the opkit operator framework.
 //!
-//! `opkit up` runs the embedded Kubernetes-compatible control plane until SIGINT or SIGTERM.
+//! `opkit up` runs the embedded Kubernetes-compatible control plane until SIGINT or SIGTERM;
+//! `opkit kubeconfig` issues kubeconfigs for other users and service accounts.
+
+mod kubeconfig;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -24,6 +27,8 @@ struct Cli {
 enum Command {
     /// Run the embedded control plane (a Kubernetes-compatible API server).
     Up(UpArgs),
+    /// Print a kubeconfig for a user (client certificate) or a service account (token).
+    Kubeconfig(kubeconfig::KubeconfigArgs),
 }
 
 #[derive(Args)]
@@ -114,6 +119,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Up(args) => up(args).await,
+            Command::Kubeconfig(args) => kubeconfig::run(args).await,
         }
     });
     match result {
