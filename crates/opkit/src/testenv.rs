@@ -16,11 +16,20 @@ use std::time::Duration;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::runtime::wait::{await_condition, conditions};
 use kube::{Client, CustomResourceExt, ResourceExt};
 use opkit_apiserver::controllers::{ControllerSet, ParseControllersError, Settings};
 use opkit_apiserver::{Config, ControlPlane, StartError};
 use tokio::time::Instant;
+
+fn established(crd: &CustomResourceDefinition) -> bool {
+    crd.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c.type_ == "Established" && c.status == "True")
+        })
+}
 
 /// Why a [`TestEnv`] could not start or install a CRD.
 #[derive(Debug, thiserror::Error)]
@@ -179,16 +188,32 @@ impl TestEnv {
     pub async fn install_crd(&self, crd: CustomResourceDefinition) -> Result<(), TestEnvError> {
         let name = crd.name_any();
         let api: Api<CustomResourceDefinition> = Api::all(self.client.clone());
-        api.create(&PostParams::default(), &crd)
+        let created = api
+            .create(&PostParams::default(), &crd)
             .await
             .map_err(|source| TestEnvError::Crd {
                 name: name.clone(),
                 source,
             })?;
-        let established = await_condition(api, &name, conditions::is_crd_established());
-        match tokio::time::timeout(Duration::from_secs(10), established).await {
-            Ok(Ok(_)) => Ok(()),
-            _ => Err(TestEnvError::CrdNotEstablished(name)),
+        // The embedded server usually answers with the conditions already set; otherwise
+        // poll (cheaper than opening a watch for one transition).
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut current = Some(created);
+        loop {
+            if current.as_ref().is_some_and(established) {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(TestEnvError::CrdNotEstablished(name));
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+            current = api
+                .get_opt(&name)
+                .await
+                .map_err(|source| TestEnvError::Crd {
+                    name: name.clone(),
+                    source,
+                })?;
         }
     }
 

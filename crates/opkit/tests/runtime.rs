@@ -337,10 +337,10 @@ async fn errors_back_off_exponentially_per_key_and_success_resets_the_backoff() 
             .build(flaky, flakes),
     );
     let running = start(mgr, &env).await;
-    let ctx_probe = running.metrics().clone();
+    let metrics = running.metrics().clone();
     create(&env, "f", 1).await;
-    // Fetch the probe through a second handle: the context owns it, so poll the metrics.
-    let metrics_text = || ctx_probe.render();
+    // The context owns the Flaky state; observe through the metrics instead.
+    let metrics_text = || metrics.render();
     eventually("four errors then a success", || {
         metrics_text().contains(
             r#"controller_runtime_reconcile_total{controller="flaky",result="success"} 1"#,
@@ -903,6 +903,121 @@ async fn many_test_envs_start_in_parallel() {
     println!("parallel TestEnv start-ups (with all built-in controllers and a CRD): {times:?}");
     let bare = TestEnv::builder().controllers("").start().await.unwrap();
     println!("bare TestEnv start-up: {:?}", bare.startup_time());
+}
+
+/// What a reconcile saw in the caches: (children in the ConfigMap cache, Secret cache error).
+#[derive(Default)]
+struct Seen {
+    children: Mutex<Vec<usize>>,
+    secret_error: Mutex<Option<String>>,
+}
+
+async fn look_in_caches(w: Arc<Widget>, ctx: Arc<Context<Arc<Seen>>>) -> Result<Action, TestError> {
+    let cms = ctx.store::<ConfigMap>()?;
+    let children = cms
+        .state()
+        .iter()
+        .filter(|c| c.labels().get("widget") == Some(&w.name_any()))
+        .count();
+    ctx.children.lock().unwrap().push(children);
+    if let Err(e) = ctx.store::<opkit::k8s_openapi::api::core::v1::Secret>() {
+        *ctx.secret_error.lock().unwrap() = Some(e.to_string());
+    }
+    Ok(Action::await_change())
+}
+
+#[tokio::test]
+async fn context_serves_the_shared_caches_of_declared_kinds_only() {
+    let env = env().await;
+    let cms: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    for i in 0..2 {
+        let cm: ConfigMap = serde_json::from_value(
+            json!({"metadata": {"name": format!("c{i}"), "labels": {"widget": "k"}}}),
+        )
+        .unwrap();
+        cms.create(&PostParams::default(), &cm).await.unwrap();
+    }
+    let seen = Arc::new(Seen::default());
+    let mut mgr = Manager::builder().build();
+    mgr.add(
+        Controller::<Widget>::new("cached")
+            .watches::<ConfigMap>(|_| Vec::new())
+            .build(look_in_caches, seen.clone()),
+    );
+    let running = start(mgr, &env).await;
+    create(&env, "k", 1).await;
+    eventually("reconciled", || !seen.children.lock().unwrap().is_empty()).await;
+    assert_eq!(seen.children.lock().unwrap()[0], 2);
+    let err = seen
+        .secret_error
+        .lock()
+        .unwrap()
+        .clone()
+        .unwrap_or_default();
+    assert!(err.contains("no cache for Secret"), "{err}");
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn resync_reconciles_every_cached_object_periodically() {
+    let env = env().await;
+    let probe = Arc::new(Probe::default());
+    let mut mgr = Manager::builder().build();
+    mgr.add(
+        Controller::<Widget>::new("resync")
+            .with_predicate(predicate::generation_changed())
+            .resync_every(Duration::from_millis(100))
+            .build(record, probe.clone()),
+    );
+    let running = start(mgr, &env).await;
+    create(&env, "r1", 1).await;
+    create(&env, "r2", 1).await;
+    eventually("both resynced twice", || {
+        probe.count("r1") >= 3 && probe.count("r2") >= 3
+    })
+    .await;
+    running.shutdown().await.unwrap();
+}
+
+async fn panicky(w: Arc<Widget>, ctx: Arc<Context<Arc<Probe>>>) -> Result<Action, TestError> {
+    ctx.record(&w);
+    if ctx.count(&w.name_any()) == 1 {
+        panic!("reconcile bug");
+    }
+    Ok(Action::await_change())
+}
+
+#[tokio::test]
+async fn a_panicking_reconcile_counts_as_an_error_and_is_retried() {
+    let env = env().await;
+    let probe = Arc::new(Probe::default());
+    let mut mgr = Manager::builder().build();
+    mgr.add(Controller::<Widget>::new("panicky").build(panicky, probe.clone()));
+    let running = start(mgr, &env).await;
+    create(&env, "p", 1).await;
+    eventually("retried after the panic", || probe.count("p") == 2).await;
+    assert!(
+        running
+            .metrics()
+            .render()
+            .contains(r#"controller_runtime_reconcile_errors_total{controller="panicky"} 1"#)
+    );
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn start_up_times() {
+    for (controllers, crd) in [("", false), ("", true), ("*", false), ("*", true)] {
+        let mut builder = TestEnv::builder().controllers(controllers);
+        if crd {
+            builder = builder.crd::<Widget>();
+        }
+        let env = builder.start().await.unwrap();
+        println!(
+            "TestEnv start-up, controllers {controllers:?}, CRD {crd}: {:?}",
+            env.startup_time()
+        );
+    }
 }
 
 #[tokio::test]
