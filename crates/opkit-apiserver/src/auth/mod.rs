@@ -131,10 +131,16 @@ impl ApiServer {
     /// The service account a token speaks for, if the token is valid and the service account
     /// (and any bound object) still exists with the uid the token names.
     fn service_account_token_user(&self, token: &str) -> Option<User> {
-        if let Some(claims) = self.tokens.cached(token) {
-            return Some(claims.user());
-        }
-        let claims = self.tokens.verify(token, tokens::ISSUER).ok()?;
+        // The signature check is what costs; it is cached. Whether the service account still
+        // exists is checked on every request, so deleting it revokes its tokens at once.
+        let claims = match self.tokens.cached(token) {
+            Some(claims) => claims,
+            None => {
+                let claims = self.tokens.verify(token, tokens::ISSUER).ok()?;
+                self.tokens.remember(token, &claims);
+                claims
+            }
+        };
         let k = &claims.kubernetes;
         let live_uid = |plural: &str, name: &str| -> Option<String> {
             let snapshot = self.registry.snapshot();
@@ -156,7 +162,6 @@ impl ApiServer {
                 return None;
             }
         }
-        self.tokens.remember(token, &claims);
         Some(claims.user())
     }
 

@@ -6,8 +6,9 @@
 //! object), so tools that decode tokens see what they expect. A token is only as good as the
 //! service account behind it: verification checks the signature, the expiry, the audience, and
 //! that the service account (and the bound object, if any) still exists with the same uid.
-//! Verified tokens are cached for a few seconds, as upstream does, so that a busy client pays
-//! for one signature check, not one per request.
+//! Verified signatures are cached for a few seconds, so that a busy client pays for one
+//! signature check, not one per request; the service account's existence is checked on every
+//! request by the caller.
 
 use std::collections::HashMap;
 use std::fs;
@@ -209,7 +210,7 @@ impl TokenSigner {
         (at.elapsed() < CACHE_TTL && claims.exp > now_unix()).then(|| claims.clone())
     }
 
-    /// Remembers a fully verified token.
+    /// Remembers a token whose signature, expiry and audience were verified.
     pub fn remember(&self, token: &str, claims: &Claims) {
         if let Ok(mut cache) = self.cache.lock() {
             if cache.len() >= CACHE_CAPACITY {
