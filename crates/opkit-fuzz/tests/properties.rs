@@ -1,0 +1,366 @@
+//! Every fuzz target on generated inputs, on stable, in CI.
+//!
+//! Two kinds of generators per target: raw bytes (the exact input the fuzzers get, decoded by
+//! the target) and structured values (JSON of bounded depth, strings from the grammars'
+//! meaningful tokens, patches built from real objects) fed to the structured entry points.
+//! Case counts are explicit and small so that the whole file stays well under a minute in a
+//! debug build on two slow cores; the long runs belong to `fuzz/` (see its README).
+
+use opkit_fuzz::{ApplyKind, MetaChoice, fixtures};
+use proptest::prelude::*;
+use serde_json::{Map, Value};
+
+/// Cases for the cheap, pure targets.
+const CHEAP: u32 = 256;
+/// Cases for the merge, schema and apply targets.
+const MEDIUM: u32 = 96;
+/// Cases for CEL (an interpreter per rule) and whole requests (a store write each).
+const COSTLY: u32 = 48;
+
+fn config(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+/// Raw fuzzer-like input.
+fn bytes(max: usize) -> impl Strategy<Value = Vec<u8>> {
+    proptest::collection::vec(any::<u8>(), 0..max)
+}
+
+/// A string of up to `max` tokens.
+fn tokens(alphabet: &'static [&'static str], max: usize) -> impl Strategy<Value = String> {
+    proptest::collection::vec(proptest::sample::select(alphabet), 0..max).prop_map(|t| t.concat())
+}
+
+/// Tokens of the label-selector grammar (keys with prefixes, operators, sets, separators) and a
+/// few characters it must refuse.
+const SELECTOR_TOKENS: &[&str] = &[
+    "a",
+    "b",
+    "app",
+    "x",
+    "1",
+    "-",
+    "_",
+    ".",
+    "example.com/",
+    "k8s.io/",
+    "/",
+    "=",
+    "==",
+    "!=",
+    "!",
+    " in ",
+    " notin ",
+    "in",
+    "notin",
+    " ",
+    "(",
+    ")",
+    ",",
+    "<",
+    ">",
+    "gt",
+    "lt",
+    "-5",
+    "\t",
+    "'",
+    "é",
+    "\\",
+    "\0",
+    "a=b",
+    "x in (a,b)",
+    "!f",
+    "",
+    "@",
+];
+
+/// Tokens of the field-selector grammar.
+const FIELD_TOKENS: &[&str] = &[
+    "metadata.name",
+    "metadata.namespace",
+    "spec.nodeName",
+    "status.phase",
+    "spec.host",
+    "a",
+    "=",
+    "==",
+    "!=",
+    "!",
+    ",",
+    "\\",
+    "\\,",
+    "\\=",
+    "\\\\",
+    "x",
+    " ",
+    "é",
+    "Running",
+    "",
+];
+
+/// Characters of names, label keys and label values, and ones they must refuse.
+const NAME_TOKENS: &[&str] = &[
+    "a",
+    "z",
+    "0",
+    "9",
+    "-",
+    ".",
+    "_",
+    "/",
+    "A",
+    "Z",
+    "example.com",
+    "abcdefghij",
+    " ",
+    "é",
+    "\0",
+    "..",
+    "--",
+];
+
+/// Tokens of client-go's JSONPath dialect.
+const JSONPATH_TOKENS: &[&str] = &[
+    "{",
+    "}",
+    ".",
+    "..",
+    "[",
+    "]",
+    "*",
+    "a",
+    "0",
+    "1",
+    "-1",
+    ":",
+    "?(@.a==1)",
+    "@",
+    "range",
+    "end",
+    "{range .items[*]}",
+    "{end}",
+    "'",
+    "\"",
+    "\\",
+    " ",
+    ",",
+    "$",
+    "text",
+    "==",
+    "<",
+];
+
+/// A JSON value of bounded depth whose keys and strings come from a small meaningful set.
+fn json(depth: u32) -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        (-4i64..4).prop_map(Value::from),
+        proptest::sample::select(opkit_fuzz::input::STRINGS).prop_map(Value::from),
+    ];
+    leaf.prop_recursive(depth, 48, 4, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            proptest::collection::vec(
+                (proptest::sample::select(opkit_fuzz::input::KEYS), inner),
+                0..4
+            )
+            .prop_map(|kv| Value::Object(
+                kv.into_iter()
+                    .map(|(k, v)| (k.to_owned(), v))
+                    .collect::<Map<_, _>>()
+            )),
+        ]
+    })
+}
+
+/// A real object with one field replaced by a generated value: patches and configurations
+/// that look like what clients send.
+fn edited(base: Value) -> impl Strategy<Value = Value> {
+    let pointers = opkit_fuzz::pointers(&base);
+    (proptest::sample::select(pointers), json(2), any::<bool>()).prop_map(
+        move |(ptr, value, remove)| {
+            let mut out = base.clone();
+            if ptr.is_empty() {
+                return out;
+            }
+            let (parent, last) = ptr.rsplit_once('/').unwrap_or(("", ""));
+            let key = last.replace("~1", "/").replace("~0", "~");
+            match out.pointer_mut(parent) {
+                Some(Value::Object(map)) if remove => {
+                    map.remove(&key);
+                }
+                Some(Value::Array(items)) if remove => {
+                    if let Ok(i) = key.parse::<usize>()
+                        && i < items.len()
+                    {
+                        items.remove(i);
+                    }
+                }
+                _ => {
+                    if let Some(slot) = out.pointer_mut(&ptr) {
+                        *slot = value;
+                    }
+                }
+            }
+            out
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(config(CHEAP))]
+
+    #[test]
+    fn label_selector_from_bytes(data in bytes(64)) {
+        opkit_fuzz::label_selector(&data);
+    }
+
+    #[test]
+    fn label_selector_from_grammar_tokens(s in tokens(SELECTOR_TOKENS, 12)) {
+        opkit_fuzz::label_selector_str(&s);
+    }
+
+    #[test]
+    fn field_selector_from_bytes(data in bytes(64)) {
+        opkit_fuzz::field_selector(&data);
+    }
+
+    #[test]
+    fn field_selector_from_grammar_tokens(s in tokens(FIELD_TOKENS, 10)) {
+        opkit_fuzz::field_selector_str(&s);
+    }
+
+    #[test]
+    fn names_and_labels_from_bytes(data in bytes(80)) {
+        opkit_fuzz::names_and_labels(&data);
+    }
+
+    #[test]
+    fn names_and_labels_from_name_tokens(s in tokens(NAME_TOKENS, 40)) {
+        opkit_fuzz::names_and_labels_str(&s);
+    }
+
+    #[test]
+    fn jsonpath_from_bytes(data in bytes(64)) {
+        opkit_fuzz::jsonpath(&data);
+    }
+
+    #[test]
+    fn jsonpath_from_template_tokens(t in tokens(JSONPATH_TOKENS, 12), data in json(3)) {
+        opkit_fuzz::jsonpath_str(&t, &data);
+    }
+
+    #[test]
+    fn json_patch_from_bytes(data in bytes(128)) {
+        opkit_fuzz::json_patch(&data);
+    }
+
+    #[test]
+    fn json_patch_diff_between_generated_documents_applies(a in json(4), b in json(4)) {
+        opkit_fuzz::json_patch_diff(&a, &b);
+    }
+
+    #[test]
+    fn json_patch_diff_between_edited_deployments_applies(b in edited(fixtures::deployment())) {
+        opkit_fuzz::json_patch_diff(&fixtures::deployment(), &b);
+    }
+
+    #[test]
+    fn merge_patch_from_bytes(data in bytes(128)) {
+        opkit_fuzz::merge_patch(&data);
+    }
+
+    #[test]
+    fn merge_patch_of_generated_documents(doc in json(4), patch in json(4)) {
+        opkit_fuzz::merge_patch_values(&doc, &patch);
+    }
+}
+
+proptest! {
+    #![proptest_config(config(MEDIUM))]
+
+    #[test]
+    fn strategic_merge_from_bytes(data in bytes(256)) {
+        opkit_fuzz::strategic_merge(&data);
+    }
+
+    #[test]
+    fn strategic_merge_deployment_with_edited_copy(patch in edited(fixtures::deployment())) {
+        opkit_fuzz::strategic_merge_values(MetaChoice::Deployment, &fixtures::deployment(), &patch);
+    }
+
+    #[test]
+    fn strategic_merge_pod_with_generated_patch(patch in json(5)) {
+        opkit_fuzz::strategic_merge_values(MetaChoice::Pod, &fixtures::pod(), &patch);
+    }
+
+    #[test]
+    fn strategic_merge_custom_resource_with_edited_copy(patch in edited(fixtures::custom_resource())) {
+        opkit_fuzz::strategic_merge_values(MetaChoice::Schema, &fixtures::custom_resource(), &patch);
+    }
+
+    #[test]
+    fn apply_from_bytes(data in bytes(256)) {
+        opkit_fuzz::apply(&data);
+    }
+
+    #[test]
+    fn apply_edited_deployments_by_two_managers(
+        first in edited(fixtures::deployment()),
+        second in edited(fixtures::deployment()),
+        edit in edited(fixtures::deployment()),
+        force in any::<bool>(),
+    ) {
+        opkit_fuzz::apply_values(ApplyKind::Deployment, &Value::Object(Map::new()), &first, &second, force, &edit);
+    }
+
+    #[test]
+    fn apply_edited_custom_resources_by_two_managers(
+        first in edited(fixtures::custom_resource()),
+        second in edited(fixtures::custom_resource()),
+        edit in edited(fixtures::custom_resource()),
+        force in any::<bool>(),
+    ) {
+        opkit_fuzz::apply_values(ApplyKind::Custom, &fixtures::custom_resource(), &first, &second, force, &edit);
+    }
+
+    #[test]
+    fn schema_from_bytes(data in bytes(256)) {
+        opkit_fuzz::schema(&data);
+    }
+
+    #[test]
+    fn schema_fixture_on_edited_objects(obj in edited(fixtures::custom_resource())) {
+        opkit_fuzz::schema_values(&fixtures::crd_schema(), &obj);
+    }
+
+    #[test]
+    fn schema_generated_json_as_schema(schema in json(4), obj in json(4)) {
+        opkit_fuzz::schema_values(&schema, &obj);
+    }
+}
+
+proptest! {
+    #![proptest_config(config(COSTLY))]
+
+    #[test]
+    fn cel_from_bytes(data in bytes(128)) {
+        opkit_fuzz::cel(&data);
+    }
+
+    #[test]
+    fn cel_rules_from_tokens(rule in tokens(opkit_fuzz::RULE_TOKENS, 16), spec in json(3)) {
+        opkit_fuzz::cel_values(&rule, None, &spec, None);
+    }
+
+    #[test]
+    fn request_from_bytes(data in bytes(256)) {
+        opkit_fuzz::request(&data);
+    }
+}

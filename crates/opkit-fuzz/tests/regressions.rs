@@ -1,0 +1,68 @@
+//! Minimal inputs of failures the fuzz targets found, one named test each, so that a fix stays
+//! fixed. Failures in `opkit-apiserver` that are not fixed yet are `#[ignore]`d with the reason.
+
+use opkit_fuzz::{ApplyKind, MetaChoice, fixtures};
+use serde_json::json;
+
+/// Strategic merge: a malformed `$setElementOrder` inside a map new to the object was dropped
+/// silently, so the patch applied once and failed (400) on its own result.
+#[test]
+fn strategic_merge_refuses_bad_set_element_order_in_new_map() {
+    opkit_fuzz::strategic_merge_values(
+        MetaChoice::Deployment,
+        &fixtures::deployment(),
+        &json!({"b": -9_223_372_036_854_775_645i64,
+            "volumeMounts": {"$setElementOrder/finalizers": false}}),
+    );
+}
+
+/// Strategic merge: the same with a `null` `$retainKeys`, for a custom resource.
+#[test]
+fn strategic_merge_refuses_null_retain_keys_in_new_map() {
+    let mut patch = fixtures::custom_resource();
+    patch["apiVersion"] = json!({"a": {"$retainKeys": null}});
+    opkit_fuzz::strategic_merge_values(MetaChoice::Schema, &fixtures::custom_resource(), &patch);
+}
+
+/// Apply bookkeeping: an update that turns `spec` from an object into a list leaves the
+/// appliers owning `spec.replicas`, `spec.ports[name=http]`… which no longer exist
+/// (`opkit_apply::compare` reports the changed node as modified but nothing below the old
+/// object as removed). A later apply of any of those fields then conflicts with a manager that
+/// owns nothing there.
+#[test]
+#[ignore = "opkit-apply: compare() does not mark the old subtree removed when a field changes shape; not fixed yet"]
+fn apply_update_changing_spec_type_drops_ownership_below_it() {
+    let cr = fixtures::custom_resource();
+    let schema = fixtures::crd_schema();
+    let meta = opkit_strategic::SchemaPatchMeta::for_object(&schema);
+    let present =
+        opkit_apply::field_set(opkit_apply::Types::custom(&meta), &json!({"spec": []})).unwrap();
+    let scope = opkit_apply::Scope::new(
+        opkit_apply::Types::custom(&meta),
+        "example.com/v1",
+        "2026-01-01T00:00:00Z",
+    );
+    let mut managed = opkit_apply::ManagedFields::default();
+    let applied = opkit_apply::apply(&scope, &json!({}), &cr, &mut managed, "a", false).unwrap();
+    let mut edited = applied.clone();
+    edited["spec"] = json!([]);
+    opkit_apply::update(&scope, &applied, &mut edited, &mut managed, "c").unwrap();
+    for e in managed.entries() {
+        let dangling = e.fields.difference(&present);
+        assert!(
+            dangling.paths().iter().all(|p| p.len() <= 1),
+            "{} still owns {:?}",
+            e.manager,
+            dangling.paths()
+        );
+    }
+}
+
+/// The same through the target's properties (bookkeeping decodes, re-apply is a no-op).
+#[test]
+fn apply_target_properties_hold_across_a_spec_type_change() {
+    let cr = fixtures::custom_resource();
+    let mut edit = cr.clone();
+    edit["spec"] = json!([]);
+    opkit_fuzz::apply_values(ApplyKind::Custom, &cr, &cr, &cr, false, &edit);
+}
