@@ -195,6 +195,12 @@ impl<T> Context<T> {
         crate::apply::apply_owned(&self.client, &self.field_manager, owner, child).await
     }
 
+    /// Server-side applies `.status` of `obj` on its `/status` subresource with this
+    /// controller's field manager (see [`crate::apply::apply_status`]).
+    pub async fn apply_status<K: Object, S: Serialize>(&self, obj: &K, status: &S) -> Result<K> {
+        crate::apply::apply_status(&self.client, &self.field_manager, obj, status).await
+    }
+
     /// Merge-patches `.status` of `obj` on its `/status` subresource.
     pub async fn patch_status<K: Object, S: Serialize>(&self, obj: &K, status: &S) -> Result<K> {
         crate::apply::patch_status(&self.client, obj, status).await
@@ -259,7 +265,8 @@ impl<K: Object> Controller<K> {
     }
 
     /// Reconciles the controlling owner (of kind `K`) when an object of kind `C` changes.
-    /// Adds `create/update/patch/delete` on `C` to the derived RBAC rules.
+    /// Adds `get/list/watch/create/update/patch/delete` on `C`, and `update` on
+    /// `<plural of K>/finalizers` (for `blockOwnerDeletion`), to the derived RBAC rules.
     pub fn owns<C: Object>(self) -> Self {
         self.owns_with::<C>(None)
     }
@@ -273,6 +280,13 @@ impl<K: Object> Controller<K> {
             &[
                 "get", "list", "watch", "create", "update", "patch", "delete",
             ],
+        ));
+        // Setting `blockOwnerDeletion` on a child needs `update` on the owner's finalizers
+        // where OwnerReferencesPermissionEnforcement is on (OpenShift, hardened clusters).
+        self.rules.add(rbac::rule(
+            &K::group(&()),
+            &format!("{}/finalizers", K::plural(&())),
+            &["update"],
         ));
         let kind = K::kind(&()).into_owned();
         let group = K::group(&()).into_owned();
@@ -560,10 +574,12 @@ async fn run_workers<K, T, F, Fut, E>(
             metrics.clone(),
         ));
     }
-    let resync_task = resync.map(|period| {
+    // In a JoinSet so that aborting this future (lost leadership) aborts the resync too.
+    let mut resync_task = JoinSet::new();
+    if let Some(period) = resync {
         let queue = queue.clone();
         let store = store.clone();
-        tokio::spawn(async move {
+        resync_task.spawn(async move {
             let mut tick = tokio::time::interval_at(Instant::now() + period, period);
             loop {
                 tick.tick().await;
@@ -571,17 +587,15 @@ async fn run_workers<K, T, F, Fut, E>(
                     queue.add(Request::from_object(obj.as_ref()));
                 }
             }
-        })
-    });
+        });
+    }
     // Until the manager says stop (a closed channel counts as stop).
     while !*stop.borrow_and_update() {
         if stop.changed().await.is_err() {
             break;
         }
     }
-    if let Some(t) = resync_task {
-        t.abort();
-    }
+    resync_task.shutdown().await;
     queue.shutdown();
     while tasks.join_next().await.is_some() {}
     tracing::info!(controller = %name, "workers stopped");

@@ -2,8 +2,8 @@
 //!
 //! controller-runtime's manager shares one informer per kind between all its controllers;
 //! kube-runtime's `Controller` opens its own watches. Here every kind a manager's controllers
-//! name (`for`, `owns`, `watches`) gets exactly one [`kube::runtime::watcher`] stream feeding
-//! one [`reflector`](kube::runtime::reflector) store, and every controller registers a handler
+//! name (`for`, `owns`, `watches`) gets exactly one [`watcher`](mod@kube::runtime::watcher) stream feeding
+//! one [`reflector`](mod@kube::runtime::reflector) store, and every controller registers a handler
 //! on it. Handlers see [`Change`]s with the previous object, which is what predicates such as
 //! [`generation_changed`](crate::predicate::generation_changed) need; a relist after a watch
 //! error is diffed against the cache so deletes missed meanwhile are still reported.

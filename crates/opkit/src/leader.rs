@@ -75,6 +75,17 @@ pub fn default_identity() -> String {
     format!("{host}_{:08x}", rand::random::<u32>())
 }
 
+/// The outcome of one acquire/renew attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Attempt {
+    /// This candidate holds the Lease.
+    Held,
+    /// Another candidate holds a Lease that has not expired.
+    HeldByOther,
+    /// The write lost a race (409); try again.
+    Conflict,
+}
+
 /// One candidate's view of the election.
 pub(crate) struct Elector {
     config: LeaderElection,
@@ -109,8 +120,8 @@ impl Elector {
         i32::try_from(self.config.lease_duration.as_secs().max(1)).unwrap_or(i32::MAX)
     }
 
-    /// One attempt; `Ok(true)` when this candidate holds the Lease afterwards.
-    async fn try_acquire_or_renew(&mut self) -> Result<bool, kube::Error> {
+    /// One attempt to take or renew the Lease.
+    async fn try_acquire_or_renew(&mut self) -> Result<Attempt, kube::Error> {
         let now = MicroTime(Timestamp::now());
         let name = &self.config.lease_name;
         let Some(mut lease) = self.api.get_opt(name).await? else {
@@ -130,8 +141,8 @@ impl Elector {
                 }),
             };
             return match self.api.create(&PostParams::default(), &lease).await {
-                Ok(_) => Ok(true),
-                Err(e) if is_conflict(&e) => Ok(false),
+                Ok(_) => Ok(Attempt::Held),
+                Err(e) if is_conflict(&e) => Ok(Attempt::Conflict),
                 Err(e) => Err(e),
             };
         };
@@ -157,7 +168,7 @@ impl Elector {
             .unwrap_or(self.config.lease_duration);
         let ours = holder.as_deref() == Some(self.identity.as_str());
         if holder.is_some() && !ours && observed_at + duration > Instant::now() {
-            return Ok(false);
+            return Ok(Attempt::HeldByOther);
         }
         let mut next = spec;
         if !ours {
@@ -172,9 +183,9 @@ impl Elector {
             Ok(stored) => {
                 let spec = stored.spec.unwrap_or_default();
                 self.observed = Some((spec.holder_identity, spec.renew_time, Instant::now()));
-                Ok(true)
+                Ok(Attempt::Held)
             }
-            Err(e) if is_conflict(&e) => Ok(false),
+            Err(e) if is_conflict(&e) => Ok(Attempt::Conflict),
             Err(e) => Err(e),
         }
     }
@@ -186,12 +197,12 @@ impl Elector {
                 return false;
             }
             match self.try_acquire_or_renew().await {
-                Ok(true) => {
+                Ok(Attempt::Held) => {
                     tracing::info!(lease = %self.config.lease_name, identity = %self.identity, "acquired lease");
                     self.gauge.set(1);
                     return true;
                 }
-                Ok(false) => {}
+                Ok(Attempt::HeldByOther | Attempt::Conflict) => {}
                 Err(e) => {
                     tracing::warn!(lease = %self.config.lease_name, error = %e, "cannot acquire lease")
                 }
@@ -218,8 +229,12 @@ impl Elector {
             let attempt =
                 tokio::time::timeout(self.config.renew_deadline, self.try_acquire_or_renew()).await;
             match attempt {
-                Ok(Ok(true)) => renewed = Instant::now(),
-                Ok(Ok(false)) => {
+                Ok(Ok(Attempt::Held)) => renewed = Instant::now(),
+                // A concurrent write to the Lease: retry until the renew deadline.
+                Ok(Ok(Attempt::Conflict)) => {}
+                // Another candidate holds a valid Lease: stop at once rather than run two
+                // leaders until the deadline.
+                Ok(Ok(Attempt::HeldByOther)) => {
                     tracing::warn!(lease = %self.config.lease_name, "lease taken by another candidate");
                     self.gauge.set(0);
                     return Err(());

@@ -107,3 +107,20 @@ fn cluster_role_yaml_is_a_cluster_role_with_the_rules() {
     assert_eq!(role.metadata.name.as_deref(), Some("widgets-operator"));
     assert_eq!(role.rules.unwrap().len(), 8);
 }
+
+#[test]
+fn owning_needs_owner_finalizers_update_and_without_status_drops_the_status_rule() {
+    let rules = Controller::<Widget>::new("x")
+        .owns::<ConfigMap>()
+        .without_status()
+        .rbac_rules();
+    assert_eq!(
+        verbs(&rules, "test.opkit.dev", "widgets/finalizers"),
+        ["update"]
+    );
+    assert!(verbs(&rules, "test.opkit.dev", "widgets/status").is_empty());
+    assert_eq!(
+        verbs(&rules, "test.opkit.dev", "widgets"),
+        ["get", "list", "watch"]
+    );
+}
