@@ -30,9 +30,9 @@ use k8s_openapi::api::rbac::v1::{
 
 use crate::aggregate::resolve;
 use crate::error::{AggregationError, RuleError, aggregate_messages};
-use crate::message::escalation_message_with_errors;
+use crate::message::{escalation_message_with_errors, go_quote};
 use crate::rules::{covers, rule_allows};
-use crate::user::{SYSTEM_MASTERS, service_account_username};
+use crate::user::{SYSTEM_MASTERS, is_service_account_username, service_account_username};
 use crate::{Decision, Request, UserInfo};
 
 type Rules = Arc<[PolicyRule]>;
@@ -43,6 +43,8 @@ type Rules = Arc<[PolicyRule]>;
 pub struct Policy {
     /// Every binding's resolved rules, ClusterRoleBindings first, each in input order.
     bindings: Vec<Result<Rules, RuleError>>,
+    /// Where each binding came from, for allow reasons (kept apart from the hot `bindings`).
+    sources: Vec<BindingSource>,
     /// ClusterRoleBindings by subject.
     cluster: SubjectIndex,
     /// RoleBindings by namespace, then by subject.
@@ -102,6 +104,65 @@ impl SubjectIndex {
             .iter()
             .filter_map(|g| self.groups.get(g).map(Vec::as_slice));
         by_name.into_iter().chain(by_group)
+    }
+}
+
+/// A binding's identity, for describing why a request was allowed.
+#[derive(Debug)]
+struct BindingSource {
+    /// `None` for a ClusterRoleBinding.
+    namespace: Option<String>,
+    name: String,
+    role_ref: RoleRef,
+    subjects: Vec<Subject>,
+}
+
+impl BindingSource {
+    /// Upstream's describer: `ClusterRoleBinding "b" of ClusterRole "r" to User "alice"`,
+    /// `RoleBinding "b/ns" of Role "r" to ServiceAccount "sa/ns"`, naming the first subject
+    /// that applies to `user`.
+    fn describe(&self, user: &UserInfo) -> String {
+        let binding = match &self.namespace {
+            None => format!("ClusterRoleBinding {}", go_quote(&self.name)),
+            Some(ns) => format!("RoleBinding {}", go_quote(&format!("{}/{ns}", self.name))),
+        };
+        let subject = self
+            .subjects
+            .iter()
+            .find(|s| applies_to(user, s, self.namespace.as_deref()))
+            .map(|s| match s.kind.as_str() {
+                "ServiceAccount" => {
+                    let ns = s
+                        .namespace
+                        .as_deref()
+                        .filter(|ns| !ns.is_empty())
+                        .or(self.namespace.as_deref())
+                        .unwrap_or_default();
+                    format!("{} {}", s.kind, go_quote(&format!("{}/{ns}", s.name)))
+                }
+                _ => format!("{} {}", s.kind, go_quote(&s.name)),
+            })
+            .unwrap_or_default();
+        format!(
+            "{binding} of {} {} to {subject}",
+            self.role_ref.kind,
+            go_quote(&self.role_ref.name)
+        )
+    }
+}
+
+/// Whether one binding subject names `user` (upstream `appliesToUser`).
+fn applies_to(user: &UserInfo, subject: &Subject, binding_namespace: Option<&str>) -> bool {
+    match subject.kind.as_str() {
+        "User" => user.name == subject.name,
+        "Group" => user.in_group(&subject.name),
+        "ServiceAccount" => subject
+            .namespace
+            .as_deref()
+            .filter(|ns| !ns.is_empty())
+            .or(binding_namespace)
+            .is_some_and(|ns| is_service_account_username(&user.name, ns, &subject.name)),
+        _ => false,
     }
 }
 
@@ -210,6 +271,12 @@ impl Policy {
             policy.bindings.push(rules);
             let subjects = binding.subjects.unwrap_or_default();
             policy.cluster.add(id, &subjects, None);
+            policy.sources.push(BindingSource {
+                namespace: None,
+                name: binding.metadata.name.unwrap_or_default(),
+                role_ref: binding.role_ref,
+                subjects,
+            });
         }
         for binding in role_bindings {
             let id = policy.next_id();
@@ -222,6 +289,12 @@ impl Policy {
                 &subjects,
                 Some(&namespace),
             );
+            policy.sources.push(BindingSource {
+                namespace: Some(namespace),
+                name: binding.metadata.name.unwrap_or_default(),
+                role_ref: binding.role_ref,
+                subjects,
+            });
         }
         policy
     }
@@ -308,6 +381,30 @@ impl Policy {
             String::new()
         };
         Decision::Deny { reason }
+    }
+
+    /// Why `request` is allowed, as upstream's SubjectAccessReview reports it:
+    /// `RBAC: allowed by ClusterRoleBinding "b" of ClusterRole "r" to User "alice"` for the
+    /// first binding (in upstream's visiting order) that allows it, an empty reason for
+    /// `system:masters` members; `None` when the request is denied. Slower than
+    /// [`Policy::authorize`]: meant for access reviews, not for every request.
+    pub fn allow_reason(&self, user: &UserInfo, request: &Request<'_>) -> Option<String> {
+        if user.in_group(SYSTEM_MASTERS) {
+            return Some(String::new());
+        }
+        self.applicable(user, request.namespace())
+            .into_iter()
+            .find(|&id| {
+                self.bindings[id as usize]
+                    .as_ref()
+                    .is_ok_and(|rules| rules.iter().any(|rule| rule_allows(rule, request)))
+            })
+            .map(|id| {
+                format!(
+                    "RBAC: allowed by {}",
+                    self.sources[id as usize].describe(user)
+                )
+            })
     }
 
     fn errors_of<'a>(&'a self, ids: &'a [u32]) -> impl Iterator<Item = &'a RuleError> + 'a {

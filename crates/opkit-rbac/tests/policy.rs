@@ -801,3 +801,56 @@ fn role_ref_rules_resolve_like_bindings_do() {
     );
     assert!(policy.role_ref_rules(None, &role_ref("Role", "r")).is_err());
 }
+
+#[test]
+fn allow_reason_names_the_first_allowing_binding_like_upstream() {
+    let policy = Policy::new(
+        vec![cluster_role(
+            "reader",
+            vec![rule(&["get"], &[""], &["pods"])],
+        )],
+        vec![role(
+            "ci",
+            "cm",
+            vec![rule(&["get"], &[""], &["configmaps"])],
+        )],
+        vec![
+            cluster_binding("unrelated", "reader", vec![user("bob")]),
+            cluster_binding("readers", "reader", vec![user("zed"), group("dev")]),
+        ],
+        vec![binding(
+            "ci",
+            "builder-cm",
+            "Role",
+            "cm",
+            vec![service_account(None, "builder")],
+        )],
+    );
+    let dev = UserInfo::new("carol", ["dev"]);
+    assert_eq!(
+        policy
+            .allow_reason(&dev, &resource("get", "", "pods", Some("x")))
+            .as_deref(),
+        Some(
+            r#"RBAC: allowed by ClusterRoleBinding "readers" of ClusterRole "reader" to Group "dev""#
+        )
+    );
+    let builder = UserInfo::service_account("ci", "builder");
+    assert_eq!(
+        policy
+            .allow_reason(&builder, &resource("get", "", "configmaps", Some("ci")))
+            .as_deref(),
+        Some(
+            r#"RBAC: allowed by RoleBinding "builder-cm/ci" of Role "cm" to ServiceAccount "builder/ci""#
+        )
+    );
+    assert_eq!(
+        policy.allow_reason(&dev, &resource("delete", "", "pods", Some("x"))),
+        None
+    );
+    let root = UserInfo::new("root", ["system:masters"]);
+    assert_eq!(
+        policy.allow_reason(&root, &path("get", "/x")).as_deref(),
+        Some("")
+    );
+}
