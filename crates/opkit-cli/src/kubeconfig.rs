@@ -345,7 +345,28 @@ async fn admin_client(data: &DataDir) -> anyhow::Result<kube::Client> {
             .with_context(|| format!("{}/kubeconfig is unusable", data.dir.display()))?;
     config.connect_timeout = Some(REQUEST_TIMEOUT);
     config.read_timeout = Some(REQUEST_TIMEOUT);
+    let host = config.cluster_url.host().unwrap_or("127.0.0.1").to_string();
+    let port = config.cluster_url.port_u16().unwrap_or(443);
+    check_reachable(data, &host, port).await?;
     kube::Client::try_from(config).context("cannot build a client for the control plane")
+}
+
+/// Fails with a hint to start the control plane when nothing listens at `host:port`; checked before
+/// the first request so that the user sees one clear sentence rather than a client stack's
+/// connection error.
+async fn check_reachable(data: &DataDir, host: &str, port: u16) -> anyhow::Result<()> {
+    let host = host.trim_matches(['[', ']']);
+    let connect = tokio::net::TcpStream::connect((host, port));
+    let why = match tokio::time::timeout(REQUEST_TIMEOUT, connect).await {
+        Ok(Ok(_)) => return Ok(()),
+        Ok(Err(e)) => e.to_string(),
+        Err(_) => format!("no answer within {REQUEST_TIMEOUT:?}"),
+    };
+    bail!(
+        "cannot reach the control plane at {} ({why}): start it with `opkit up --data-dir {}`",
+        data.server,
+        data.dir.display()
+    )
 }
 
 /// Writes `contents` to `path`, readable only by its owner (it holds a credential).
