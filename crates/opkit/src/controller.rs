@@ -426,8 +426,11 @@ impl<K: Object> Controller<K> {
     /// Finishes the controller with its reconcile function and the data its [`Context`]
     /// carries.
     ///
-    /// `reconcile(obj, ctx)` is called with the cached object; an `Err` is logged, counted
-    /// and retried with backoff; `Ok(action)` resets the key's backoff.
+    /// `reconcile(obj, ctx)` is called with the cached object; an `Err` (or a panic) is
+    /// logged, counted and retried with the key's backoff; `Ok(action)` resets the backoff.
+    /// A key whose object is no longer in the cache is dropped without a call: work that
+    /// must happen on deletion belongs in a [finalizer](crate::finalizer), and owned
+    /// objects are removed by the garbage collector through their owner references.
     pub fn build<T, F, Fut, E>(self, reconcile: F, data: T) -> ControllerDef
     where
         T: Send + Sync + 'static,

@@ -32,9 +32,10 @@ pub enum Error {
     /// This manager lost its leader-election lease; its controllers were stopped.
     #[error("leader election lost: lease {0} is no longer held by this manager")]
     LeaderElectionLost(String),
-    /// The manager was started twice.
-    #[error("the manager is already running")]
-    AlreadyRunning,
+    /// Leader-election timings that cannot work (client-go's rule: lease duration >
+    /// renew deadline > retry period > 0).
+    #[error("invalid leader election settings: {0}")]
+    InvalidLeaderElection(String),
     /// Serialising an object failed.
     #[error("serialize: {0}")]
     Serialize(#[from] serde_json::Error),

@@ -65,6 +65,27 @@ impl LeaderElection {
     }
 }
 
+impl LeaderElection {
+    /// Checks client-go's constraints: lease duration > renew deadline > retry period > 0,
+    /// and a non-empty Lease name and namespace.
+    pub fn validate(&self) -> crate::Result<()> {
+        let invalid = |m: &str| Err(crate::Error::InvalidLeaderElection(m.to_string()));
+        if self.lease_name.is_empty() || self.namespace.is_empty() {
+            return invalid("the Lease name and namespace must not be empty");
+        }
+        if self.retry_period.is_zero() {
+            return invalid("retry period must be greater than zero");
+        }
+        if self.renew_deadline <= self.retry_period {
+            return invalid("renew deadline must be greater than the retry period");
+        }
+        if self.lease_duration <= self.renew_deadline {
+            return invalid("lease duration must be greater than the renew deadline");
+        }
+        Ok(())
+    }
+}
+
 /// A default identity: the hostname plus a random suffix (several managers per host).
 pub fn default_identity() -> String {
     let host = hostname::get()
@@ -277,5 +298,38 @@ impl Elector {
             Ok(_) => tracing::info!(lease = %name, "released lease"),
             Err(e) => tracing::warn!(lease = %name, error = %e, "cannot release lease"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_client_go_s_and_valid() {
+        let le = LeaderElection::new("lock", "default");
+        assert_eq!(le.lease_duration, Duration::from_secs(15));
+        assert_eq!(le.renew_deadline, Duration::from_secs(10));
+        assert_eq!(le.retry_period, Duration::from_secs(2));
+        assert!(le.validate().is_ok());
+    }
+
+    #[test]
+    fn timings_must_decrease_from_lease_to_retry() {
+        let s = Duration::from_secs;
+        let le = LeaderElection::new("lock", "default");
+        assert!(le.clone().timings(s(10), s(10), s(2)).validate().is_err());
+        assert!(le.clone().timings(s(15), s(2), s(2)).validate().is_err());
+        assert!(le.clone().timings(s(15), s(10), s(0)).validate().is_err());
+        assert!(LeaderElection::new("", "default").validate().is_err());
+    }
+
+    #[test]
+    fn default_identity_is_hostname_plus_random_suffix() {
+        let (a, b) = (default_identity(), default_identity());
+        assert_ne!(a, b);
+        let (host, suffix) = a.rsplit_once('_').unwrap_or_default();
+        assert!(!host.is_empty());
+        assert_eq!(suffix.len(), 8);
     }
 }

@@ -160,6 +160,9 @@ impl Manager {
 
     /// Starts caches, probes and metrics, and (once leading) the controllers; returns at once.
     pub async fn start(self, client: Client) -> Result<Running> {
+        if let Some(le) = &self.config.leader_election {
+            le.validate()?;
+        }
         let identity = self
             .config
             .identity
@@ -205,14 +208,22 @@ impl Manager {
     }
 
     /// Starts, then runs until SIGTERM or Ctrl-C (graceful shutdown) or until the Lease is
-    /// lost (an error).
+    /// lost (an error). A second signal during the graceful shutdown exits the process with
+    /// status 1 at once, as controller-runtime's signal handler does.
     pub async fn run(self, client: Client) -> Result<()> {
         let mut running = self.start(client).await?;
         tokio::select! {
             r = running.wait_ref() => return r,
-            _ = shutdown_signal() => tracing::info!("shutdown signal received"),
+            _ = shutdown_signal() => tracing::info!("shutdown signal received; draining"),
         }
-        running.shutdown().await
+        let _ = running.stop.send(true);
+        tokio::select! {
+            r = running.wait_ref() => r,
+            _ = shutdown_signal() => {
+                tracing::warn!("second shutdown signal; exiting at once");
+                std::process::exit(1);
+            }
+        }
     }
 }
 
