@@ -1006,6 +1006,64 @@ async fn a_panicking_reconcile_counts_as_an_error_and_is_retried() {
 }
 
 #[tokio::test]
+async fn reconcile_throughput_with_an_owned_child_per_object() {
+    let env = env().await;
+    let probe = Arc::new(Probe::default());
+    let mut mgr = Manager::builder().build();
+    mgr.add(
+        Controller::<Widget>::new("throughput")
+            .owns::<ConfigMap>()
+            .max_concurrent_reconciles(4)
+            .build(apply_child, probe.clone()),
+    );
+    let running = start(mgr, &env).await;
+    let n = 300;
+    let started = Instant::now();
+    let api = widgets(&env);
+    futures::future::join_all((0..n).map(|i| {
+        let api = api.clone();
+        async move {
+            api.create(
+                &PostParams::default(),
+                &Widget::new(&format!("t{i}"), WidgetSpec { size: i }),
+            )
+            .await
+            .unwrap()
+        }
+    }))
+    .await;
+    let created = started.elapsed();
+    eventually("every object reconciled", || {
+        let calls = probe.calls.lock().unwrap();
+        let names: std::collections::HashSet<&String> = calls.iter().map(|c| &c.0).collect();
+        names.len() == n as usize
+    })
+    .await;
+    let reconciled = started.elapsed();
+    let cms: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let mut children = 0;
+    for _ in 0..500 {
+        let list = cms.list(&ListParams::default()).await.unwrap();
+        children = list
+            .items
+            .iter()
+            .filter(|c| c.name_any().ends_with("-child"))
+            .count();
+        if children == n as usize {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(children, n as usize, "one child per object");
+    println!(
+        "{n} objects created in {created:?}; all reconciled after {reconciled:?}, all children applied after {:?}; {} reconciles",
+        started.elapsed(),
+        probe.calls.lock().unwrap().len()
+    );
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test]
 async fn start_up_times() {
     for (controllers, crd) in [("", false), ("", true), ("*", false), ("*", true)] {
         let mut builder = TestEnv::builder().controllers(controllers);
