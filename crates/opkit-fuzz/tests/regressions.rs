@@ -4,6 +4,18 @@
 use opkit_fuzz::{ApplyKind, MetaChoice, fixtures};
 use serde_json::json;
 
+/// Field selector found by the `field_selector` fuzz target: `==` terms are sorted by their
+/// raw text but written back as `=`, so `==,=<,=,,=,` re-parses from its canonical form
+/// `=,=,=<,=` with the requirements in another order. Same requirements, same matches; the
+/// property compares them order-insensitively.
+#[test]
+fn field_selector_double_equals_round_trips_to_same_requirements() {
+    opkit_fuzz::field_selector(b"==,=<,=,,=,");
+    let sel = opkit_apimachinery::FieldSelector::parse("==,=<,=,,=,").unwrap();
+    let again = opkit_apimachinery::FieldSelector::parse(&sel.to_string()).unwrap();
+    assert_eq!(sel.requirements().len(), again.requirements().len());
+}
+
 /// Strategic merge: a malformed `$setElementOrder` inside a map new to the object was dropped
 /// silently, so the patch applied once and failed (400) on its own result.
 #[test]
