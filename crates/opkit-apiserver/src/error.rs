@@ -328,6 +328,8 @@ impl ApiError {
                 details.insert("retryAfterSeconds".into(), Value::from(secs));
             }
             status["details"] = Value::Object(details);
+        } else if let Some(secs) = self.retry_after {
+            status["details"] = json!({"retryAfterSeconds": secs});
         }
         status
     }

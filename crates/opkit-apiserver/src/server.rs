@@ -783,6 +783,7 @@ pub fn parse_go_duration(s: &str) -> Option<std::time::Duration> {
         rest = &rest[unit_len..];
         total += value * factor;
     }
-    (total.is_finite() && total >= 0.0 && total < 1e9)
+    (0.0..1e9)
+        .contains(&total)
         .then(|| std::time::Duration::from_secs_f64(total))
 }

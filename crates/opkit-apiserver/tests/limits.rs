@@ -1,0 +1,429 @@
+//! Limits and hostile input over real HTTPS: body size, requests in flight, request timeouts,
+//! watches per user, idle connections, and malformed requests that must get a clear 4xx
+//! `Status` and write nothing.
+
+mod common;
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
+use kube::api::{Api, ListParams, PostParams, WatchParams};
+use opkit_apiserver::{Config, ControlPlane, Limits};
+use serde_json::{Value, json};
+
+async fn start_with(limits: Limits) -> ControlPlane {
+    ControlPlane::start(Config {
+        limits,
+        ..Config::ephemeral()
+    })
+    .await
+    .unwrap()
+}
+
+/// A client for user `loader`, bound to `cluster-admin` but not in `system:masters` (so the
+/// limits apply to it, as to any ordinary client).
+async fn loader(plane: &ControlPlane) -> kube::Client {
+    let admin = common::client(plane).await;
+    let crb: ClusterRoleBinding = serde_json::from_value(json!({
+        "metadata": {"name": "loader-admin"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "loader"}]
+    }))
+    .unwrap();
+    let _ = Api::<ClusterRoleBinding>::all(admin)
+        .create(&PostParams::default(), &crb)
+        .await;
+    no_retry_client(&plane.user_kubeconfig("loader", &[]).unwrap()).await
+}
+
+/// A kube-rs client that does not retry 429s by itself (kube-rs does by default), so the
+/// test sees what the server answers.
+async fn no_retry_client(kubeconfig: &str) -> kube::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(kubeconfig).unwrap();
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .unwrap();
+    config.default_retry = false;
+    kube::Client::try_from(config).unwrap()
+}
+
+struct Answer {
+    code: u16,
+    retry_after: Option<String>,
+    body: Value,
+}
+
+async fn send(
+    client: &kube::Client,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: Vec<u8>,
+) -> Answer {
+    let req = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("Content-Type", content_type)
+        .body(body)
+        .unwrap();
+    let resp = client.send(req.map(Into::into)).await.unwrap();
+    let code = resp.status().as_u16();
+    let retry_after = resp
+        .headers()
+        .get("retry-after")
+        .map(|v| v.to_str().unwrap().to_string());
+    let bytes = http_body_util::BodyExt::collect(resp.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    Answer {
+        code,
+        retry_after,
+        body,
+    }
+}
+
+fn assert_status(a: &Answer, code: u16, reason: &str) {
+    assert_eq!(a.code, code, "{}", a.body);
+    assert_eq!(a.body["kind"], "Status", "{}", a.body);
+    assert_eq!(a.body["reason"], reason, "{}", a.body);
+    assert_eq!(a.body["code"], code);
+}
+
+const CMS: &str = "/api/v1/namespaces/default/configmaps";
+
+#[tokio::test]
+async fn a_body_over_3_mib_gets_413_and_nothing_is_written() {
+    let plane = common::start().await;
+    let client = common::client(&plane).await;
+    let big = "x".repeat(3 * 1024 * 1024 + 1);
+    let body = serde_json::to_vec(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "big"}, "data": {"blob": big}}))
+    .unwrap();
+    let a = send(&client, "POST", CMS, "application/json", body).await;
+    assert_status(&a, 413, "RequestEntityTooLarge");
+    let list = Api::<ConfigMap>::namespaced(client, "default")
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    assert!(
+        list.items
+            .iter()
+            .all(|c| c.metadata.name.as_deref() != Some("big"))
+    );
+}
+
+#[tokio::test]
+async fn malformed_requests_get_a_4xx_status_that_says_what_is_wrong_and_write_nothing() {
+    let plane = common::start().await;
+    let client = common::client(&plane).await;
+    let cm = |name: &str, labels: Value| {
+        serde_json::to_vec(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "labels": labels}}))
+        .unwrap()
+    };
+    let a = send(
+        &client,
+        "POST",
+        CMS,
+        "application/json",
+        b"{not json".to_vec(),
+    )
+    .await;
+    assert_status(&a, 400, "BadRequest");
+    assert!(
+        a.body["message"].as_str().unwrap().contains("JSON"),
+        "{}",
+        a.body
+    );
+    let a = send(
+        &client,
+        "POST",
+        CMS,
+        "application/yaml",
+        b"metadata: [unclosed".to_vec(),
+    )
+    .await;
+    assert_status(&a, 400, "BadRequest");
+    let a = send(&client, "POST", CMS, "text/plain", cm("plain", json!({}))).await;
+    assert_eq!(a.code, 415, "{}", a.body);
+    assert_eq!(a.body["reason"], "UnsupportedMediaType");
+    let a = send(
+        &client,
+        "POST",
+        CMS,
+        "application/json",
+        cm(&"n".repeat(300), json!({})),
+    )
+    .await;
+    assert_status(&a, 422, "Invalid");
+    assert_eq!(a.body["details"]["causes"][0]["field"], "metadata.name");
+    let a = send(
+        &client,
+        "POST",
+        CMS,
+        "application/json",
+        cm("Bad_Name", json!({})),
+    )
+    .await;
+    assert_status(&a, 422, "Invalid");
+    assert!(
+        a.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("RFC 1123 subdomain"),
+        "{}",
+        a.body
+    );
+    let a = send(
+        &client,
+        "POST",
+        CMS,
+        "application/json",
+        cm("labelled", json!({"app": "has spaces"})),
+    )
+    .await;
+    assert_status(&a, 422, "Invalid");
+    assert_eq!(a.body["details"]["causes"][0]["field"], "metadata.labels");
+    let a = send(
+        &client,
+        "GET",
+        &format!("{CMS}?labelSelector=a%20in%20(b"),
+        "application/json",
+        Vec::new(),
+    )
+    .await;
+    assert_status(&a, 400, "BadRequest");
+    let a = send(
+        &client,
+        "GET",
+        &format!("{CMS}?fieldSelector=spec.nothing%3Dx"),
+        "application/json",
+        Vec::new(),
+    )
+    .await;
+    assert_status(&a, 400, "BadRequest");
+    let a = send(
+        &client,
+        "GET",
+        &format!("{CMS}?timeout=soon"),
+        "application/json",
+        Vec::new(),
+    )
+    .await;
+    assert_status(&a, 400, "BadRequest");
+    let a = send(
+        &client,
+        "PATCH",
+        &format!("{CMS}/missing"),
+        "application/json-patch+json",
+        b"[{\"op\": \"explode\"}]".to_vec(),
+    )
+    .await;
+    assert!((400..500).contains(&a.code), "{}", a.body);
+    assert_eq!(a.body["kind"], "Status");
+    // Nothing of the above was stored.
+    let list = Api::<ConfigMap>::namespaced(client, "default")
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    let names: Vec<_> = list
+        .items
+        .iter()
+        .filter_map(|c| c.metadata.name.clone())
+        .collect();
+    assert!(
+        names.iter().all(|n| n == "kube-root-ca.crt"),
+        "unexpected objects: {names:?}"
+    );
+}
+
+#[tokio::test]
+async fn requests_over_the_in_flight_limit_get_429_with_retry_after_while_health_checks_answer() {
+    let plane = start_with(Limits {
+        max_requests_inflight: 2,
+        ..Limits::default()
+    })
+    .await;
+    let client = loader(&plane).await;
+    // Two reads that wait (a resourceVersion from the future: the server waits up to 3 s
+    // for the store to reach it) hold both read slots.
+    let slow = format!("{CMS}?resourceVersion=999999999&resourceVersionMatch=NotOlderThan");
+    let holders: Vec<_> = (0..2)
+        .map(|_| {
+            let client = client.clone();
+            let slow = slow.clone();
+            tokio::spawn(async move {
+                send(&client, "GET", &slow, "application/json", Vec::new()).await
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let shed = send(&client, "GET", CMS, "application/json", Vec::new()).await;
+    assert_status(&shed, 429, "TooManyRequests");
+    assert_eq!(shed.retry_after.as_deref(), Some("1"));
+    assert_eq!(shed.body["details"]["retryAfterSeconds"], 1);
+    // Writes have their own budget; health checks and the admin are never shed.
+    let write = send(
+        &client,
+        "POST",
+        CMS,
+        "application/json",
+        serde_json::to_vec(
+            &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "w"}}),
+        )
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(write.code, 201, "{}", write.body);
+    let admin = no_retry_client(plane.kubeconfig()).await;
+    assert_eq!(
+        send(&admin, "GET", "/readyz", "text/plain", Vec::new())
+            .await
+            .code,
+        200
+    );
+    assert_eq!(
+        send(&admin, "GET", CMS, "application/json", Vec::new())
+            .await
+            .code,
+        200
+    );
+    for h in holders {
+        let a = h.await.unwrap();
+        assert_status(&a, 504, "Timeout");
+    }
+    let after = send(&client, "GET", CMS, "application/json", Vec::new()).await;
+    assert_eq!(after.code, 200, "slots are released: {}", after.body);
+}
+
+#[tokio::test]
+async fn a_request_that_outlives_the_request_timeout_gets_504() {
+    let plane = start_with(Limits {
+        request_timeout: Duration::from_millis(200),
+        ..Limits::default()
+    })
+    .await;
+    let client = no_retry_client(plane.kubeconfig()).await;
+    let started = std::time::Instant::now();
+    let a = send(
+        &client,
+        "GET",
+        &format!("{CMS}?resourceVersion=999999999&resourceVersionMatch=NotOlderThan"),
+        "application/json",
+        Vec::new(),
+    )
+    .await;
+    assert_status(&a, 504, "Timeout");
+    assert!(
+        started.elapsed() < Duration::from_millis(2900),
+        "the timeout, not the 3 s wait, ended it"
+    );
+
+    // Watches are long-running and exempt.
+    let mut watch = Box::pin(
+        Api::<ConfigMap>::namespaced(client.clone(), "default")
+            .watch(&WatchParams::default().timeout(2), "0")
+            .await
+            .unwrap(),
+    );
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    Api::<ConfigMap>::namespaced(client, "default")
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "late"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    use futures::StreamExt;
+    let mut saw_late = false;
+    while let Some(ev) = watch.next().await {
+        if let Ok(kube::api::WatchEvent::Added(cm)) = ev
+            && cm.metadata.name.as_deref() == Some("late")
+        {
+            saw_late = true;
+            break;
+        }
+    }
+    assert!(saw_late, "the watch outlived the request timeout");
+}
+
+#[tokio::test]
+async fn watches_are_capped_per_user() {
+    let plane = start_with(Limits {
+        max_watches_per_user: 2,
+        ..Limits::default()
+    })
+    .await;
+    let client = loader(&plane).await;
+    let api = Api::<ConfigMap>::namespaced(client.clone(), "default");
+    let w1 = api.watch(&WatchParams::default(), "0").await.unwrap();
+    let w2 = api.watch(&WatchParams::default(), "0").await.unwrap();
+    let err = match api.watch(&WatchParams::default(), "0").await {
+        Err(kube::Error::Api(s)) => s,
+        Err(e) => panic!("unexpected error {e}"),
+        Ok(_) => panic!("a third watch was admitted"),
+    };
+    assert_eq!((err.code, err.reason.as_str()), (429, "TooManyRequests"));
+    assert!(err.message.contains("\"loader\""), "{}", err.message);
+    // Other users are not affected; closing a watch frees a slot.
+    let admin = common::client(&plane).await;
+    let _admin_watch = Api::<ConfigMap>::namespaced(admin, "default")
+        .watch(&WatchParams::default(), "0")
+        .await
+        .unwrap();
+    drop(w1);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        match api.watch(&WatchParams::default(), "0").await {
+            Ok(_) => break,
+            Err(_) if std::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await
+            }
+            Err(e) => panic!("the slot was not released: {e}"),
+        }
+    }
+    drop(w2);
+}
+
+#[tokio::test]
+async fn idle_connections_are_closed() {
+    use tokio::io::AsyncReadExt;
+    let plane = start_with(Limits {
+        idle_timeout: Duration::from_millis(300),
+        ..Limits::default()
+    })
+    .await;
+    // A TCP connection that never starts TLS.
+    let mut tcp = tokio::net::TcpStream::connect(plane.addr()).await.unwrap();
+    let mut buf = [0u8; 16];
+    let n = tokio::time::timeout(Duration::from_secs(5), tcp.read(&mut buf))
+        .await
+        .expect("the server closes a silent connection")
+        .unwrap_or(0);
+    assert_eq!(n, 0);
+    // A TLS connection that never sends a request.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut roots = rustls::RootCertStore::empty();
+    use rustls::pki_types::pem::PemObject;
+    roots
+        .add(rustls::pki_types::CertificateDer::from_pem_slice(plane.ca_pem().as_bytes()).unwrap())
+        .unwrap();
+    let config = rustls::ClientConfig::builder()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
+    let tcp = tokio::net::TcpStream::connect(plane.addr()).await.unwrap();
+    let mut tls = connector
+        .connect("localhost".try_into().unwrap(), tcp)
+        .await
+        .unwrap();
+    let n = tokio::time::timeout(Duration::from_secs(5), tls.read(&mut buf))
+        .await
+        .expect("the server closes an idle TLS connection")
+        .unwrap_or(0);
+    assert_eq!(n, 0);
+}
