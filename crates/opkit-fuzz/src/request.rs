@@ -313,12 +313,12 @@ pub fn fuzz_request(input: &mut Input<'_>) -> FuzzRequest {
 /// JSON body whose `code` is the status; no 5xx other than 503/504; without the token, only
 /// the unauthenticated endpoints answer 2xx; a normal GET still works afterwards.
 pub fn request_values(req: &FuzzRequest) {
-    let (path, query) = match req.uri.split_once('?') {
-        Some((p, q)) => (p, Some(q)),
-        None => (req.uri.as_str(), None),
+    // What the server sees: the URI as `http` parses it (a `#fragment` is not part of the path).
+    let Ok(uri) = req.uri.parse::<http::Uri>() else {
+        return;
     };
-    let target = request::parse_path(path);
-    let _ = request::parse_query(query);
+    let target = request::parse_path(uri.path());
+    let _ = request::parse_query(uri.query());
     let snapshot = Registry::new().snapshot();
     if let Some(res) = snapshot.get("", "v1", "configmaps") {
         let _ = decode_body(res, req.content_type.as_deref(), &req.body);

@@ -113,3 +113,18 @@ fn apply_reapplying_a_config_with_null_is_a_no_op() {
     let twice = opkit_apply::apply(&later, &once, &config, &mut managed, "a", false).unwrap();
     assert_eq!(twice, once);
 }
+
+/// Request target, found by the `request` fuzz target (a bug of the target, not the server): a
+/// `#` fragment made the target think `/healthz#` was not the public health check, which
+/// answers 200 without a token.
+#[test]
+fn request_health_check_with_fragment_is_public() {
+    opkit_fuzz::request_values(&opkit_fuzz::FuzzRequest {
+        method: "POST".into(),
+        uri: "/healthz#".into(),
+        content_type: None,
+        accept: None,
+        authenticated: false,
+        body: Vec::new(),
+    });
+}
