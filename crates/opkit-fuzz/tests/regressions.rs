@@ -128,3 +128,18 @@ fn request_health_check_with_fragment_is_public() {
         body: Vec::new(),
     });
 }
+
+/// Strategic merge, found by the `strategic_merge` fuzz target (not fixed, reported): in a map
+/// new to the object, `$setElementOrder/containers` next to a `containers` that is a map is
+/// dropped silently; applied again to the result (the map now exists) the same patch fails
+/// with `expected a []interface {}, but received a map[string]interface {}`.
+#[test]
+#[ignore = "opkit-strategic: $setElementOrder of a non-list is checked only in existing maps; not fixed yet"]
+fn strategic_merge_set_element_order_of_a_map_in_new_value() {
+    opkit_fuzz::strategic_merge_values(
+        MetaChoice::Schema,
+        &fixtures::custom_resource(),
+        &json!({"apiVersion": {"$setElementOrder/containers": [],
+            "containers": {"metadata": {}}}}),
+    );
+}
