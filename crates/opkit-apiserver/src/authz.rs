@@ -386,7 +386,7 @@ impl ApiServer {
         let name = object::name(obj);
         let plural = res.plural.as_str();
         let decode = |what: &str| ApiError::bad_request(format!("cannot read the {what}"));
-        let (scope, rules, role_ref) = match plural {
+        let (scope, rules) = match plural {
             "roles" | "clusterroles" => {
                 let escalate = Attributes::resource("escalate", RBAC_GROUP, plural, ns, Some(name));
                 if self.allowed(user, &escalate).is_allowed() {
@@ -406,7 +406,7 @@ impl ApiServer {
                     None | Some(Value::Null) => Vec::new(),
                     Some(r) => serde_json::from_value(r.clone()).map_err(|_| decode("rules"))?,
                 };
-                (ns, rules, None)
+                (ns, rules)
             }
             "rolebindings" | "clusterrolebindings" => {
                 let role_ref = obj.get("roleRef").cloned().unwrap_or(Value::Null);
@@ -423,12 +423,17 @@ impl ApiServer {
                 if self.allowed(user, &bind).is_allowed() {
                     return Ok(());
                 }
-                let rules = self.role_rules(role_plural, role_ns, role_name)?;
-                (bind_ns, rules, Some(role_ref))
+                let parsed: k8s_openapi::api::rbac::v1::RoleRef =
+                    serde_json::from_value(role_ref.clone()).map_err(|_| decode("roleRef"))?;
+                let rules = self
+                    .policy()
+                    .role_ref_rules(role_ns, &parsed)
+                    .map(<[PolicyRule]>::to_vec)
+                    .map_err(|_| ApiError::not_found(RBAC_GROUP, role_plural, role_name))?;
+                (bind_ns, rules)
             }
             _ => return Ok(()),
         };
-        let _ = role_ref;
         match self.policy().check_escalation(user, scope, &rules) {
             Ok(()) => Ok(()),
             Err(escalation) => Err(ApiError::forbidden_request(
@@ -438,41 +443,6 @@ impl ApiServer {
                 escalation.message(&format!("{plural}.{RBAC_GROUP}"), name, user),
             )),
         }
-    }
-
-    /// The rules a Role or ClusterRole grants (aggregation resolved); 404 if it does not exist.
-    fn role_rules(&self, plural: &str, ns: Option<&str>, name: &str) -> ApiResult<Vec<PolicyRule>> {
-        let key = match ns {
-            Some(ns) => format!("{RBAC_KEY_PREFIX}{plural}/{ns}/{name}"),
-            None => format!("{RBAC_KEY_PREFIX}{plural}/{name}"),
-        };
-        let entry = self
-            .store
-            .get(&key)
-            .ok_or_else(|| ApiError::not_found(RBAC_GROUP, plural, name))?;
-        if plural == "clusterroles" {
-            let role: ClusterRole =
-                serde_json::from_slice(&entry.value).map_err(ApiError::internal)?;
-            if role.aggregation_rule.is_some() {
-                let all = self
-                    .store
-                    .list(
-                        &format!("{RBAC_KEY_PREFIX}clusterroles/"),
-                        &opkit_store::ListOptions::default(),
-                    )
-                    .map(|r| parse_all::<ClusterRole>(r.entries))
-                    .unwrap_or_default();
-                if let Some((_, rules)) = opkit_rbac::aggregate(&all)
-                    .into_iter()
-                    .find(|(n, _)| n == name)
-                {
-                    return Ok(rules);
-                }
-            }
-            return Ok(role.rules.unwrap_or_default());
-        }
-        let role: Role = serde_json::from_slice(&entry.value).map_err(ApiError::internal)?;
-        Ok(role.rules.unwrap_or_default())
     }
 
     /// Answers an access review (`authorization.k8s.io/v1`): SubjectAccessReview,
@@ -600,7 +570,13 @@ impl ApiServer {
             ));
         };
         out["status"] = match self.allowed(&subject, &attrs) {
-            Decision::Allow => json!({"allowed": true, "reason": access_reason(&subject)}),
+            Decision::Allow => {
+                let reason = self
+                    .policy()
+                    .allow_reason(&subject, &attrs.as_request())
+                    .unwrap_or_default();
+                json!({"allowed": true, "reason": reason})
+            }
             Decision::Deny { reason } if reason.is_empty() => json!({"allowed": false}),
             Decision::Deny { reason } => json!({"allowed": false, "evaluationError": reason}),
         };
@@ -640,14 +616,6 @@ impl ApiServer {
             }
         }
         Ok(())
-    }
-}
-
-fn access_reason(user: &User) -> &'static str {
-    if user.groups.iter().any(|g| g == opkit_rbac::SYSTEM_MASTERS) {
-        ""
-    } else {
-        "RBAC: allowed by a binding"
     }
 }
 

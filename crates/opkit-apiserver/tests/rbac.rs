@@ -693,3 +693,51 @@ async fn the_audit_log_records_who_did_what() {
         "forbid"
     );
 }
+
+#[tokio::test]
+async fn aggregated_roles_grant_new_rules_at_once_and_the_controller_writes_them_back() {
+    let plane = common::start().await;
+    let admin = common::client(&plane).await;
+    apply(
+        &Api::<RoleBinding>::namespaced(admin.clone(), "default"),
+        json!({"metadata": {"name": "gina-view"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "gina"}]}),
+    )
+    .await;
+    let gina = user_client(&plane, "gina", &[]).await;
+    let secrets = Api::<Secret>::namespaced(gina, "default");
+    assert_eq!(
+        status_of(secrets.list(&ListParams::default()).await.unwrap_err()).code,
+        403
+    );
+    apply(
+        &Api::<ClusterRole>::all(admin.clone()),
+        json!({"metadata": {"name": "secret-reader",
+                            "labels": {"rbac.authorization.k8s.io/aggregate-to-view": "true"}},
+               "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["list"]}]}),
+    )
+    .await;
+    secrets
+        .list(&ListParams::default())
+        .await
+        .expect("the aggregated rule applies with the next request");
+    let roles = Api::<ClusterRole>::all(admin);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let view = roles.get("view").await.unwrap();
+        let written = view.rules.unwrap_or_default().iter().any(|r| {
+            r.resources
+                .as_ref()
+                .is_some_and(|res| res.contains(&"secrets".to_string()))
+        });
+        if written {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the clusterrole-aggregation controller did not write the rule into view"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}

@@ -55,7 +55,8 @@ struct UpArgs {
     watch_history: u64,
     /// Built-in controllers to run: `*` for all, `-name` to disable one, `` for none (a bare
     /// API server). Names: garbage-collector, namespace, node, deployment, replicaset,
-    /// statefulset, daemonset, job, cronjob, endpoints; `workloads` names the last eight.
+    /// statefulset, daemonset, job, cronjob, endpoints, clusterrole-aggregation; `workloads`
+    /// names node through endpoints.
     #[arg(long, value_name = "LIST", default_value = "*")]
     controllers: opkit_controllers::ControllerSet,
     /// How long a simulated pod takes to become Running and Ready (e.g. `200ms`, `2s`).

@@ -16,6 +16,7 @@
 
 #![warn(missing_docs)]
 
+mod aggregation;
 mod gc;
 mod namespace;
 mod set;
@@ -108,6 +109,7 @@ async fn run(controller: Controller, client: kube::Client, settings: Settings) {
     match controller {
         Controller::GarbageCollector => gc::run(client, settings).await,
         Controller::Namespace => namespace::run(client, settings).await,
+        Controller::ClusterRoleAggregation => aggregation::run(client, settings).await,
         workload => workloads::run(workload, client, settings).await,
     }
 }

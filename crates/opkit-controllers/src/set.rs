@@ -28,11 +28,13 @@ pub enum Controller {
     CronJob,
     /// Service → Endpoints and EndpointSlices for ready pods.
     Endpoints,
+    /// Writes the union of matched rules into aggregated ClusterRoles (`admin`, `edit`…).
+    ClusterRoleAggregation,
 }
 
 impl Controller {
     /// Every controller, in start order.
-    pub const ALL: [Controller; 10] = [
+    pub const ALL: [Controller; 11] = [
         Controller::GarbageCollector,
         Controller::Namespace,
         Controller::Node,
@@ -43,6 +45,7 @@ impl Controller {
         Controller::Job,
         Controller::CronJob,
         Controller::Endpoints,
+        Controller::ClusterRoleAggregation,
     ];
 
     /// The name used on the command line (kube-controller-manager's, where it has one).
@@ -58,12 +61,18 @@ impl Controller {
             Controller::Job => "job",
             Controller::CronJob => "cronjob",
             Controller::Endpoints => "endpoints",
+            Controller::ClusterRoleAggregation => "clusterrole-aggregation",
         }
     }
 
     /// The workload controllers (everything that simulates pods and their owners).
     pub fn is_workload(self) -> bool {
-        !matches!(self, Controller::GarbageCollector | Controller::Namespace)
+        !matches!(
+            self,
+            Controller::GarbageCollector
+                | Controller::Namespace
+                | Controller::ClusterRoleAggregation
+        )
     }
 }
 
