@@ -9,7 +9,9 @@
 //!    update triggers the next reconcile);
 //! 2. not being deleted → run `Event::Apply`;
 //! 3. being deleted and the finalizer present → run `Event::Cleanup`; on success remove the
-//!    finalizer (the API server then deletes the object);
+//!    finalizer (the API server then deletes the object). The cached copy can be stale: when
+//!    the object is already gone (404 on the removal), that counts as removed — cleanup code
+//!    therefore runs at least once, not exactly once, and must be idempotent;
 //! 4. being deleted without the finalizer → nothing to do.
 //!
 //! Finalizer lists are written with a merge patch that carries the object's
@@ -114,10 +116,13 @@ where
                 .filter(|f| *f != name)
                 .cloned()
                 .collect();
-            write_finalizers(client, obj.as_ref(), list)
-                .await
-                .map_err(FinalizerError::Remove)?;
-            Ok(action)
+            match write_finalizers(client, obj.as_ref(), list).await {
+                Ok(()) => Ok(action),
+                // A reconcile of a stale cached copy (the object already went when an earlier
+                // cleanup removed the finalizer): nothing is left to remove.
+                Err(kube::Error::Api(status)) if status.code == 404 => Ok(action),
+                Err(e) => Err(FinalizerError::Remove(e)),
+            }
         }
         (true, false) => Ok(Action::await_change()),
     }

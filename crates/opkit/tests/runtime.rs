@@ -789,6 +789,43 @@ async fn finalizer_is_added_cleanup_runs_on_delete_and_the_object_goes() {
 }
 
 #[tokio::test]
+async fn finalize_on_a_stale_copy_of_an_object_already_gone_succeeds() {
+    let env = env().await;
+    create(&env, "stale", 1).await;
+    widgets(&env)
+        .patch(
+            "stale",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": [FINALIZER]}})),
+        )
+        .await
+        .unwrap();
+    widgets(&env)
+        .delete("stale", &DeleteParams::default())
+        .await
+        .unwrap();
+    // The copy a cache could still hold: being deleted, finalizer present.
+    let stale = Arc::new(widgets(&env).get("stale").await.unwrap());
+    assert!(stale.meta().deletion_timestamp.is_some());
+    let cleanups = AtomicUsize::new(0);
+    let cleanup = |event| {
+        if let finalizer::Event::Cleanup(_) = event {
+            cleanups.fetch_add(1, Ordering::SeqCst);
+        }
+        async { Ok::<_, opkit::Error>(Action::await_change()) }
+    };
+    // First cleanup removes the finalizer: the object goes.
+    opkit::finalizer::finalize(&env.client(), FINALIZER, stale.clone(), cleanup)
+        .await
+        .unwrap();
+    assert!(widgets(&env).get_opt("stale").await.unwrap().is_none());
+    // A second reconcile of the same stale copy: cleanup runs again, the 404 is success.
+    let again = opkit::finalizer::finalize(&env.client(), FINALIZER, stale, cleanup).await;
+    assert!(again.is_ok(), "{again:?}");
+    assert_eq!(cleanups.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
 async fn status_conditions_keep_last_transition_time_when_status_is_unchanged() {
     let env = env().await;
     let w = create(&env, "cond", 1).await;
