@@ -7,7 +7,6 @@ mod common;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
 use kube::api::{Api, ListParams, PostParams, WatchParams};
 use opkit_apiserver::{Config, ControlPlane, Limits};
 use serde_json::{Value, json};
@@ -19,34 +18,6 @@ async fn start_with(limits: Limits) -> ControlPlane {
     })
     .await
     .unwrap()
-}
-
-/// A client for user `loader`, bound to `cluster-admin` but not in `system:masters` (so the
-/// limits apply to it, as to any ordinary client).
-async fn loader(plane: &ControlPlane) -> kube::Client {
-    let admin = common::client(plane).await;
-    let crb: ClusterRoleBinding = serde_json::from_value(json!({
-        "metadata": {"name": "loader-admin"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "loader"}]
-    }))
-    .unwrap();
-    let _ = Api::<ClusterRoleBinding>::all(admin)
-        .create(&PostParams::default(), &crb)
-        .await;
-    no_retry_client(&plane.user_kubeconfig("loader", &[]).unwrap()).await
-}
-
-/// A kube-rs client that does not retry 429s by itself (kube-rs does by default), so the
-/// test sees what the server answers.
-async fn no_retry_client(kubeconfig: &str) -> kube::Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let kubeconfig = kube::config::Kubeconfig::from_yaml(kubeconfig).unwrap();
-    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
-        .await
-        .unwrap();
-    config.default_retry = false;
-    kube::Client::try_from(config).unwrap()
 }
 
 struct Answer {
@@ -248,7 +219,7 @@ async fn requests_over_the_in_flight_limit_get_429_with_retry_after_while_health
         ..Limits::default()
     })
     .await;
-    let client = loader(&plane).await;
+    let client = common::loader(&plane).await;
     // Two reads that wait (a resourceVersion from the future: the server waits up to 3 s
     // for the store to reach it) hold both read slots.
     let slow = format!("{CMS}?resourceVersion=999999999&resourceVersionMatch=NotOlderThan");
@@ -279,7 +250,7 @@ async fn requests_over_the_in_flight_limit_get_429_with_retry_after_while_health
     )
     .await;
     assert_eq!(write.code, 201, "{}", write.body);
-    let admin = no_retry_client(plane.kubeconfig()).await;
+    let admin = common::no_retry_client(plane.kubeconfig()).await;
     assert_eq!(
         send(&admin, "GET", "/readyz", "text/plain", Vec::new())
             .await
@@ -307,7 +278,7 @@ async fn a_request_that_outlives_the_request_timeout_gets_504() {
         ..Limits::default()
     })
     .await;
-    let client = no_retry_client(plane.kubeconfig()).await;
+    let client = common::no_retry_client(plane.kubeconfig()).await;
     let started = std::time::Instant::now();
     let a = send(
         &client,
@@ -358,7 +329,7 @@ async fn watches_are_capped_per_user() {
         ..Limits::default()
     })
     .await;
-    let client = loader(&plane).await;
+    let client = common::loader(&plane).await;
     let api = Api::<ConfigMap>::namespaced(client.clone(), "default");
     let w1 = api.watch(&WatchParams::default(), "0").await.unwrap();
     let w2 = api.watch(&WatchParams::default(), "0").await.unwrap();

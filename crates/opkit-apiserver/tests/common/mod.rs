@@ -89,3 +89,31 @@ pub async fn install_flight_ticket_crd(client: &kube::Client) {
         .expect("CRD established in time")
         .expect("wait works");
 }
+
+/// A client for user `loader`, bound to `cluster-admin` but not in `system:masters` (so the
+/// limits apply to it, as to any ordinary client).
+pub async fn loader(plane: &ControlPlane) -> kube::Client {
+    let admin = client(plane).await;
+    let crb: k8s_openapi::api::rbac::v1::ClusterRoleBinding = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "loader-admin"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "loader"}]
+    }))
+    .unwrap();
+    let _ = kube::Api::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>::all(admin)
+        .create(&kube::api::PostParams::default(), &crb)
+        .await;
+    no_retry_client(&plane.user_kubeconfig("loader", &[]).unwrap()).await
+}
+
+/// A kube-rs client that does not retry 429s by itself (kube-rs does by default), so the
+/// test sees what the server answers.
+pub async fn no_retry_client(kubeconfig: &str) -> kube::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(kubeconfig).unwrap();
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .unwrap();
+    config.default_retry = false;
+    kube::Client::try_from(config).unwrap()
+}
