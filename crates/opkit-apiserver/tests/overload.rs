@@ -82,7 +82,7 @@ async fn under_overload_the_server_sheds_with_429_keeps_health_checks_and_bounde
                 let mut n = 0u64;
                 while Instant::now() < deadline {
                     n += 1;
-                    let req = if n % 2 == 0 {
+                    let req = if n.is_multiple_of(2) {
                         let body = json!({"apiVersion": "v1", "kind": "ConfigMap",
                             "metadata": {"name": format!("load-{c}-{t}-{n}")}, "data": {"v": "y"}});
                         http::Request::post("/api/v1/namespaces/default/configmaps")
