@@ -108,7 +108,9 @@ fn apply_strategic(
             name,
             vec![Cause::new("FieldValueInvalid", "", e.to_string())],
         ),
-        _ => ApiError::internal(e),
+        // Every other failure is the patch's fault too (an unknown `$patch`, a missing merge
+        // key): upstream answers some of them with 500, but bad input is a client error.
+        _ => ApiError::bad_request(e.to_string()),
     })
 }
 

@@ -145,13 +145,9 @@ fn strategic_merge_set_element_order_of_a_map_in_new_value() {
 }
 
 /// Server, found by the `request` fuzz target: a strategic merge patch with an unknown `$patch`
-/// value answers 500 InternalError (`unknown patch type: true in map: map[$patch:true
-/// volumeMounts:map[]]`); `opkit_apiserver::patch::apply_strategic` maps every
-/// `StrategicError` whose `http_status()` is 500 to `ApiError::internal`. Client input must get
-/// a 4xx (upstream answers 500 here too, but a 500 on hostile input is what this target rules
-/// out; 400 BadRequest or 422 Invalid would both be sound).
+/// value (`{"$patch":true,"volumeMounts":{}}`) was answered 500 InternalError, as upstream
+/// does; client input must get a 4xx, and now gets 400 BadRequest.
 #[test]
-#[ignore = "opkit-apiserver: strategic merge errors with http_status 500 become 500 InternalError; for the lead to fix"]
 fn request_strategic_patch_with_unknown_patch_directive_is_a_client_error() {
     opkit_fuzz::request_values(&opkit_fuzz::FuzzRequest {
         method: "PATCH".into(),
