@@ -1,0 +1,133 @@
+//! `memcached`: runs the Memcached operator, or prints its CRD or ClusterRole.
+//!
+//! The operator itself lives in the library (`memcached::manager`), so tests and demos run
+//! it in-process; this binary only parses arguments.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use opkit::{LeaderElection, Manager};
+
+/// The Memcached operator.
+#[derive(Debug, Parser)]
+#[command(version, about, args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the operator against the cluster the kubeconfig (or in-cluster config) names
+    /// (the default).
+    Run(RunArgs),
+    /// Print the CustomResourceDefinition as YAML.
+    PrintCrd,
+    /// Print the ClusterRole the operator needs, as YAML.
+    PrintRbac,
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// Where `/metrics` is served.
+    #[arg(long, default_value = "0.0.0.0:8080")]
+    metrics_bind_address: SocketAddr,
+    /// Where `/healthz` and `/readyz` are served.
+    #[arg(long, default_value = "0.0.0.0:8081")]
+    health_probe_bind_address: SocketAddr,
+    /// Run the controller only while holding the leader Lease.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    leader_elect: bool,
+    /// The Lease's namespace (default: `$POD_NAMESPACE`, the service account's namespace
+    /// in-cluster, else `default`).
+    #[arg(long)]
+    leader_election_namespace: Option<String>,
+    /// The memcached image (default: `$MEMCACHED_IMAGE`, else `memcached:1.6`).
+    #[arg(long)]
+    image: Option<String>,
+    /// An annotation for the pods' template, `KEY=VALUE` (repeatable).
+    #[arg(long = "pod-annotation", value_parser = parse_annotation)]
+    pod_annotations: Vec<(String, String)>,
+    /// The Deployments' `progressDeadlineSeconds` (the cluster's default, 600, if unset).
+    #[arg(long)]
+    progress_deadline_seconds: Option<i32>,
+}
+
+fn parse_annotation(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("expected KEY=VALUE, got {s:?}")),
+    }
+}
+
+fn own_namespace() -> String {
+    std::env::var("POD_NAMESPACE")
+        .ok()
+        .or_else(|| {
+            std::fs::read_to_string("/var/run/secrets/kubernetes.io/serviceaccount/namespace").ok()
+        })
+        .map(|ns| ns.trim().to_string())
+        .filter(|ns| !ns.is_empty())
+        .unwrap_or_else(|| "default".to_string())
+}
+
+async fn run(args: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let mut builder = Manager::builder()
+        .metrics_addr(args.metrics_bind_address)
+        .probe_addr(args.health_probe_bind_address);
+    if args.leader_elect {
+        let namespace = args.leader_election_namespace.unwrap_or_else(own_namespace);
+        builder = builder.leader_election(LeaderElection::new(memcached::LEASE_NAME, namespace));
+    }
+    let settings = memcached::Settings {
+        image: args
+            .image
+            .or_else(|| std::env::var("MEMCACHED_IMAGE").ok())
+            .unwrap_or_else(|| memcached::DEFAULT_IMAGE.to_string()),
+        pod_annotations: args.pod_annotations.into_iter().collect(),
+        progress_deadline_seconds: args.progress_deadline_seconds,
+    };
+    let client = opkit::client().await?;
+    memcached::manager(builder, settings).run(client).await?;
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result: Result<(), Box<dyn std::error::Error>> = match cli.command {
+        Some(Command::PrintCrd) => memcached::crd_yaml()
+            .map(|y| print!("{y}"))
+            .map_err(Into::into),
+        Some(Command::PrintRbac) => memcached::cluster_role_yaml()
+            .map(|y| print!("{y}"))
+            .map_err(Into::into),
+        Some(Command::Run(args)) => {
+            init_logging();
+            run(args).await
+        }
+        None => {
+            init_logging();
+            run(cli.run).await
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("memcached: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging() {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+}
