@@ -420,14 +420,14 @@ pub fn convert_field_label<'a>(
             field: field.to_owned(),
             message: format!(
                 "field label {} not supported for batchv1.Job",
-                gofmt::quote(field)
+                gofmt::go_quote(field)
             ),
         },
         Style::Default => FieldSelectorError::Unsupported {
             field: field.to_owned(),
             message: format!(
                 "{} is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
-                gofmt::quote(field)
+                gofmt::go_quote(field)
             ),
         },
     })

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 /// Quotes `s` like Go's `strconv.Quote` (`%q`): double quotes, backslash
 /// escapes for control characters, printable characters kept as they are.
-pub(crate) fn quote(s: &str) -> String {
+pub fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
@@ -259,12 +259,12 @@ mod tests {
 
     #[test]
     fn quote_escapes_like_go() {
-        assert_eq!(quote("abc"), "\"abc\"");
-        assert_eq!(quote("a\"b\\c"), "\"a\\\"b\\\\c\"");
-        assert_eq!(quote("tab\tnl\n"), "\"tab\\tnl\\n\"");
-        assert_eq!(quote("\u{1}"), "\"\\x01\"");
-        assert_eq!(quote("héllo"), "\"héllo\"");
-        assert_eq!(quote("\u{a0}"), "\"\\u00a0\"");
+        assert_eq!(go_quote("abc"), "\"abc\"");
+        assert_eq!(go_quote("a\"b\\c"), "\"a\\\"b\\\\c\"");
+        assert_eq!(go_quote("tab\tnl\n"), "\"tab\\tnl\\n\"");
+        assert_eq!(go_quote("\u{1}"), "\"\\x01\"");
+        assert_eq!(go_quote("héllo"), "\"héllo\"");
+        assert_eq!(go_quote("\u{a0}"), "\"\\u00a0\"");
     }
 
     #[test]

@@ -88,7 +88,7 @@ pub enum SelectorError {
     #[error("{0}")]
     Invalid(ErrorList),
     /// A `metav1.LabelSelector` used an unknown `matchExpressions` operator.
-    #[error("{} is not a valid label selector operator", gofmt::quote(.0))]
+    #[error("{} is not a valid label selector operator", gofmt::go_quote(.0))]
     UnknownOperator(String),
     /// A `metav1.LabelSelector` was not shaped like one.
     #[error("invalid label selector: {0}")]

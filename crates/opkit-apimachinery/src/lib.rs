@@ -37,6 +37,7 @@ pub mod validation;
 pub use fields::{
     FieldOp, FieldRequirement, FieldSelector, FieldSelectorError, field_value, supported_fields,
 };
+pub use gofmt::go_quote;
 pub use jsonpath::{JsonPath, JsonPathError};
 pub use labels::{LabelSelector, Operator, Requirement, SelectorError};
 pub use table::{

@@ -15,10 +15,10 @@ use jiff::{SignedDuration, Timestamp};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TimeError {
     /// The text is not an RFC 3339 date-time.
-    #[error("parsing time {}: not an RFC 3339 date-time", crate::gofmt::quote(.0))]
+    #[error("parsing time {}: not an RFC 3339 date-time", crate::gofmt::go_quote(.0))]
     Syntax(String),
     /// The text is well-formed but names no valid instant (e.g. February 30).
-    #[error("parsing time {}: {}", crate::gofmt::quote(.0), .1)]
+    #[error("parsing time {}: {}", crate::gofmt::go_quote(.0), .1)]
     Range(String, String),
 }
 

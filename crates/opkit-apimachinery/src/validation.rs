@@ -546,7 +546,7 @@ impl FieldError {
                 BadValue::Omitted => {}
                 BadValue::Str(s) => {
                     out.push_str(": ");
-                    out.push_str(&gofmt::quote(s));
+                    out.push_str(&gofmt::go_quote(s));
                 }
                 BadValue::Int(i) => {
                     out.push_str(": ");

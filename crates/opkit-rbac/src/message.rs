@@ -5,7 +5,7 @@
 //! character: the 403 message is upstream's `forbiddenMessage` wrapped by `NewForbidden`
 //! (`<resource>[.<group>] ["<name>"] is forbidden: ...`), and the escalation message is
 //! `ConfirmNoEscalation`'s, with the missing rules compacted and printed as `CompactString` does.
-//! Go's `%q` quoting is reproduced by [`go_quote`].
+//! Go's `%q` quoting is `opkit_apimachinery::go_quote`.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -15,6 +15,7 @@ use k8s_openapi::api::rbac::v1::PolicyRule;
 use crate::error::{RuleError, aggregate_messages};
 use crate::rules::items;
 use crate::{Request, UserInfo, non_empty};
+use opkit_apimachinery::go_quote;
 
 /// The message of the 403 `Status` for a denied request (upstream `ForbiddenStatusError`),
 /// with `: <reason>` appended when the reason is not empty.
@@ -188,35 +189,6 @@ fn compact_rules(rules: &[PolicyRule]) -> Vec<PolicyRule> {
             }
         }
     }
-    out
-}
-
-/// Quotes like Go's `%q` / `strconv.Quote`: double quotes, backslash escapes for `"`, `\` and
-/// control characters; other characters as they are.
-pub(crate) fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
     out
 }
 

@@ -30,10 +30,11 @@ use k8s_openapi::api::rbac::v1::{
 
 use crate::aggregate::resolve;
 use crate::error::{AggregationError, RuleError, aggregate_messages};
-use crate::message::{escalation_message_with_errors, go_quote};
+use crate::message::escalation_message_with_errors;
 use crate::rules::{covers, rule_allows};
 use crate::user::{SYSTEM_MASTERS, is_service_account_username, service_account_username};
 use crate::{Decision, Request, UserInfo};
+use opkit_apimachinery::go_quote;
 
 type Rules = Arc<[PolicyRule]>;
 

@@ -294,7 +294,7 @@ pub enum IncludeObject {
 
 /// An `includeObject` value upstream does not know (400 BadRequest).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unrecognized includeObject value: {}", crate::gofmt::quote(.0))]
+#[error("unrecognized includeObject value: {}", crate::gofmt::go_quote(.0))]
 pub struct UnknownIncludeObject(pub String);
 
 impl IncludeObject {
