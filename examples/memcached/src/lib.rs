@@ -312,10 +312,51 @@ pub struct Synced {
     /// Whether the status was written (false when unchanged, or when the Memcached turned
     /// out to be gone already).
     pub status_written: bool,
+    /// Events worth recording about the transition (see [`notices`]).
+    pub notices: Vec<Notice>,
+}
+
+/// An event to record about a Memcached.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notice {
+    /// `Normal` or `Warning`.
+    pub type_: EventType,
+    /// The event's reason.
+    pub reason: String,
+    /// The event's note.
+    pub note: String,
+}
+
+/// The events a change of conditions from `before` to `after` deserves: a `Warning` (reason
+/// and message of the `Degraded` condition) when the Memcached becomes degraded, a `Normal`
+/// `Available` when it becomes available. Unchanged conditions deserve none, so a reconcile
+/// that changes nothing records nothing.
+pub fn notices(before: &[Condition], after: &[Condition]) -> Vec<Notice> {
+    let mut out = Vec::new();
+    if !conditions::is_true(before, DEGRADED)
+        && let Some(c) = conditions::find(after, DEGRADED).filter(|c| c.status == conditions::TRUE)
+    {
+        out.push(Notice {
+            type_: EventType::Warning,
+            reason: c.reason.clone(),
+            note: c.message.clone(),
+        });
+    }
+    if !conditions::is_true(before, AVAILABLE)
+        && let Some(c) = conditions::find(after, AVAILABLE).filter(|c| c.status == conditions::TRUE)
+    {
+        out.push(Notice {
+            type_: EventType::Normal,
+            reason: AVAILABLE.to_string(),
+            note: c.message.clone(),
+        });
+    }
+    out
 }
 
 /// The reconcile's work on `memcached`: server-side apply its Deployment as `field_manager`,
-/// then write the conditions the Deployment's status implies (only if they changed).
+/// then write the conditions the Deployment's status implies (only if they changed). The
+/// caller records the returned [`Synced::notices`] as events.
 pub async fn sync(
     client: &Client,
     field_manager: &str,
@@ -350,9 +391,15 @@ pub async fn sync(
             Err(e) => return Err(e.into()),
         }
     }
+    let notices = if status_written {
+        notices(current, &conditions)
+    } else {
+        Vec::new()
+    };
     Ok(Synced {
         conditions,
         status_written,
+        notices,
     })
 }
 
@@ -365,29 +412,17 @@ pub async fn reconcile(
     if memcached.metadata.deletion_timestamp.is_some() {
         return Ok(Action::await_change());
     }
-    let before = memcached.status.clone().unwrap_or_default();
     let synced = sync(ctx.client(), ctx.field_manager(), &memcached, ctx.data()).await?;
-    if synced.status_written {
-        let was_degraded = conditions::is_true(&before.conditions, DEGRADED);
-        if !was_degraded
-            && let Some(c) = conditions::find(&synced.conditions, DEGRADED)
-                .filter(|c| c.status == conditions::TRUE)
-        {
-            ctx.recorder()
-                .warning(memcached.as_ref(), &c.reason, c.message.clone())
-                .await?;
-        }
-        if !conditions::is_true(&before.conditions, AVAILABLE)
-            && conditions::is_true(&synced.conditions, AVAILABLE)
-        {
-            ctx.recorder()
-                .normal(
-                    memcached.as_ref(),
-                    "Available",
-                    format!("{} replicas available", memcached.spec.size),
-                )
-                .await?;
-        }
+    for notice in synced.notices {
+        ctx.recorder()
+            .publish(
+                memcached.as_ref(),
+                notice.type_,
+                &notice.reason,
+                "Reconcile",
+                Some(notice.note),
+            )
+            .await?;
     }
     // Deployment status changes re-trigger the reconcile through `owns`.
     Ok(Action::await_change())
@@ -543,6 +578,21 @@ mod tests {
         );
         assert!(conditions::is_false(&c, AVAILABLE));
         assert!(conditions::is_false(&c, PROGRESSING));
+    }
+
+    #[test]
+    fn only_transitions_to_degraded_or_available_are_noticed() {
+        let ok = |t, s| conditions::new(t, s, "R", "m", Some(1));
+        let healthy = vec![ok(AVAILABLE, true), ok(DEGRADED, false)];
+        let starting = vec![ok(AVAILABLE, false), ok(DEGRADED, false)];
+        let broken = vec![ok(AVAILABLE, false), ok(DEGRADED, true)];
+        let reasons = |n: Vec<Notice>| n.into_iter().map(|n| n.reason).collect::<Vec<_>>();
+        assert_eq!(reasons(notices(&starting, &healthy)), ["Available"]);
+        assert_eq!(reasons(notices(&[], &healthy)), ["Available"]);
+        assert!(notices(&healthy, &healthy).is_empty());
+        assert_eq!(reasons(notices(&starting, &broken)), ["R"]);
+        assert_eq!(notices(&starting, &broken)[0].type_, EventType::Warning);
+        assert!(notices(&broken, &broken).is_empty());
     }
 
     #[test]
