@@ -249,7 +249,7 @@ impl ApiServer {
 
     /// Whether `user` may do what `attrs` describe.
     pub(crate) fn allowed(&self, user: &User, attrs: &Attributes) -> Decision {
-        if user.groups.iter().any(|g| g == opkit_rbac::SYSTEM_MASTERS) {
+        if user.in_group(opkit_rbac::SYSTEM_MASTERS) {
             return Decision::Allow;
         }
         self.policy().authorize(user, &attrs.as_request())
@@ -358,10 +358,7 @@ impl ApiServer {
         }
         target.extra = extra;
         if target.name != opkit_rbac::ANONYMOUS_USER
-            && !target
-                .groups
-                .iter()
-                .any(|g| g == opkit_rbac::ALL_AUTHENTICATED)
+            && !target.in_group(opkit_rbac::ALL_AUTHENTICATED)
         {
             target
                 .groups
@@ -380,7 +377,7 @@ impl ApiServer {
         ns: Option<&str>,
         obj: &Value,
     ) -> ApiResult<()> {
-        if res.group != RBAC_GROUP || user.groups.iter().any(|g| g == opkit_rbac::SYSTEM_MASTERS) {
+        if res.group != RBAC_GROUP || user.in_group(opkit_rbac::SYSTEM_MASTERS) {
             return Ok(());
         }
         let name = object::name(obj);

@@ -331,7 +331,7 @@ impl ControlPlane {
         Ok(tls::kubeconfig_for(
             &self.url,
             &self.ca_pem,
-            &auth::service_account_user(namespace, name),
+            &opkit_rbac::service_account_username(namespace, name),
             tls::KubeconfigUser::Token(&token),
             namespace,
         ))

@@ -351,7 +351,7 @@ impl ApiServer {
         B: hyper::body::Body<Data = Bytes> + Send + 'static,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        let exempt = user.groups.iter().any(|g| g == crate::auth::SYSTEM_MASTERS);
+        let exempt = user.in_group(opkit_rbac::SYSTEM_MASTERS);
         let (_in_flight, watch_slot) = if attrs.is_watch() {
             match self.gates.admit_watch(&user.name, exempt) {
                 Ok(slot) => (None, slot),

@@ -25,7 +25,7 @@ use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::ServiceAccount;
 use kube::api::{Api, ObjectMeta, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use opkit_apiserver::{auth, tls};
+use opkit_apiserver::tls;
 
 /// How long a user's client certificate is valid unless `--valid-for` says otherwise.
 const USER_VALIDITY: Duration = Duration::from_secs(365 * 24 * 3600);
@@ -329,7 +329,7 @@ async fn service_account_kubeconfig(
     Ok(tls::kubeconfig_for(
         &data.server,
         &data.ca_pem,
-        &auth::service_account_user(&account.namespace, &account.name),
+        &opkit_rbac::service_account_username(&account.namespace, &account.name),
         tls::KubeconfigUser::Token(&token),
         &account.namespace,
     ))

@@ -23,33 +23,16 @@ use crate::object;
 use crate::server::ApiServer;
 
 pub use opkit_rbac::UserInfo as User;
+use opkit_rbac::{ALL_AUTHENTICATED, SYSTEM_MASTERS};
 
-/// The group of every authenticated user.
-pub const AUTHENTICATED: &str = "system:authenticated";
-/// The group whose members may do anything.
-pub const SYSTEM_MASTERS: &str = "system:masters";
 /// The user the admin token authenticates.
 pub const ADMIN_USER: &str = "opkit-admin";
-/// The prefix of service-account user names.
-pub const SERVICE_ACCOUNT_PREFIX: &str = "system:serviceaccount:";
-
-/// `system:serviceaccount:NS:NAME`.
-pub fn service_account_user(namespace: &str, name: &str) -> String {
-    format!("{SERVICE_ACCOUNT_PREFIX}{namespace}:{name}")
-}
-
-/// The namespace and name of a service-account user name.
-pub fn parse_service_account_user(user: &str) -> Option<(&str, &str)> {
-    let rest = user.strip_prefix(SERVICE_ACCOUNT_PREFIX)?;
-    let (ns, name) = rest.split_once(':')?;
-    (!ns.is_empty() && !name.is_empty() && !name.contains(':')).then_some((ns, name))
-}
 
 /// The admin user: everything is allowed.
 pub fn admin() -> User {
     User {
         name: ADMIN_USER.to_string(),
-        groups: vec![SYSTEM_MASTERS.to_string(), AUTHENTICATED.to_string()],
+        groups: vec![SYSTEM_MASTERS.to_string(), ALL_AUTHENTICATED.to_string()],
         ..User::default()
     }
 }
@@ -76,8 +59,8 @@ pub fn identity_from_certificate(der: &[u8]) -> Option<User> {
         .iter_organization()
         .filter_map(|o| o.as_str().ok().map(str::to_string))
         .collect();
-    if !groups.iter().any(|g| g == AUTHENTICATED) {
-        groups.push(AUTHENTICATED.to_string());
+    if !groups.iter().any(|g| g == ALL_AUTHENTICATED) {
+        groups.push(ALL_AUTHENTICATED.to_string());
     }
     Some(User {
         name,
@@ -278,7 +261,7 @@ impl ApiServer {
         let now = tokens::now_unix();
         let claims = tokens::Claims {
             iss: tokens::ISSUER.to_string(),
-            sub: service_account_user(namespace, name),
+            sub: opkit_rbac::service_account_username(namespace, name),
             aud: audiences.clone(),
             exp: now + expiration,
             iat: now,
@@ -374,18 +357,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn service_account_user_names_round_trip() {
-        let name = service_account_user("ns1", "robot");
-        assert_eq!(name, "system:serviceaccount:ns1:robot");
-        assert_eq!(parse_service_account_user(&name), Some(("ns1", "robot")));
-        assert_eq!(
-            parse_service_account_user("system:serviceaccount:ns1"),
-            None
-        );
-        assert_eq!(parse_service_account_user("alice"), None);
-    }
-
-    #[test]
     fn client_certificates_name_the_user_and_groups() {
         let ca = rcgen::KeyPair::generate().unwrap().serialize_pem();
         let cert = crate::tls::issue_client_certificate(
@@ -400,7 +371,7 @@ mod tests {
             rustls::pki_types::CertificateDer::from_pem_slice(cert.cert_pem.as_bytes()).unwrap();
         let user = identity_from_certificate(&der).unwrap();
         assert_eq!(user.name, "alice");
-        assert_eq!(user.groups, ["dev", "ops", AUTHENTICATED]);
+        assert_eq!(user.groups, ["dev", "ops", ALL_AUTHENTICATED]);
     }
 
     #[test]

@@ -94,17 +94,11 @@ pub struct Claims {
 impl Claims {
     /// The user the token authenticates: the service account's name, uid and groups.
     pub fn user(&self) -> User {
-        let ns = &self.kubernetes.namespace;
-        let mut user = User {
-            name: super::service_account_user(ns, &self.kubernetes.serviceaccount.name),
-            uid: self.kubernetes.serviceaccount.uid.clone(),
-            groups: vec![
-                "system:serviceaccounts".to_string(),
-                format!("system:serviceaccounts:{ns}"),
-                super::AUTHENTICATED.to_string(),
-            ],
-            ..User::default()
-        };
+        let mut user = User::service_account(
+            &self.kubernetes.namespace,
+            &self.kubernetes.serviceaccount.name,
+        );
+        user.uid = self.kubernetes.serviceaccount.uid.clone();
         user.extra.insert(
             "authentication.kubernetes.io/credential-id".into(),
             vec![format!("JTI={}", self.jti)],
