@@ -1,9 +1,20 @@
 //! `opkit`: the command line of the opkit operator framework.
 //!
-//! `opkit up` runs the embedded Kubernetes-compatible control plane until SIGINT or SIGTERM;
-//! `opkit kubeconfig` issues kubeconfigs for other users and service accounts.
+//! `opkit demo` shows two operators at work; `opkit up` runs the embedded Kubernetes-compatible
+//! control plane until SIGINT or SIGTERM; `opkit kubeconfig` issues kubeconfigs for other users
+//! and service accounts; `init`, `create api`, `generate manifests`, `run`, `install`, `deploy`
+//! and their undoing are the operator project workflow of kubebuilder and operator-sdk.
 
+mod build;
+mod cluster;
+mod demo;
 mod kubeconfig;
+mod kustomize;
+mod manifests;
+mod progress;
+mod project;
+mod run;
+mod scaffold;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -25,10 +36,44 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Watch two operators at work on an embedded control plane (start here).
+    Demo(demo::DemoArgs),
     /// Run the embedded control plane (a Kubernetes-compatible API server).
     Up(UpArgs),
     /// Print a kubeconfig for a user (client certificate) or a service account (token).
     Kubeconfig(kubeconfig::KubeconfigArgs),
+    /// Create an operator project in the current directory.
+    Init(scaffold::InitArgs),
+    /// Add to the project: `create api` adds a kind with its controller, test and sample.
+    #[command(subcommand)]
+    Create(CreateCommand),
+    /// Regenerate from the code: `generate manifests` writes the CRDs and RBAC under config/.
+    #[command(subcommand)]
+    Generate(GenerateCommand),
+    /// Generate manifests, build, install the CRDs and run the operator (`--up`: on an
+    /// embedded control plane).
+    Run(run::RunArgs),
+    /// Install the project's CRDs on the cluster (server-side apply).
+    Install(cluster::ClusterArgs),
+    /// Delete the project's CRDs, and with them every object of their kinds.
+    Uninstall(cluster::ClusterArgs),
+    /// Apply config/default (CRDs, RBAC, manager) and wait until the manager is available.
+    Deploy(cluster::DeployArgs),
+    /// Delete everything in config/default from the cluster.
+    Undeploy(cluster::ClusterArgs),
+}
+
+#[derive(Subcommand)]
+enum CreateCommand {
+    /// A new kind: its Rust type, controller, test and sample, registered in src/lib.rs.
+    Api(scaffold::CreateApiArgs),
+}
+
+#[derive(Subcommand)]
+enum GenerateCommand {
+    /// The CRDs (config/crd/bases) and ClusterRole (config/rbac/role.yaml) from the code; the
+    /// rest of config/ where missing.
+    Manifests,
 }
 
 #[derive(Args)]
@@ -80,7 +125,7 @@ struct UpArgs {
 }
 
 /// Parses `250ms`, `2s`, `1m` (a bare number is seconds).
-fn parse_duration(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     let (number, unit) = match s.find(|c: char| !c.is_ascii_digit() && c != '.') {
         Some(i) => s.split_at(i),
@@ -118,13 +163,25 @@ fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(async {
+        let cwd = std::env::current_dir()
+            .map_err(|e| anyhow::anyhow!("cannot read the current directory: {e}"))?;
+        let done = |r: anyhow::Result<()>| r.map(|()| ExitCode::SUCCESS);
         match cli.command {
-            Command::Up(args) => up(args).await,
-            Command::Kubeconfig(args) => kubeconfig::run(args).await,
+            Command::Demo(args) => done(demo::run(args).await),
+            Command::Up(args) => done(up(args).await),
+            Command::Kubeconfig(args) => done(kubeconfig::run(args).await),
+            Command::Init(args) => done(scaffold::init(args, &cwd)),
+            Command::Create(CreateCommand::Api(args)) => done(scaffold::create_api(args, &cwd)),
+            Command::Generate(GenerateCommand::Manifests) => done(manifests::generate(&cwd)),
+            Command::Run(args) => run::run(args, &cwd).await,
+            Command::Install(args) => done(cluster::install(args, &cwd).await),
+            Command::Uninstall(args) => done(cluster::uninstall(args, &cwd).await),
+            Command::Deploy(args) => done(cluster::deploy(args, &cwd).await),
+            Command::Undeploy(args) => done(cluster::undeploy(args, &cwd).await),
         }
     });
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
@@ -160,6 +217,9 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         },
         audit_log: args.audit_log,
     };
+    // Handlers go in before the ready line: a SIGTERM sent the moment a supervisor reads it
+    // must stop the server cleanly, not kill it with the default action.
+    let stop = StopSignals::install()?;
     let plane = opkit_apiserver::ControlPlane::start(config).await?;
     let path = plane
         .kubeconfig_path()
@@ -169,19 +229,40 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         "opkit control plane ready at {} (kubeconfig: {path})",
         plane.url()
     );
-    wait_for_signal().await?;
+    stop.wait().await;
     eprintln!("stopping");
     plane.shutdown().await;
     Ok(())
 }
 
-async fn wait_for_signal() -> anyhow::Result<()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate())?;
-    let mut int = signal(SignalKind::interrupt())?;
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
+/// Which stop signal arrived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Signal {
+    /// SIGTERM.
+    Terminate,
+    /// SIGINT (Ctrl-C).
+    Interrupt,
+}
+
+/// SIGTERM and SIGINT, caught from the moment [`StopSignals::install`] returns.
+pub(crate) struct StopSignals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    pub(crate) fn install() -> anyhow::Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Self {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+        })
     }
-    Ok(())
+
+    pub(crate) async fn wait(mut self) -> Signal {
+        tokio::select! {
+            _ = self.term.recv() => Signal::Terminate,
+            _ = self.int.recv() => Signal::Interrupt,
+        }
+    }
 }

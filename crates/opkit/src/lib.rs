@@ -96,6 +96,7 @@
 
 #![warn(missing_docs)]
 
+pub mod app;
 pub mod apply;
 pub mod conditions;
 pub mod controller;
@@ -112,6 +113,7 @@ pub mod rbac;
 pub mod testenv;
 pub mod workqueue;
 
+pub use app::App;
 pub use controller::{Action, Context, Controller, ControllerDef, Request};
 pub use error::{Error, Result};
 pub use informer::Object;

@@ -481,6 +481,39 @@ impl Streaming {
     pub fn seen(&self) -> &[String] {
         &self.seen
     }
+
+    /// Everything the command wrote to stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Sends SIGTERM (a graceful stop).
+    pub fn terminate(&mut self) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill -TERM {} failed", self.child.id());
+    }
+
+    /// Waits for the command to exit, failing the test after `timeout`.
+    pub fn wait(&mut self, timeout: Duration) -> std::process::ExitStatus {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                // Let the stderr reader catch up.
+                thread::sleep(Duration::from_millis(100));
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "`{}` did not exit within {timeout:?}\n--- stderr ---\n{}",
+                self.command,
+                self.stderr()
+            );
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
 }
 
 impl Drop for Streaming {

@@ -1,0 +1,402 @@
+//! The project workflow end to end, as a new user runs it: `opkit init`, two `create api`,
+//! the generated project built against this checkout and its generated tests run, manifests
+//! generated twice without a diff, the CRDs accepted by a control plane (`opkit install`), the
+//! whole of `config/default` deployed (`opkit deploy`, as `kubectl kustomize` renders it), and
+//! the operator binary running under the generated RBAC only — a service account's token — and
+//! making its objects Ready. Then `opkit run --up` on an embedded control plane.
+//!
+//! One test, because building the generated project is the expensive part and every later step
+//! needs it. The project is built in this workspace's target directory with opkit's own
+//! `Cargo.lock`, so it reuses what the workspace build compiled.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{ControlPlane, Output, Streaming, run};
+
+/// Building and testing the generated project may compile a few crates anew.
+const BUILD_TIMEOUT: Duration = Duration::from_secs(1200);
+
+/// The target directory this test binary was built in.
+fn target_dir() -> PathBuf {
+    Path::new(env!("CARGO_BIN_EXE_opkit"))
+        .parent()
+        .and_then(Path::parent)
+        .expect("the opkit binary lives in <target>/<profile>/")
+        .to_path_buf()
+}
+
+fn hermetic(mut cmd: Command, dir: &Path) -> Command {
+    cmd.current_dir(dir)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .env("CARGO_NET_OFFLINE", "true")
+        .env_remove("KUBECONFIG")
+        .env_remove("RUSTFLAGS");
+    cmd
+}
+
+fn opkit(dir: &Path, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_opkit"));
+    cmd.args(args);
+    run(hermetic(cmd, dir), None, BUILD_TIMEOUT)
+}
+
+fn opkit_ok(dir: &Path, args: &[&str]) -> Output {
+    let out = opkit(dir, args);
+    assert!(out.success(), "opkit should have succeeded\n{out}");
+    out
+}
+
+fn cargo_ok(dir: &Path, args: &[&str]) -> Output {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.args(args);
+    let out = run(hermetic(cmd, dir), None, BUILD_TIMEOUT);
+    assert!(out.success(), "cargo should have succeeded\n{out}");
+    out
+}
+
+/// Every file under `dir` (except `target/` and `.git/`) with its contents.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path.strip_prefix(root).unwrap().to_path_buf();
+            if rel.starts_with("target") || rel.starts_with(".git") || rel.starts_with(".opkit") {
+                continue;
+            }
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                out.insert(rel, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// Polls `check` every 200 ms until it returns true or `timeout` passes.
+fn eventually(what: &str, timeout: Duration, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// `(kind, namespace, name)` of every object `kubectl kustomize` renders.
+fn kustomized(cluster: &ControlPlane, dir: &Path) -> Vec<(String, String, String)> {
+    let yaml = cluster.kubectl_ok(&["kustomize", dir.to_str().unwrap()]);
+    let mut objects = Vec::new();
+    for doc in yaml.split("\n---\n") {
+        let value: serde_yaml::Value = serde_yaml::from_str(doc).expect("kustomize output");
+        let s = |v: &serde_yaml::Value| v.as_str().unwrap_or("").to_string();
+        objects.push((
+            s(&value["kind"]),
+            s(&value["metadata"]["namespace"]),
+            s(&value["metadata"]["name"]),
+        ));
+    }
+    objects
+}
+
+/// The admin kubeconfig with the admin's token replaced by `token`.
+fn kubeconfig_with_token(admin: &Path, token: &str) -> String {
+    let text = std::fs::read_to_string(admin).unwrap();
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| match l.find("token:") {
+            Some(i) => format!("{}token: {token}", &l[..i]),
+            None => l.to_string(),
+        })
+        .collect();
+    assert!(lines.iter().any(|l| l.contains(token)), "{text}");
+    lines.join("\n") + "\n"
+}
+
+/// kubectl with a kubeconfig and a private HOME.
+struct Kubectl {
+    kubeconfig: PathBuf,
+    home: PathBuf,
+}
+
+impl Kubectl {
+    fn run(&self, args: &[&str]) -> Output {
+        let mut cmd = Command::new(common::tool_path("kubectl"));
+        cmd.arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args(args)
+            .env("HOME", &self.home)
+            .env_remove("KUBECONFIG");
+        run(cmd, None, common::COMMAND_TIMEOUT)
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(out.success(), "kubectl should have succeeded\n{out}");
+        out.stdout
+    }
+
+    /// Whether the object's `Ready` condition is `True`.
+    fn ready(&self, resource: &str, namespace: Option<&str>, name: &str) -> bool {
+        let path = r#"jsonpath={.status.conditions[?(@.type=="Ready")].status}"#;
+        let mut args = vec!["get", resource, name, "-o", path];
+        if let Some(ns) = namespace {
+            args.extend(["-n", ns]);
+        }
+        let out = self.run(&args);
+        out.success() && out.stdout.trim() == "True"
+    }
+}
+
+#[test]
+fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_generated_rbac() {
+    let work = tempfile::Builder::new()
+        .prefix("opkit-scaffold-")
+        .tempdir()
+        .unwrap();
+    let project = work.path().join("guestbook");
+    std::fs::create_dir(&project).unwrap();
+
+    // init + two kinds (one namespaced, one cluster-scoped); a kind twice is refused.
+    opkit_ok(
+        &project,
+        &[
+            "init",
+            "--domain",
+            "example.com",
+            "--repo",
+            "github.com/example/guestbook",
+        ],
+    );
+    let again = opkit(
+        &project,
+        &["init", "--domain", "example.com", "--repo", "x"],
+    );
+    assert!(
+        !again.success() && again.stderr.contains("is not empty"),
+        "{again}"
+    );
+    opkit_ok(
+        &project,
+        &[
+            "create",
+            "api",
+            "--group",
+            "webapp",
+            "--version",
+            "v1",
+            "--kind",
+            "Guestbook",
+        ],
+    );
+    opkit_ok(
+        &project,
+        &[
+            "create",
+            "api",
+            "--group",
+            "batch",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "CronTask",
+            "--namespaced",
+            "false",
+        ],
+    );
+    let before = snapshot(&project);
+    let twice = opkit(
+        &project,
+        &[
+            "create",
+            "api",
+            "--group",
+            "webapp",
+            "--version",
+            "v2",
+            "--kind",
+            "Guestbook",
+        ],
+    );
+    assert!(
+        !twice.success() && twice.stderr.contains("kind Guestbook already exists"),
+        "{twice}"
+    );
+    assert_eq!(
+        snapshot(&project),
+        before,
+        "a refused create api changed files"
+    );
+
+    // The generated code is formatted, builds without warnings, and its tests pass.
+    cargo_ok(&project, &["fmt", "--check"]);
+    let build = cargo_ok(&project, &["build", "--all-targets"]);
+    assert!(
+        !build.stderr.contains("warning:"),
+        "the scaffolded code has warnings\n{build}"
+    );
+    let tests = cargo_ok(&project, &["test"]);
+    for test in [
+        "a_new_guestbook_becomes_ready",
+        "a_new_cron_task_becomes_ready",
+    ] {
+        assert!(
+            tests.stdout.contains(&format!("test {test} ... ok")),
+            "{test} did not pass\n{tests}"
+        );
+    }
+
+    // Manifests: generated, then regenerated without a diff.
+    opkit_ok(&project, &["generate", "manifests"]);
+    let generated = snapshot(&project);
+    for file in [
+        "config/crd/bases/webapp.example.com_guestbooks.yaml",
+        "config/crd/bases/batch.example.com_crontasks.yaml",
+        "config/rbac/role.yaml",
+    ] {
+        assert!(generated.contains_key(Path::new(file)), "{file} missing");
+    }
+    opkit_ok(&project, &["generate", "manifests"]);
+    assert_eq!(snapshot(&project), generated, "regenerating changed files");
+
+    // The CRDs are accepted; config/default deploys as kubectl kustomize renders it.
+    let cluster = ControlPlane::start();
+    let kubeconfig = cluster.kubeconfig.to_str().unwrap().to_string();
+    opkit_ok(&project, &["install", "--kubeconfig", &kubeconfig]);
+    let crds = cluster.kubectl_ok(&["get", "crds", "-o", "name"]);
+    assert!(crds.contains("guestbooks.webapp.example.com"), "{crds}");
+    assert!(crds.contains("crontasks.batch.example.com"), "{crds}");
+    let deploy = opkit_ok(&project, &["deploy", "--kubeconfig", &kubeconfig]);
+    assert!(deploy.stderr.contains("1/1 available"), "{deploy}");
+    let rendered = kustomized(&cluster, &project.join("config/default"));
+    assert!(rendered.len() >= 7, "{rendered:?}");
+    for (kind, namespace, name) in &rendered {
+        let mut args = vec!["get", kind.as_str(), name.as_str()];
+        if !namespace.is_empty() {
+            args.extend(["-n", namespace.as_str()]);
+        }
+        cluster.kubectl_ok(&args);
+    }
+
+    // The operator runs as its service account, with nothing but the generated RBAC.
+    let token = cluster.kubectl_ok(&[
+        "create",
+        "token",
+        "guestbook-controller-manager",
+        "-n",
+        "guestbook-system",
+    ]);
+    let sa_kubeconfig = cluster.write_file(
+        "operator-kubeconfig",
+        &kubeconfig_with_token(&cluster.kubeconfig, token.trim()),
+    );
+    let whoami = cluster.kubectl_with(&sa_kubeconfig, &["auth", "whoami", "-o", "name"]);
+    assert!(whoami.success(), "{whoami}");
+    let binary = target_dir().join("debug/guestbook");
+    let mut operator = Command::new(&binary);
+    operator
+        .args([
+            "run",
+            "--leader-elect",
+            "--leader-election-namespace",
+            "guestbook-system",
+            "--health-probe-bind-address",
+            "127.0.0.1:0",
+        ])
+        .env("KUBECONFIG", &sa_kubeconfig)
+        .env("RUST_LOG", "info");
+    let mut operator = Streaming::spawn(operator);
+    let admin = Kubectl {
+        kubeconfig: cluster.kubeconfig.clone(),
+        home: cluster.dir().to_path_buf(),
+    };
+    admin.ok(&[
+        "apply",
+        "-k",
+        project.join("config/samples").to_str().unwrap(),
+    ]);
+    eventually(
+        "the samples to become Ready",
+        Duration::from_secs(60),
+        || {
+            admin.ready("guestbooks", Some("default"), "guestbook-sample")
+                && admin.ready("crontasks", None, "crontask-sample")
+        },
+    );
+    // The runtime records events.k8s.io/v1 Events.
+    let events = cluster.kubectl_ok(&["get", "events.events.k8s.io", "-n", "default"]);
+    assert!(events.contains("Reconciled"), "{events}");
+    let lease = cluster.kubectl_ok(&["get", "lease", "guestbook", "-n", "guestbook-system"]);
+    assert!(lease.contains("guestbook"), "{lease}");
+    operator.terminate();
+    let status = operator.wait(Duration::from_secs(30));
+    let log = operator.stderr();
+    assert!(
+        status.success(),
+        "the operator exited with {status:?}\n{log}"
+    );
+    assert!(
+        !log.contains("forbidden"),
+        "the operator was refused something\n{log}"
+    );
+
+    // undeploy and uninstall remove what deploy and install created.
+    opkit_ok(&project, &["undeploy", "--kubeconfig", &kubeconfig]);
+    opkit_ok(&project, &["uninstall", "--kubeconfig", &kubeconfig]);
+    eventually("the CRDs to be gone", Duration::from_secs(30), || {
+        !cluster
+            .kubectl_ok(&["get", "crds", "-o", "name"])
+            .contains("example.com")
+    });
+    eventually("the binding to be gone", Duration::from_secs(30), || {
+        !cluster
+            .kubectl(&["get", "clusterrolebinding", "guestbook-manager-rolebinding"])
+            .success()
+    });
+    drop(cluster);
+
+    // `opkit run --up`: an embedded control plane, the CRDs installed, the operator running.
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_opkit"));
+    cmd.args([
+        "run",
+        "--up",
+        "--listen",
+        "127.0.0.1:0",
+        "--",
+        "--health-probe-bind-address",
+        "0",
+    ]);
+    let mut run_up = Streaming::spawn(hermetic(cmd, &project));
+    let local_kubeconfig = project.join(".opkit/kubeconfig");
+    eventually("the operator to start", Duration::from_secs(300), || {
+        run_up.stderr().contains("running guestbook")
+    });
+    let local = Kubectl {
+        kubeconfig: local_kubeconfig,
+        home: work.path().to_path_buf(),
+    };
+    local.ok(&[
+        "apply",
+        "-k",
+        project.join("config/samples").to_str().unwrap(),
+    ]);
+    eventually(
+        "the samples to become Ready under opkit run --up",
+        Duration::from_secs(60),
+        || local.ready("guestbooks", Some("default"), "guestbook-sample"),
+    );
+    run_up.terminate();
+    let status = run_up.wait(Duration::from_secs(30));
+    assert!(
+        status.success(),
+        "opkit run exited with {status:?}\n{}",
+        run_up.stderr()
+    );
+}
