@@ -49,6 +49,9 @@ pub fn binary(root: &Path, project: &Project) -> anyhow::Result<PathBuf> {
         }
     }
     let status = child.wait().context("waiting for cargo")?;
+    if status.code().is_none() {
+        bail!("building {name} was interrupted");
+    }
     if !status.success() {
         bail!("building {name} failed (cargo's messages are above); fix the errors and run again");
     }

@@ -295,20 +295,28 @@ pub async fn install_crds(
     root: &Path,
     timeout: Duration,
 ) -> anyhow::Result<()> {
-    let objects = crd_objects(root)?;
+    apply_crds(cluster, &crd_objects(root)?, timeout).await
+}
+
+async fn apply_crds(
+    cluster: &mut Cluster,
+    objects: &[Value],
+    timeout: Duration,
+) -> anyhow::Result<()> {
     progress::step(format!(
         "installing CRDs from {CRD_BASES} on {}",
         cluster.server
     ));
-    cluster.apply(&objects).await?;
-    cluster.wait_for_crds(&objects, timeout).await
+    cluster.apply(objects).await?;
+    cluster.wait_for_crds(objects, timeout).await
 }
 
 /// `opkit install`.
 pub async fn install(args: ClusterArgs, cwd: &Path) -> anyhow::Result<()> {
     let root = project::find_root(cwd)?;
+    let objects = crd_objects(&root)?;
     let mut cluster = connect(args.kubeconfig.as_deref()).await?;
-    install_crds(&mut cluster, &root, args.timeout).await
+    apply_crds(&mut cluster, &objects, args.timeout).await
 }
 
 /// `opkit uninstall`.

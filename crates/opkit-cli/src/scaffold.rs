@@ -203,6 +203,10 @@ fn write_files(root: &Path, files: &[(String, String)]) -> anyhow::Result<()> {
 
 /// `opkit init` in `dir`.
 pub fn init(args: InitArgs, dir: &Path) -> anyhow::Result<()> {
+    project::validate_domain(&args.domain)?;
+    if args.repo.trim().is_empty() {
+        bail!("--repo must name the source repository, e.g. github.com/you/operator");
+    }
     let name = match &args.name {
         Some(n) => {
             project::validate_project_name(n)?;
@@ -219,10 +223,6 @@ pub fn init(args: InitArgs, dir: &Path) -> anyhow::Result<()> {
             n
         }
     };
-    project::validate_domain(&args.domain)?;
-    if args.repo.trim().is_empty() {
-        bail!("--repo must name the source repository, e.g. github.com/you/{name}");
-    }
     let occupied = occupying_entries(dir)?;
     if !occupied.is_empty() && !args.force {
         let shown: Vec<&str> = occupied.iter().take(4).map(String::as_str).collect();
