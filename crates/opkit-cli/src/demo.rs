@@ -40,6 +40,14 @@ use self::scenario::Caption;
 use self::screen::Screen;
 use self::view::{Header, Snapshot};
 
+/// A line on stderr; unlike `eprintln!`, never panics (the terminal may be gone).
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 /// How often the view reads the API (and redraws on a terminal).
 const REFRESH: Duration = Duration::from_millis(250);
 /// How long one read of the API may take before the view reports it instead of waiting.
@@ -92,8 +100,8 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     screen.leave();
     let uptime = view::clock(header.started.elapsed());
     match &shown {
-        Ok(why) => eprintln!("opkit demo: {why} after {uptime}; stopping the operators"),
-        Err(_) => eprintln!("opkit demo: stopping the operators"),
+        Ok(why) => note!("opkit demo: {why} after {uptime}; stopping the operators"),
+        Err(_) => note!("opkit demo: stopping the operators"),
     }
     let stopped = tokio::select! {
         r = async {
@@ -102,20 +110,22 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
             r
         } => r,
         _ = signals.recv() => {
-            eprintln!("opkit demo: second signal; exiting at once");
+            note!("opkit demo: second signal; exiting at once");
             drop(files);
             std::process::exit(130);
         }
     };
-    match &files.temp_dir {
-        Some(_) => eprintln!(
+    let kept = files
+        .temp_dir
+        .is_none()
+        .then(|| files.kubeconfig().display().to_string());
+    drop(files);
+    match kept {
+        None => note!(
             "opkit demo: stopped; the control plane kept everything in memory and its \
              kubeconfig is removed"
         ),
-        None => eprintln!(
-            "opkit demo: stopped; {} is left in place, but its server is gone",
-            files.kubeconfig().display()
-        ),
+        Some(path) => note!("opkit demo: stopped; {path} is left in place, but its server is gone"),
     }
     shown?;
     stopped.context("stopping the operators")?;
@@ -282,17 +292,23 @@ async fn install_crd(client: &Client, crd: CustomResourceDefinition) -> anyhow::
     }
 }
 
-/// SIGINT and SIGTERM, caught from [`Signals::install`] on (each may arrive more than once).
+/// SIGINT, SIGTERM and SIGHUP (the terminal closed), caught from [`Signals::install`] on;
+/// each may arrive more than once.
 struct Signals {
     int: Signal,
     term: Signal,
+    hup: Signal,
 }
 
 impl Signals {
     fn install() -> anyhow::Result<Signals> {
+        let install = |kind: SignalKind, name: &str| {
+            signal(kind).with_context(|| format!("installing the {name} handler"))
+        };
         Ok(Signals {
-            int: signal(SignalKind::interrupt()).context("installing the SIGINT handler")?,
-            term: signal(SignalKind::terminate()).context("installing the SIGTERM handler")?,
+            int: install(SignalKind::interrupt(), "SIGINT")?,
+            term: install(SignalKind::terminate(), "SIGTERM")?,
+            hup: install(SignalKind::hangup(), "SIGHUP")?,
         })
     }
 
@@ -300,6 +316,7 @@ impl Signals {
         tokio::select! {
             _ = self.int.recv() => {}
             _ = self.term.recv() => {}
+            _ = self.hup.recv() => {}
         }
     }
 }
@@ -347,7 +364,7 @@ impl Drop for DemoFiles {
             && let Err(e) = std::fs::remove_dir_all(dir)
             && e.kind() != std::io::ErrorKind::NotFound
         {
-            eprintln!("opkit demo: cannot remove {}: {e}", dir.display());
+            note!("opkit demo: cannot remove {}: {e}", dir.display());
         }
     }
 }

@@ -443,8 +443,16 @@ pub const TRY: [&str; 4] = [
     "kubectl get events.events.k8s.io",
 ];
 
-/// The frame for `snapshot` and `caption` at `elapsed` since start, at most `height` lines
-/// (events, then the footer's commands give way first).
+/// What gives way, in this order, when the frame is taller than the terminal.
+const KEEP: u8 = 0;
+const OLDER_EVENT: u8 = 1;
+const COMMAND: u8 = 2;
+const BLANK: u8 = 3;
+const REPEATED: u8 = 4;
+
+/// The frame for `snapshot` and `caption` at `elapsed` since start, at most `height` lines:
+/// on a short terminal, events beyond the newest three give way first, then the suggested
+/// commands, blank lines, and what is said twice (the kubeconfig path, the Ctrl-C hint).
 pub fn render(
     header: &Header,
     snapshot: &Snapshot,
@@ -453,58 +461,81 @@ pub fn render(
     now: Timestamp,
     height: usize,
 ) -> Vec<Line> {
-    let mut top = Vec::new();
+    let mut lines: Vec<(Line, u8)> = Vec::new();
+    let mut add = |more: Vec<Line>, priority: u8| {
+        lines.extend(more.into_iter().map(|l| (l, priority)));
+    };
     let title = "opkit demo · two operators on an embedded control plane";
     let up = format!("up {}", clock(elapsed));
-    top.push(
-        Line::styled(title, Style::Bold)
-            .push(
-                " ".repeat(WIDTH.saturating_sub(title.chars().count() + up.chars().count())),
-                Style::Plain,
-            )
-            .push(up, Style::Plain),
+    let gap = WIDTH.saturating_sub(title.chars().count() + up.chars().count());
+    add(
+        vec![
+            Line::styled(title, Style::Bold)
+                .push(" ".repeat(gap), Style::Plain)
+                .push(up, Style::Plain),
+            Line::text(format!("API {}", header.url)),
+        ],
+        KEEP,
     );
-    top.push(Line::text(format!("API {}", header.url)));
-    top.push(Line::text(format!("kubeconfig {}", header.kubeconfig)));
-    top.push(rule());
-    top.extend(caption_lines(caption));
-    top.push(rule());
+    add(
+        vec![Line::text(format!("kubeconfig {}", header.kubeconfig))],
+        REPEATED,
+    );
+    add(vec![rule()], KEEP);
+    add(caption_lines(caption), KEEP);
+    add(vec![rule()], KEEP);
 
-    top.push(
-        Line::styled("FlightTickets", Style::Bold)
-            .push("  flights.com/v1, operator flightticket", Style::Dim),
+    add(
+        vec![
+            Line::styled("FlightTickets", Style::Bold)
+                .push("  flights.com/v1, operator flightticket", Style::Dim),
+        ],
+        KEEP,
     );
-    top.extend(ticket_lines(&snapshot.tickets, now));
-    top.push(Line::new());
-    top.push(Line::styled("Memcacheds", Style::Bold).push(
-        "  cache.example.com/v1alpha1, operator memcached",
-        Style::Dim,
-    ));
-    top.extend(cache_lines(&snapshot.caches));
-    top.push(Line::new());
-    top.push(Line::text(format!(
-        "Deployments {} · ReplicaSets {} · Pods {} ({} ready) · Booking ConfigMaps {}",
-        snapshot.deployments,
-        snapshot.replica_sets,
-        snapshot.pods,
-        snapshot.pods_ready,
-        snapshot.bookings
-    )));
+    add(ticket_lines(&snapshot.tickets, now), KEEP);
+    add(vec![Line::new()], BLANK);
+    add(
+        vec![Line::styled("Memcacheds", Style::Bold).push(
+            "  cache.example.com/v1alpha1, operator memcached",
+            Style::Dim,
+        )],
+        KEEP,
+    );
+    add(cache_lines(&snapshot.caches), KEEP);
+    add(vec![Line::new()], BLANK);
+    add(
+        vec![Line::text(format!(
+            "Deployments {} · ReplicaSets {} · Pods {} ({} ready) · Booking ConfigMaps {}",
+            snapshot.deployments,
+            snapshot.replica_sets,
+            snapshot.pods,
+            snapshot.pods_ready,
+            snapshot.bookings
+        ))],
+        KEEP,
+    );
     if let Some(error) = &snapshot.error {
-        top.push(Line::styled(fit(error, WIDTH), Style::Bad));
+        add(vec![Line::styled(fit(error, WIDTH), Style::Bad)], KEEP);
     }
-    top.push(Line::new());
+    add(vec![Line::new()], BLANK);
 
-    let mut footer = vec![
-        rule(),
-        Line::styled("Try it:", Style::Bold)
-            .push(
-                format!(" export KUBECONFIG={}", header.kubeconfig),
-                Style::Plain,
-            )
-            .whole(),
-    ];
-    let commands: Vec<Line> = TRY
+    let mut events = event_lines(&snapshot.events, now).into_iter();
+    add(events.by_ref().take(2 + 3).collect(), KEEP);
+    add(events.collect(), OLDER_EVENT);
+
+    add(vec![rule()], REPEATED);
+    add(
+        vec![
+            Line::styled("Try it:", Style::Bold)
+                .push(
+                    format!(" export KUBECONFIG={}", header.kubeconfig),
+                    Style::Plain,
+                )
+                .whole(),
+        ],
+        KEEP,
+    );
+    let commands = TRY
         .chunks(2)
         .map(|pair| {
             let mut line = Line::new();
@@ -519,20 +550,27 @@ pub fn render(
             line
         })
         .collect();
-    let stop = Line::styled("Ctrl-C stops the demo and the control plane.", Style::Dim);
+    add(commands, COMMAND);
+    add(
+        vec![Line::styled(
+            "Ctrl-C stops the demo and the control plane.",
+            Style::Dim,
+        )],
+        REPEATED,
+    );
 
-    // Events take the room that is left, at least 3 rows; then the commands give way.
-    let fixed = top.len() + 2 + footer.len() + 1;
-    let room = height.saturating_sub(fixed + commands.len());
-    let events = room.clamp(3.min(EVENTS), EVENTS);
-    let mut lines = top;
-    lines.extend(event_lines(&snapshot.events, events, now));
-    let spare = height.saturating_sub(lines.len() + footer.len() + 1);
-    footer.extend(commands.into_iter().take(spare));
-    footer.push(stop);
-    lines.extend(footer);
+    for priority in [OLDER_EVENT, COMMAND, BLANK, REPEATED] {
+        while lines.len() > height {
+            match lines.iter().rposition(|(_, p)| *p == priority) {
+                Some(i) => {
+                    lines.remove(i);
+                }
+                None => break,
+            }
+        }
+    }
     lines.truncate(height.max(1));
-    lines
+    lines.into_iter().map(|(line, _)| line).collect()
 }
 
 fn caption_lines(caption: &Caption) -> Vec<Line> {
@@ -658,8 +696,9 @@ fn cache_lines(rows: &[CacheRow]) -> Vec<Line> {
     out
 }
 
-fn event_lines(rows: &[EventRow], max: usize, now: Timestamp) -> Vec<Line> {
-    let shown = &rows[..rows.len().min(max)];
+/// The events section: a title, column names, then one line per event, newest first.
+fn event_lines(rows: &[EventRow], now: Timestamp) -> Vec<Line> {
+    let shown = rows;
     let mut out = vec![Line::styled("Events", Style::Bold).push("  newest first", Style::Dim)];
     let ages: Vec<String> = shown.iter().map(|e| since(e.time, now)).collect();
     let age_w = column("AGE", ages.iter().map(String::as_str), 3, 6);
