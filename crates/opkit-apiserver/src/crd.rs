@@ -325,6 +325,7 @@ pub fn resources(crd: &Value, terminating: bool) -> Vec<Arc<Resource>> {
             tracks_generation: true,
             extra_subresources: &[],
             origin: Origin::Custom(Arc::new(custom)),
+            view: None,
         }));
     }
     out

@@ -137,6 +137,8 @@ impl Query {
 pub struct Selectors {
     labels: Option<LabelSelector>,
     fields: Option<FieldSelector>,
+    /// Objects are stored events: fields are read with [`crate::events::field_value`].
+    events: bool,
 }
 
 impl Selectors {
@@ -154,15 +156,22 @@ impl Selectors {
                     ApiError::bad_request(e.to_string())
                 };
                 let sel = FieldSelector::parse(s).map_err(bad)?;
-                let checked = match res.custom() {
-                    Some(c) => sel.for_custom_resource(res.namespaced, &c.selectable_fields),
-                    None => sel.for_resource(&res.group, &res.plural),
+                let checked = match (res.custom(), res.view) {
+                    (Some(c), _) => sel.for_custom_resource(res.namespaced, &c.selectable_fields),
+                    (None, Some(view)) => view_selector(&sel, view)
+                        .map_err(bad)?
+                        .for_resource(view.storage_group, view.storage_plural),
+                    (None, None) => sel.for_resource(&res.group, &res.plural),
                 };
                 Some(checked.map_err(bad)?)
             }
             None => None,
         };
-        Ok(Selectors { labels, fields })
+        Ok(Selectors {
+            labels,
+            fields,
+            events: crate::events::stores_events(res),
+        })
     }
 
     /// No selector at all.
@@ -188,13 +197,42 @@ impl Selectors {
         {
             return false;
         }
-        if let Some(f) = &self.fields
-            && !f.matches_object(obj)
-        {
-            return false;
+        if let Some(f) = &self.fields {
+            let matched = if self.events {
+                f.matches(|field| crate::events::field_value(obj, field))
+            } else {
+                f.matches_object(obj)
+            };
+            if !matched {
+                return false;
+            }
         }
         true
     }
+}
+
+/// A view's field selector in the labels of the resource it is a view of (upstream's field
+/// label conversion), or upstream's error for the first label the view does not support.
+fn view_selector(
+    sel: &FieldSelector,
+    view: &crate::registry::View,
+) -> Result<FieldSelector, opkit_apimachinery::fields::FieldSelectorError> {
+    use opkit_apimachinery::fields::{FieldSelectorError, escape_value};
+    let mut terms = Vec::with_capacity(sel.requirements().len());
+    for r in sel.requirements() {
+        let Some(label) = (view.field_label)(&r.field) else {
+            return Err(FieldSelectorError::Unsupported {
+                field: r.field.clone(),
+                message: format!("field label not supported: {}", r.field),
+            });
+        };
+        terms.push(format!(
+            "{label}{}{}",
+            r.op.as_str(),
+            escape_value(&r.value)
+        ));
+    }
+    FieldSelector::parse(&terms.join(","))
 }
 
 /// Parsed `resourceVersion` semantics of a read.
@@ -479,6 +517,7 @@ impl ApiServer {
             } else {
                 None
             };
+            let obj = res.to_storage(obj).map_err(ApiError::internal)?;
             match self.insert(res, ns, obj, dry_run).await {
                 Ok(stored) => {
                     if !dry_run {
@@ -621,6 +660,8 @@ impl ApiServer {
             };
             let current: Value =
                 serde_json::from_slice(&entry.value).map_err(ApiError::internal)?;
+            // Patches, checks and managed fields work in the shape of the request's version.
+            let current = res.from_storage(current);
             let mut desired = mutate(&current)?;
             if part == Part::Main && is_namespaces(res) {
                 // Only the `finalize` subresource changes `spec.finalizers` (upstream's strategy).
@@ -691,6 +732,7 @@ impl ApiServer {
                     warnings,
                 });
             }
+            let mut new = res.to_storage(new).map_err(ApiError::internal)?;
             let finished = object::is_deleting(&new)
                 && object::finalizers(&new).is_empty()
                 && namespace_finalized(res, &new);
@@ -1241,8 +1283,17 @@ fn with_gc_finalizers(existing: &[String], orphan: bool, foreground: bool) -> Ve
     if same { existing.to_vec() } else { out }
 }
 
-/// Applies a served version to an object stored under another version of the same CRD.
+/// Applies a served version to an object stored under another version of the same CRD, or
+/// converts an object stored for a view (events.k8s.io/v1 events) to the view's shape.
 pub fn convert_version(res: &Resource, bytes: Bytes) -> Bytes {
+    if res.view.is_some() {
+        return match serde_json::from_slice::<Value>(&bytes) {
+            Ok(v) if res.is_stored_form(&v) => serde_json::to_vec(&res.from_storage(v))
+                .map(Bytes::from)
+                .unwrap_or(bytes),
+            _ => bytes,
+        };
+    }
     if !res.is_custom() {
         return bytes;
     }
@@ -1261,11 +1312,33 @@ pub fn convert_version(res: &Resource, bytes: Bytes) -> Bytes {
     }
 }
 
-fn to_value(payload: Payload) -> ApiResult<Value> {
+fn to_value(res: Option<&Resource>, payload: Payload) -> ApiResult<Value> {
     match payload {
         Payload::Value(v) => Ok(v),
-        Payload::Raw(b) => serde_json::from_slice(&b).map_err(ApiError::internal),
+        Payload::Raw(b) => {
+            let v = serde_json::from_slice(&b).map_err(ApiError::internal)?;
+            Ok(match res {
+                Some(r) => r.from_storage(v),
+                None => v,
+            })
+        }
     }
+}
+
+/// An answer's object or list as a view's clients see it: stored objects (the object, or the
+/// items of a list) converted to the view's shape. Anything else (a `Status`, objects already
+/// converted) is left alone.
+pub fn present(res: &Resource, mut value: Value) -> Value {
+    if res.view.is_none() {
+        return value;
+    }
+    if let Some(items) = value.get_mut("items").and_then(Value::as_array_mut) {
+        for item in items.iter_mut() {
+            *item = res.from_storage(item.take());
+        }
+        return value;
+    }
+    res.from_storage(value)
 }
 
 /// Encodes a payload for the client.
@@ -1275,6 +1348,12 @@ pub fn render(
     payload: Payload,
     list: bool,
 ) -> ApiResult<(Vec<u8>, String)> {
+    // Objects a handler built (dry runs, deleted collections) are converted here; stored bytes
+    // below, where they are read.
+    let payload = match (res, payload) {
+        (Some(r), Payload::Value(v)) if r.view.is_some() => Payload::Value(present(r, v)),
+        (_, p) => p,
+    };
     match output {
         Output::Object(Encoding::Json) | Output::AggregatedDiscovery(_) => {
             let ct = match output {
@@ -1293,17 +1372,17 @@ pub fn render(
             }
         }
         Output::Object(Encoding::Yaml) => {
-            let v = to_value(payload)?;
+            let v = to_value(res, payload)?;
             let text = serde_yaml::to_string(&v).map_err(ApiError::internal)?;
             Ok((text.into_bytes(), "application/yaml".into()))
         }
         Output::Object(Encoding::Protobuf) => {
-            let v = to_value(payload)?;
+            let v = to_value(res, payload)?;
             let bytes = opkit_protobuf::encode(&v).map_err(ApiError::internal)?;
             Ok((bytes, opkit_protobuf::MEDIA_TYPE.into()))
         }
         Output::PartialMetadata => {
-            let v = to_value(payload)?;
+            let v = to_value(res, payload)?;
             let out = if list {
                 json!({"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadataList", "metadata": v.get("metadata").cloned().unwrap_or(json!({})),
                     "items": v.get("items").and_then(Value::as_array).map(|items| items.iter().map(partial).collect::<Vec<_>>()).unwrap_or_default()})
@@ -1316,7 +1395,7 @@ pub fn render(
             ))
         }
         Output::Table => {
-            let v = to_value(payload)?;
+            let v = to_value(res, payload)?;
             let table = match res {
                 Some(r) if v.get("kind").and_then(Value::as_str) != Some("Status") => {
                     crate::tables::table_for(r, &v, list, "Metadata", true)

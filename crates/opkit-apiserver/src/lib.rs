@@ -20,6 +20,7 @@ pub mod crd;
 pub mod defaults;
 pub mod discovery;
 pub mod error;
+pub mod events;
 pub mod handlers;
 pub mod in_process;
 pub mod limits;

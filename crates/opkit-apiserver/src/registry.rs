@@ -73,6 +73,28 @@ pub struct CustomVersion {
     pub terminating: bool,
 }
 
+/// A resource served from another resource's storage, in its own shape: events.k8s.io/v1
+/// `Event` is core/v1 `Event` seen through another API version (upstream stores events once
+/// and converts). Objects are stored in the other resource's key space and shape; they are
+/// converted on the way in (after this resource's own admission) and on every way out.
+pub struct View {
+    /// The API group whose key space holds the objects (`""` for core).
+    pub storage_group: &'static str,
+    /// The plural of the resource whose key space holds the objects.
+    pub storage_plural: &'static str,
+    /// `apiVersion` of the stored objects.
+    pub storage_api_version: &'static str,
+    /// `kind` of the stored objects.
+    pub storage_kind: &'static str,
+    /// A stored object in this resource's shape.
+    pub from_storage: fn(Value) -> Value,
+    /// An admitted object of this resource in the stored shape (normalised as the stored kind).
+    pub to_storage: fn(Value) -> Result<Value, String>,
+    /// A field selector label of this resource as the stored resource's label; `None` when this
+    /// resource does not support it.
+    pub field_label: fn(&str) -> Option<&'static str>,
+}
+
 /// One served group/version/resource.
 #[derive(Clone)]
 pub struct Resource {
@@ -111,6 +133,8 @@ pub struct Resource {
     )],
     /// What backs it.
     pub origin: Origin,
+    /// Set when its objects live in another resource's storage, in that resource's shape.
+    pub view: Option<&'static View>,
 }
 
 impl Resource {
@@ -142,14 +166,41 @@ impl Resource {
         }
     }
 
-    /// The storage key prefix of every object of this resource (all namespaces).
+    /// The storage key prefix of every object of this resource (all namespaces). A view
+    /// shares the key space of the resource it is a view of.
     pub fn key_prefix(&self) -> String {
-        let group = if self.group.is_empty() {
-            "core"
-        } else {
-            &self.group
+        let (group, plural) = match self.view {
+            Some(view) => (view.storage_group, view.storage_plural),
+            None => (self.group.as_str(), self.plural.as_str()),
         };
-        format!("/{group}/{}/", self.plural)
+        let group = if group.is_empty() { "core" } else { group };
+        format!("/{group}/{plural}/")
+    }
+
+    /// Whether `obj` is in the stored shape of a view (and so must be converted before it is
+    /// shown to this resource's clients). Always false for resources that are not views.
+    pub fn is_stored_form(&self, obj: &Value) -> bool {
+        self.view.is_some_and(|view| {
+            obj.get("apiVersion").and_then(Value::as_str) == Some(view.storage_api_version)
+                && obj.get("kind").and_then(Value::as_str) == Some(view.storage_kind)
+        })
+    }
+
+    /// A stored object as this resource's clients see it (unchanged unless this is a view).
+    pub fn from_storage(&self, obj: Value) -> Value {
+        match self.view {
+            Some(view) if self.is_stored_form(&obj) => (view.from_storage)(obj),
+            _ => obj,
+        }
+    }
+
+    /// An admitted object of this resource in the shape it is stored in (unchanged unless
+    /// this is a view).
+    pub fn to_storage(&self, obj: Value) -> Result<Value, String> {
+        match self.view {
+            Some(view) if !self.is_stored_form(&obj) => (view.to_storage)(obj),
+            _ => Ok(obj),
+        }
     }
 
     /// The storage key prefix of the objects in one namespace (or all, for cluster scope).
@@ -727,6 +778,10 @@ fn builtin_resource(def: &Builtin) -> Resource {
         tracks_generation: def.generation,
         extra_subresources: extra,
         origin: Origin::Builtin(def.check),
+        view: match (def.group, def.plural) {
+            ("events.k8s.io", "events") => Some(&crate::events::EVENTS_V1),
+            _ => None,
+        },
     }
 }
 

@@ -227,6 +227,13 @@ impl ApiServer {
         }
         self.bootstrap_kubernetes_service().await?;
         self.bootstrap_rbac().await?;
+        let moved = crate::events::migrate_legacy_keys(&self.store).await;
+        if moved > 0 {
+            tracing::info!(
+                moved,
+                "events.k8s.io/v1 events moved to the storage shared with core/v1 events"
+            );
+        }
         self.load_crds().await;
         Ok(())
     }
