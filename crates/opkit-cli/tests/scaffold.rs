@@ -330,9 +330,12 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
                 && admin.ready("crontasks", None, "crontask-sample")
         },
     );
-    // The runtime records events.k8s.io/v1 Events.
-    let events = cluster.kubectl_ok(&["get", "events.events.k8s.io", "-n", "default"]);
+    // The runtime records events.k8s.io/v1 Events; kubectl reads them as core/v1 Events.
+    let events = cluster.kubectl_ok(&["get", "events", "-n", "default"]);
     assert!(events.contains("Reconciled"), "{events}");
+    let described = admin.ok(&["describe", "guestbook", "guestbook-sample", "-n", "default"]);
+    let events_section = described.split("Events:").nth(1).unwrap_or("");
+    assert!(events_section.contains("Reconciled"), "{described}");
     let lease = cluster.kubectl_ok(&["get", "lease", "guestbook", "-n", "guestbook-system"]);
     assert!(lease.contains("guestbook"), "{lease}");
     operator.terminate();

@@ -440,7 +440,7 @@ pub const TRY: [&str; 4] = [
     "kubectl get flighttickets",
     "kubectl get memcached,deploy,pods",
     "kubectl describe ft ams-sfo",
-    "kubectl get events.events.k8s.io",
+    "kubectl get events",
 ];
 
 /// What gives way, in this order, when the frame is taller than the terminal.
