@@ -173,7 +173,10 @@ impl Cluster {
             let api = match self.api_for(object).await {
                 Ok(api) => api,
                 // Its CRD is gone already, and with it every object of the kind.
-                Err(_) => continue,
+                Err(e) => {
+                    eprintln!("    {kind} {name} was not there ({e:#})");
+                    continue;
+                }
             };
             match api.delete(name, &DeleteParams::background()).await {
                 Ok(_) => eprintln!("    deleted {kind} {name}"),
