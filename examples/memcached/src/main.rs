@@ -63,23 +63,14 @@ fn parse_annotation(s: &str) -> Result<(String, String), String> {
     }
 }
 
-fn own_namespace() -> String {
-    std::env::var("POD_NAMESPACE")
-        .ok()
-        .or_else(|| {
-            std::fs::read_to_string("/var/run/secrets/kubernetes.io/serviceaccount/namespace").ok()
-        })
-        .map(|ns| ns.trim().to_string())
-        .filter(|ns| !ns.is_empty())
-        .unwrap_or_else(|| "default".to_string())
-}
-
 async fn run(args: RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     let mut builder = Manager::builder()
         .metrics_addr(args.metrics_bind_address)
         .probe_addr(args.health_probe_bind_address);
     if args.leader_elect {
-        let namespace = args.leader_election_namespace.unwrap_or_else(own_namespace);
+        let namespace = args
+            .leader_election_namespace
+            .unwrap_or_else(opkit::app::own_namespace);
         builder = builder.leader_election(LeaderElection::new(memcached::LEASE_NAME, namespace));
     }
     let settings = memcached::Settings {
