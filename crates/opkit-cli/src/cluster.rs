@@ -16,7 +16,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
-use kube::core::GroupVersionKind;
+use kube::core::{GroupVersion, GroupVersionKind};
 use kube::discovery::{ApiCapabilities, ApiResource, Scope};
 use serde_yaml::Value;
 
@@ -95,12 +95,10 @@ fn gvk_of(object: &Value) -> anyhow::Result<GroupVersionKind> {
         .get("apiVersion")
         .and_then(Value::as_str)
         .context("an object has no apiVersion")?;
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    Ok(GroupVersionKind::gvk(
-        group,
-        version,
-        kustomize::kind(object),
-    ))
+    let group_version: GroupVersion = api_version
+        .parse()
+        .with_context(|| format!("{api_version:?} is not a valid apiVersion"))?;
+    Ok(group_version.with_kind(kustomize::kind(object)))
 }
 
 impl Cluster {
@@ -376,6 +374,7 @@ pub async fn deploy(args: DeployArgs, cwd: &Path) -> anyhow::Result<()> {
 /// `opkit undeploy`.
 pub async fn undeploy(args: ClusterArgs, cwd: &Path) -> anyhow::Result<()> {
     let root = project::find_root(cwd)?;
+    let project = Project::load(&root)?;
     let objects = kustomize::build(&root.join("config/default"))?;
     let mut cluster = connect(args.kubeconfig.as_deref()).await?;
     progress::step(format!(
@@ -384,9 +383,6 @@ pub async fn undeploy(args: ClusterArgs, cwd: &Path) -> anyhow::Result<()> {
         cluster.server
     ));
     cluster.delete(&objects).await?;
-    eprintln!(
-        "Undeployed {}.",
-        project::Project::load(&root)?.project_name
-    );
+    eprintln!("Undeployed {}.", project.project_name);
     Ok(())
 }

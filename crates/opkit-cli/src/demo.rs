@@ -32,13 +32,13 @@ use kube::api::{Api, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, CustomResourceExt, ResourceExt};
 use opkit_apiserver::{Config, ControlPlane, StartError};
-use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
 use self::scenario::Caption;
 use self::screen::Screen;
 use self::view::{Header, Snapshot};
+use crate::signals::Signals;
 
 /// A line on stderr; unlike `eprintln!`, never panics (the terminal may be gone).
 macro_rules! note {
@@ -74,7 +74,7 @@ pub struct DemoArgs {
 
 /// Runs the demo until Ctrl-C, SIGTERM or `--duration`.
 pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
-    let mut signals = Signals::install()?;
+    let mut signals = Signals::install()?.with_hangup()?;
     let files = DemoFiles::prepare(args.kubeconfig.clone())?;
     let timing = scenario::Timing::new(args.step_interval);
     let plane = tokio::select! {
@@ -289,35 +289,6 @@ async fn install_crd(client: &Client, crd: CustomResourceDefinition) -> anyhow::
             .get_opt(&name)
             .await
             .with_context(|| format!("reading the CRD {name}"))?;
-    }
-}
-
-/// SIGINT, SIGTERM and SIGHUP (the terminal closed), caught from [`Signals::install`] on;
-/// each may arrive more than once.
-struct Signals {
-    int: Signal,
-    term: Signal,
-    hup: Signal,
-}
-
-impl Signals {
-    fn install() -> anyhow::Result<Signals> {
-        let install = |kind: SignalKind, name: &str| {
-            signal(kind).with_context(|| format!("installing the {name} handler"))
-        };
-        Ok(Signals {
-            int: install(SignalKind::interrupt(), "SIGINT")?,
-            term: install(SignalKind::terminate(), "SIGTERM")?,
-            hup: install(SignalKind::hangup(), "SIGHUP")?,
-        })
-    }
-
-    async fn recv(&mut self) {
-        tokio::select! {
-            _ = self.int.recv() => {}
-            _ = self.term.recv() => {}
-            _ = self.hup.recv() => {}
-        }
     }
 }
 

@@ -15,6 +15,7 @@ mod progress;
 mod project;
 mod run;
 mod scaffold;
+mod signals;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -217,9 +218,8 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         },
         audit_log: args.audit_log,
     };
-    // Handlers go in before the ready line: a SIGTERM sent the moment a supervisor reads it
-    // must stop the server cleanly, not kill it with the default action.
-    let stop = StopSignals::install()?;
+    // Before the ready line (see `signals`).
+    let mut signals = signals::Signals::install()?;
     let plane = opkit_apiserver::ControlPlane::start(config).await?;
     let path = plane
         .kubeconfig_path()
@@ -229,40 +229,8 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         "opkit control plane ready at {} (kubeconfig: {path})",
         plane.url()
     );
-    stop.wait().await;
+    signals.recv().await;
     eprintln!("stopping");
     plane.shutdown().await;
     Ok(())
-}
-
-/// Which stop signal arrived.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Signal {
-    /// SIGTERM.
-    Terminate,
-    /// SIGINT (Ctrl-C).
-    Interrupt,
-}
-
-/// SIGTERM and SIGINT, caught from the moment [`StopSignals::install`] returns.
-pub(crate) struct StopSignals {
-    term: tokio::signal::unix::Signal,
-    int: tokio::signal::unix::Signal,
-}
-
-impl StopSignals {
-    pub(crate) fn install() -> anyhow::Result<Self> {
-        use tokio::signal::unix::{SignalKind, signal};
-        Ok(Self {
-            term: signal(SignalKind::terminate())?,
-            int: signal(SignalKind::interrupt())?,
-        })
-    }
-
-    pub(crate) async fn wait(mut self) -> Signal {
-        tokio::select! {
-            _ = self.term.recv() => Signal::Terminate,
-            _ = self.int.recv() => Signal::Interrupt,
-        }
-    }
 }

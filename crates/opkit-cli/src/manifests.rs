@@ -169,7 +169,7 @@ fn split_crds(yaml: &str) -> anyhow::Result<Vec<(String, String)>> {
 
 /// What happened to one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Outcome {
+pub(crate) enum Outcome {
     Written,
     Unchanged,
     Kept,
@@ -177,7 +177,7 @@ enum Outcome {
 
 /// Writes `content` to `root/rel` if it differs (or, with `keep_existing`, if the file is
 /// missing).
-fn sync_file(
+pub(crate) fn sync_file(
     root: &Path,
     rel: &str,
     content: &str,

@@ -16,7 +16,8 @@ use clap::Args;
 
 use crate::cluster::{self, ClusterArgs};
 use crate::project::{self, Project};
-use crate::{Signal, StopSignals, manifests, progress};
+use crate::signals::{Signals, Stop};
+use crate::{manifests, progress};
 
 /// Flags of `opkit run`.
 #[derive(Args)]
@@ -43,7 +44,7 @@ pub struct RunArgs {
 pub async fn run(args: RunArgs, cwd: &Path) -> anyhow::Result<ExitCode> {
     let root = project::find_root(cwd)?;
     let project = Project::load(&root)?;
-    let stop = StopSignals::install()?;
+    let signals = Signals::install()?;
 
     let mut plane = None;
     let kubeconfig: Option<PathBuf> = if args.up {
@@ -76,7 +77,7 @@ pub async fn run(args: RunArgs, cwd: &Path) -> anyhow::Result<ExitCode> {
         args.cluster.kubeconfig.clone()
     };
 
-    let outcome = run_operator(&args, &root, &project, kubeconfig.as_deref(), stop).await;
+    let outcome = run_operator(&args, &root, &project, kubeconfig.as_deref(), signals).await;
     if let Some(plane) = plane {
         progress::step("stopping the control plane");
         plane.shutdown().await;
@@ -89,7 +90,7 @@ async fn run_operator(
     root: &Path,
     project: &Project,
     kubeconfig: Option<&Path>,
-    stop: StopSignals,
+    mut signals: Signals,
 ) -> anyhow::Result<ExitCode> {
     let mut cluster = cluster::connect(kubeconfig).await?;
     let binary = manifests::generate_in(root, project)?;
@@ -115,10 +116,10 @@ async fn run_operator(
         .with_context(|| format!("cannot start {}", binary.display()))?;
     let status = tokio::select! {
         status = child.wait() => status?,
-        signal = stop.wait() => {
+        signal = signals.recv() => {
             // Ctrl-C reached the operator too (same process group); SIGTERM was for opkit
             // alone, so it is passed on.
-            if signal == Signal::Terminate
+            if signal == Stop::Terminate
                 && let Some(pid) = child.id()
             {
                 // SAFETY: kill(2) on a child we spawned and have not reaped; no memory involved.

@@ -190,13 +190,7 @@ fn occupying_entries(dir: &Path) -> anyhow::Result<Vec<String>> {
 /// Writes `files` under `root`, creating directories; paths are relative to `root`.
 fn write_files(root: &Path, files: &[(String, String)]) -> anyhow::Result<()> {
     for (rel, content) in files {
-        let path = root.join(rel);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("cannot create {}", parent.display()))?;
-        }
-        std::fs::write(&path, content)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        manifests::sync_file(root, rel, content, false)?;
     }
     Ok(())
 }

@@ -3,25 +3,22 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
+use std::process::Command;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use common::Streaming;
 
 /// The first line of every frame.
 const FRAME_START: &str = "opkit demo · ";
 const EXPORT: &str = "Try it: export KUBECONFIG=";
 
-/// A running `opkit demo` with piped output and `TMPDIR` in a private directory.
+/// A running `opkit demo` with piped output and `TMPDIR` in a private directory (killed on
+/// drop, its output printed if the test is failing).
 struct Demo {
-    child: Child,
+    process: Streaming,
     tmp: tempfile::TempDir,
-    lines: Receiver<String>,
-    stdout: Arc<Mutex<Vec<String>>>,
-    stderr: Arc<Mutex<String>>,
 }
 
 impl Demo {
@@ -30,118 +27,29 @@ impl Demo {
             .prefix("opkit-demo-test-")
             .tempdir()
             .expect("create a temporary directory");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_opkit"))
-            .arg("demo")
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_opkit"));
+        cmd.arg("demo")
             .args(args)
             .env("TMPDIR", tmp.path())
-            .env_remove("KUBECONFIG")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("opkit demo starts");
-        let (tx, lines) = mpsc::channel();
-        let stdout = Arc::new(Mutex::new(Vec::new()));
-        {
-            let pipe = child.stdout.take().expect("piped stdout");
-            let stdout = Arc::clone(&stdout);
-            thread::spawn(move || {
-                for line in BufReader::new(pipe).lines() {
-                    let Ok(line) = line else { break };
-                    stdout.lock().unwrap().push(line.clone());
-                    let _ = tx.send(line);
-                }
-            });
-        }
-        let stderr = Arc::new(Mutex::new(String::new()));
-        {
-            let pipe = child.stderr.take().expect("piped stderr");
-            let stderr = Arc::clone(&stderr);
-            thread::spawn(move || {
-                for line in BufReader::new(pipe).lines() {
-                    let Ok(line) = line else { break };
-                    let mut s = stderr.lock().unwrap();
-                    s.push_str(&line);
-                    s.push('\n');
-                }
-            });
-        }
+            .env_remove("KUBECONFIG");
         Demo {
-            child,
+            process: Streaming::spawn(cmd),
             tmp,
-            lines,
-            stdout,
-            stderr,
         }
     }
 
     fn output(&self) -> String {
         format!(
             "--- stdout ---\n{}\n--- stderr ---\n{}",
-            self.stdout.lock().unwrap().join("\n"),
-            self.stderr.lock().unwrap()
+            self.process.stdout_lines().join("\n"),
+            self.process.stderr()
         )
-    }
-
-    /// Waits for a stdout line matching `matches`, failing with the output so far.
-    fn wait_for_line(
-        &self,
-        what: &str,
-        timeout: Duration,
-        matches: impl Fn(&str) -> bool,
-    ) -> String {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) if matches(&line) => return line,
-                Ok(_) => {}
-                Err(RecvTimeoutError::Timeout) => {
-                    panic!("no line with {what} within {timeout:?}\n{}", self.output())
-                }
-                Err(RecvTimeoutError::Disconnected) => {
-                    thread::sleep(Duration::from_millis(200));
-                    panic!(
-                        "opkit demo exited before printing {what}\n{}",
-                        self.output()
-                    )
-                }
-            }
-        }
-    }
-
-    /// Waits until the process exits; fails after `timeout`.
-    fn wait(&mut self, timeout: Duration) -> std::process::ExitStatus {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait for opkit demo") {
-                // Let the readers drain the pipes.
-                thread::sleep(Duration::from_millis(200));
-                return status;
-            }
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                panic!(
-                    "opkit demo did not exit within {timeout:?}\n{}",
-                    self.output()
-                );
-            }
-            thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn terminate(&self) {
-        let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .expect("kill runs");
-        assert!(status.success(), "kill -TERM failed");
     }
 
     /// The printed frames, each as one string.
     fn frames(&self) -> Vec<String> {
         let mut frames: Vec<String> = Vec::new();
-        for line in self.stdout.lock().unwrap().iter() {
+        for line in &self.process.stdout_lines() {
             if line.starts_with(FRAME_START) || frames.is_empty() {
                 frames.push(String::new());
             }
@@ -185,8 +93,6 @@ impl Demo {
 
 impl Drop for Demo {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
         if thread::panicking() {
             eprintln!("{}", self.output());
         }
@@ -205,9 +111,11 @@ fn row<'a>(frame: &'a str, name: &str) -> Option<Vec<&'a str>> {
 fn piped_demo_plays_the_script_kubectl_sees_the_bookings_and_sigterm_exits_0_removing_the_kubeconfig()
  {
     let mut demo = Demo::start(&["--duration", "90s", "--step-interval", "300ms"]);
-    let export = demo.wait_for_line("the kubeconfig export", Duration::from_secs(60), |l| {
-        l.starts_with(EXPORT)
-    });
+    let export =
+        demo.process
+            .wait_for_line("the kubeconfig export", Duration::from_secs(60), |l| {
+                l.starts_with(EXPORT)
+            });
     let kubeconfig = PathBuf::from(export.trim_start_matches(EXPORT));
     assert!(
         kubeconfig.starts_with(demo.tmp.path()) && kubeconfig.is_file(),
@@ -217,9 +125,10 @@ fn piped_demo_plays_the_script_kubectl_sees_the_bookings_and_sigterm_exits_0_rem
     );
 
     // The script's end; everything after is steady until the signal.
-    demo.wait_for_line("the end of the script", Duration::from_secs(60), |l| {
-        l.starts_with("Script done · ")
-    });
+    demo.process
+        .wait_for_line("the end of the script", Duration::from_secs(60), |l| {
+            l.starts_with("Script done · ")
+        });
 
     // The real kubectl, through the printed kubeconfig: the operator booked the ticket that
     // stays (rebooked to 4 seats) and the cancelled one is gone with its booking.
@@ -260,8 +169,8 @@ fn piped_demo_plays_the_script_kubectl_sees_the_bookings_and_sigterm_exits_0_rem
     );
     assert_eq!(available, "3 True");
 
-    demo.terminate();
-    let status = demo.wait(Duration::from_secs(20));
+    demo.process.terminate();
+    let status = demo.process.wait(Duration::from_secs(20));
     assert!(
         status.success(),
         "exit status {status:?}\n{}",
@@ -273,7 +182,7 @@ fn piped_demo_plays_the_script_kubectl_sees_the_bookings_and_sigterm_exits_0_rem
         demo.leftovers()
     );
 
-    let stdout = demo.stdout.lock().unwrap().join("\n");
+    let stdout = demo.process.stdout_lines().join("\n");
     assert!(
         !stdout.contains('\x1b'),
         "piped output has escapes:\n{stdout}"
@@ -332,7 +241,7 @@ fn piped_demo_plays_the_script_kubectl_sees_the_bookings_and_sigterm_exits_0_rem
         );
     }
     assert!(
-        demo.stderr.lock().unwrap().contains("stop requested"),
+        demo.process.stderr().contains("stop requested"),
         "{}",
         demo.output()
     );
@@ -341,10 +250,11 @@ fn piped_demo_plays_the_script_kubectl_sees_the_bookings_and_sigterm_exits_0_rem
 #[test]
 fn demo_stops_by_itself_after_duration_with_exit_0_and_no_temporary_files() {
     let mut demo = Demo::start(&["--duration", "2s"]);
-    demo.wait_for_line("the first frame", Duration::from_secs(60), |l| {
-        l.starts_with(FRAME_START)
-    });
-    let status = demo.wait(Duration::from_secs(30));
+    demo.process
+        .wait_for_line("the first frame", Duration::from_secs(60), |l| {
+            l.starts_with(FRAME_START)
+        });
+    let status = demo.process.wait(Duration::from_secs(30));
     assert!(
         status.success(),
         "exit status {status:?}\n{}",
@@ -352,7 +262,7 @@ fn demo_stops_by_itself_after_duration_with_exit_0_and_no_temporary_files() {
     );
     assert!(demo.leftovers().is_empty(), "{:?}", demo.leftovers());
     assert!(
-        demo.stderr.lock().unwrap().contains("--duration reached"),
+        demo.process.stderr().contains("--duration reached"),
         "{}",
         demo.output()
     );
@@ -363,14 +273,14 @@ fn demo_on_a_busy_port_fails_at_once_naming_the_listen_flag() {
     let busy = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a port");
     let addr = busy.local_addr().expect("local address").to_string();
     let mut demo = Demo::start(&["--listen", &addr]);
-    let status = demo.wait(Duration::from_secs(30));
+    let status = demo.process.wait(Duration::from_secs(30));
     assert_eq!(status.code(), Some(1), "{}", demo.output());
-    let stderr = demo.stderr.lock().unwrap().clone();
+    let stderr = demo.process.stderr();
     assert!(
         stderr.contains(&format!("cannot listen on {addr}"))
             && stderr.contains("--listen 127.0.0.1:0"),
         "{stderr}"
     );
     assert!(demo.leftovers().is_empty(), "{:?}", demo.leftovers());
-    assert!(demo.stdout.lock().unwrap().is_empty(), "{}", demo.output());
+    assert!(demo.process.stdout_lines().is_empty(), "{}", demo.output());
 }

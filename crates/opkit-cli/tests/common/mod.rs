@@ -394,6 +394,7 @@ pub struct Streaming {
     child: Child,
     lines: Receiver<String>,
     seen: Vec<String>,
+    stdout: Arc<Mutex<Vec<String>>>,
     stderr: Arc<Mutex<String>>,
 }
 
@@ -407,15 +408,19 @@ impl Streaming {
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start `{command}`: {e}"));
         let (tx, lines) = mpsc::channel();
-        let stdout = child.stdout.take().expect("piped stdout");
-        thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
+        let stdout = Arc::new(Mutex::new(Vec::new()));
+        {
+            let stdout = Arc::clone(&stdout);
+            let pipe = child.stdout.take().expect("piped stdout");
+            thread::spawn(move || {
+                for line in BufReader::new(pipe).lines() {
+                    let Ok(line) = line else { break };
+                    stdout.lock().unwrap().push(line.clone());
+                    // The receiver may be gone; every line is kept in `stdout` anyway.
+                    let _ = tx.send(line);
                 }
-            }
-        });
+            });
+        }
         let stderr = Arc::new(Mutex::new(String::new()));
         {
             let stderr = Arc::clone(&stderr);
@@ -434,6 +439,7 @@ impl Streaming {
             child,
             lines,
             seen: Vec::new(),
+            stdout,
             stderr,
         }
     }
@@ -482,6 +488,11 @@ impl Streaming {
         &self.seen
     }
 
+    /// Every stdout line the command wrote so far, read by `wait_for_line` or not.
+    pub fn stdout_lines(&self) -> Vec<String> {
+        self.stdout.lock().unwrap().clone()
+    }
+
     /// Everything the command wrote to stderr so far.
     pub fn stderr(&self) -> String {
         self.stderr.lock().unwrap().clone()
@@ -501,8 +512,8 @@ impl Streaming {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(status) = self.child.try_wait().expect("wait") {
-                // Let the stderr reader catch up.
-                thread::sleep(Duration::from_millis(100));
+                // Let the readers drain the pipes.
+                thread::sleep(Duration::from_millis(200));
                 return status;
             }
             assert!(
