@@ -14,7 +14,7 @@ use kube::api::{
     Api, DynamicObject, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
 };
 use kube::core::{ApiResource, GroupVersionKind};
-use opkit_apiserver::{Config, ControlPlane};
+use opkit_controlplane::{Config, ControlPlane};
 use serde_json::json;
 
 use crate::server::{Server, UpProcess, client_for_kubeconfig, readyz};

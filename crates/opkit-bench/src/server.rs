@@ -91,7 +91,7 @@ impl Server {
                 } else {
                     None
                 };
-                let mut config = opkit_apiserver::Config::ephemeral();
+                let mut config = opkit_controlplane::Config::ephemeral();
                 config.data_dir = dir.as_ref().map(|d| d.path().join("data"));
                 let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
                 let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
@@ -109,7 +109,7 @@ impl Server {
                             }
                         };
                         runtime.block_on(async move {
-                            match opkit_apiserver::ControlPlane::start(config).await {
+                            match opkit_controlplane::ControlPlane::start(config).await {
                                 Ok(plane) => {
                                     let _ = ready_tx.send(Ok(plane.kubeconfig().to_string()));
                                     let _ = stop_rx.await;

@@ -15,7 +15,6 @@ mod progress;
 mod project;
 mod run;
 mod scaffold;
-mod signals;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -104,7 +103,7 @@ struct UpArgs {
     /// statefulset, daemonset, job, cronjob, endpoints, clusterrole-aggregation; `workloads`
     /// names node through endpoints.
     #[arg(long, value_name = "LIST", default_value = "*")]
-    controllers: opkit_controllers::ControllerSet,
+    controllers: opkit_controlplane::controllers::ControllerSet,
     /// How long a simulated pod takes to become Running and Ready (e.g. `200ms`, `2s`).
     #[arg(long, value_name = "DURATION", default_value = "200ms", value_parser = parse_duration)]
     pod_ready_delay: Duration,
@@ -168,7 +167,7 @@ fn main() -> ExitCode {
             .map_err(|e| anyhow::anyhow!("cannot read the current directory: {e}"))?;
         let done = |r: anyhow::Result<()>| r.map(|()| ExitCode::SUCCESS);
         match cli.command {
-            Command::Demo(args) => done(demo::run(args).await),
+            Command::Demo(args) => done(demo::run(args)),
             Command::Up(args) => done(up(args).await),
             Command::Kubeconfig(args) => done(kubeconfig::run(args).await),
             Command::Init(args) => done(scaffold::init(args, &cwd)),
@@ -199,28 +198,28 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
                 .join("kubeconfig"),
         );
     }
-    let config = opkit_apiserver::Config {
+    let config = opkit_controlplane::Config {
         data_dir: (!args.ephemeral).then_some(args.data_dir),
         listen: args.listen,
         kubeconfig,
         history_window: Duration::from_secs(args.watch_history),
-        controllers: opkit_controllers::Settings {
+        controllers: opkit_controlplane::controllers::Settings {
             enabled: args.controllers,
             pod_ready_delay: args.pod_ready_delay,
-            ..opkit_controllers::Settings::default()
+            ..opkit_controlplane::controllers::Settings::default()
         },
-        limits: opkit_apiserver::Limits {
+        limits: opkit_controlplane::Limits {
             max_requests_inflight: args.max_requests_inflight,
             max_mutating_requests_inflight: args.max_mutating_requests_inflight,
             request_timeout: args.request_timeout,
             max_watches_per_user: args.max_watches_per_user,
-            ..opkit_apiserver::Limits::default()
+            ..opkit_controlplane::Limits::default()
         },
         audit_log: args.audit_log,
     };
-    // Before the ready line (see `signals`).
-    let mut signals = signals::Signals::install()?;
-    let plane = opkit_apiserver::ControlPlane::start(config).await?;
+    // Before the ready line (see `opkit::signals`).
+    let mut signals = opkit::signals::Signals::install()?;
+    let plane = opkit_controlplane::ControlPlane::start(config).await?;
     let path = plane
         .kubeconfig_path()
         .map(|p| p.display().to_string())

@@ -355,11 +355,17 @@ mod tests {
 
     #[test]
     fn printed_crds_are_split_into_controller_gen_file_names() {
-        use opkit::CustomResourceExt;
+        let crd = |group: &str, plural: &str, kind: &str| {
+            format!(
+                "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n\
+                 metadata:\n  name: {plural}.{group}\nspec:\n  group: {group}\n  \
+                 names:\n    kind: {kind}\n    plural: {plural}\n  scope: Namespaced\n"
+            )
+        };
         let yaml = format!(
             "---\n{}---\n{}",
-            serde_yaml::to_string(&memcached::Memcached::crd()).unwrap(),
-            serde_yaml::to_string(&flightticket::FlightTicket::crd()).unwrap()
+            crd("cache.example.com", "memcacheds", "Memcached"),
+            crd("flights.com", "flighttickets", "FlightTicket")
         );
         let files = split_crds(&yaml).unwrap();
         let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();

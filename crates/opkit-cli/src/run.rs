@@ -16,8 +16,8 @@ use clap::Args;
 
 use crate::cluster::{self, ClusterArgs};
 use crate::project::{self, Project};
-use crate::signals::{Signals, Stop};
 use crate::{manifests, progress};
+use opkit::signals::{Signals, Stop};
 
 /// Flags of `opkit run`.
 #[derive(Args)]
@@ -53,10 +53,10 @@ pub async fn run(args: RunArgs, cwd: &Path) -> anyhow::Result<ExitCode> {
             "starting the embedded control plane ({})",
             data_dir.display()
         ));
-        let started = opkit_apiserver::ControlPlane::start(opkit_apiserver::Config {
+        let started = opkit_controlplane::ControlPlane::start(opkit_controlplane::Config {
             data_dir: Some(data_dir.clone()),
             listen: args.listen,
-            ..opkit_apiserver::Config::default()
+            ..opkit_controlplane::Config::default()
         })
         .await
         .with_context(|| {

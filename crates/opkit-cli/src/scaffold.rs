@@ -163,9 +163,11 @@ fn dependency_vars(opkit_root: &Path) -> anyhow::Result<Vec<(String, String)>> {
     let opkit = opkit_root.join("crates/opkit");
     let path = toml_edit::Value::from(opkit.display().to_string()).to_string();
     vars.push(("opkit_dep".into(), format!("{{ path = {path} }}")));
+    let testenv = opkit_root.join("crates/opkit-testenv");
+    let testenv = toml_edit::Value::from(testenv.display().to_string()).to_string();
     vars.push((
         "opkit_testenv_dep".into(),
-        format!("{{ path = {path}, features = [\"testenv\"] }}"),
+        format!("{{ path = {testenv} }}"),
     ));
     Ok(vars)
 }
@@ -577,6 +579,10 @@ mod tests {
         let get = |k: &str| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
         assert!(get("kube_dep").unwrap().contains("version"));
         assert!(get("opkit_dep").unwrap().contains("crates/opkit"));
-        assert!(get("opkit_testenv_dep").unwrap().contains("testenv"));
+        assert!(
+            get("opkit_testenv_dep")
+                .unwrap()
+                .contains("crates/opkit-testenv")
+        );
     }
 }

@@ -20,7 +20,8 @@ use http::{Method, Request, StatusCode, header};
 use http_body_util::{BodyExt, Full};
 use opkit_apiserver::registry::Registry;
 use opkit_apiserver::server::decode_body;
-use opkit_apiserver::{ApiServer, Config, ControlPlane, request};
+use opkit_apiserver::{ApiServer, request};
+use opkit_controlplane::{Config, ControlPlane};
 use serde_json::Value;
 
 use crate::fixtures;
@@ -59,7 +60,7 @@ fn harness() -> &'static Harness {
             .build()
             .map_err(|e| HarnessError(e.to_string()))?;
         let config = Config {
-            controllers: opkit_apiserver::controllers::Settings::bare(),
+            controllers: opkit_controlplane::controllers::Settings::bare(),
             ..Config::ephemeral()
         };
         let plane = runtime

@@ -42,6 +42,9 @@ pub enum Error {
     /// Rendering YAML failed.
     #[error("yaml: {0}")]
     Yaml(#[from] serde_yaml::Error),
+    /// The stop-signal handlers could not be installed.
+    #[error("{0}")]
+    Signals(std::io::Error),
     /// A kubeconfig or in-cluster configuration could not be loaded.
     #[error("client configuration: {0}")]
     Config(String),

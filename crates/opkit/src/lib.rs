@@ -12,8 +12,8 @@
 //! controller-runtime's names ([`metrics`]), `/healthz` and `/readyz`, graceful shutdown on
 //! SIGTERM, and helpers for what every reconcile does — [`finalizer`]s, status
 //! [`conditions`], [`events`], server-side [`apply`] of owned objects, and [`rbac`]
-//! derivation of the ClusterRole the operator needs. With the `testenv` feature,
-//! `TestEnv` starts a real control plane in the test process in milliseconds.
+//! derivation of the ClusterRole the operator needs. The `opkit-testenv` crate's `TestEnv`
+//! starts a real control plane in the test process in milliseconds.
 //!
 //! One dependency is enough: kube-rs and k8s-openapi are re-exported ([`kube`],
 //! [`k8s_openapi`], [`CustomResource`], [`Api`], [`Client`], [`ResourceExt`], …).
@@ -109,8 +109,7 @@ pub mod manager;
 pub mod metrics;
 pub mod predicate;
 pub mod rbac;
-#[cfg(feature = "testenv")]
-pub mod testenv;
+pub mod signals;
 pub mod workqueue;
 
 pub use app::App;
@@ -120,8 +119,6 @@ pub use informer::Object;
 pub use leader::LeaderElection;
 pub use manager::{Manager, ManagerBuilder, Running, ShutdownHandle};
 pub use predicate::{Change, Predicate};
-#[cfg(feature = "testenv")]
-pub use testenv::{TestEnv, TestEnvBuilder, TestEnvError};
 
 pub use k8s_openapi;
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;

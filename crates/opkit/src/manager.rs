@@ -33,6 +33,7 @@ use crate::informer::Informers;
 use crate::leader::{Elector, LeaderElection, default_identity};
 use crate::metrics::Metrics;
 use crate::rbac::{self, Rules};
+use crate::signals::Signals;
 
 /// Builds a [`Manager`].
 #[derive(Debug, Clone)]
@@ -211,42 +212,20 @@ impl Manager {
     /// lost (an error). A second signal during the graceful shutdown exits the process with
     /// status 1 at once, as controller-runtime's signal handler does.
     pub async fn run(self, client: Client) -> Result<()> {
+        let mut signals = Signals::install().map_err(Error::Signals)?;
         let mut running = self.start(client).await?;
         tokio::select! {
             r = running.wait_ref() => return r,
-            _ = shutdown_signal() => tracing::info!("shutdown signal received; draining"),
+            _ = signals.recv() => tracing::info!("shutdown signal received; draining"),
         }
         let _ = running.stop.send(true);
         tokio::select! {
             r = running.wait_ref() => r,
-            _ = shutdown_signal() => {
+            _ = signals.recv() => {
                 tracing::warn!("second shutdown signal; exiting at once");
                 std::process::exit(1);
             }
         }
-    }
-}
-
-/// Resolves on SIGTERM or Ctrl-C.
-pub async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        let term = async {
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(mut s) => {
-                    s.recv().await;
-                }
-                Err(_) => std::future::pending::<()>().await,
-            }
-        };
-        tokio::select! {
-            _ = term => {}
-            _ = tokio::signal::ctrl_c() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
     }
 }
 

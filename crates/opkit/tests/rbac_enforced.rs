@@ -4,12 +4,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use opkit::Running;
 use opkit::k8s_openapi::api::core::v1::ConfigMap;
 use opkit::k8s_openapi::api::rbac::v1::{ClusterRoleBinding, RoleRef, Subject};
 use opkit::kube::api::{DeleteParams, ObjectMeta, PostParams};
 use opkit::kube::config::{KubeConfigOptions, Kubeconfig};
 use opkit::prelude::*;
-use opkit::{Running, TestEnv};
+use opkit_testenv::TestEnv;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 

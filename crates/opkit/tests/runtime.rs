@@ -6,13 +6,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use opkit::Running;
 use opkit::k8s_openapi::api::coordination::v1::Lease;
 use opkit::k8s_openapi::api::core::v1::ConfigMap;
 use opkit::k8s_openapi::api::events::v1::Event as K8sEvent;
 use opkit::kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use opkit::prelude::*;
 use opkit::workqueue::Backoff;
-use opkit::{Running, TestEnv};
+use opkit_testenv::TestEnv;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -1122,5 +1123,8 @@ async fn test_env_rejects_unknown_controller_names() {
         .start()
         .await
         .unwrap_err();
-    assert!(matches!(err, opkit::TestEnvError::Controllers(_)), "{err}");
+    assert!(
+        matches!(err, opkit_testenv::TestEnvError::Controllers(_)),
+        "{err}"
+    );
 }

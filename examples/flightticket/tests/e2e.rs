@@ -9,13 +9,14 @@ use std::future::Future;
 use std::time::Duration;
 
 use flightticket::{FINALIZER, FlightTicket, FlightTicketSpec, READY};
+use opkit::Running;
 use opkit::k8s_openapi::api::core::v1::{ConfigMap, Namespace, ServiceAccount};
 use opkit::k8s_openapi::api::events::v1::Event as K8sEvent;
 use opkit::k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleRef, Subject};
 use opkit::kube::api::{DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
 use opkit::kube::config::{KubeConfigOptions, Kubeconfig};
 use opkit::prelude::*;
-use opkit::{Running, TestEnv};
+use opkit_testenv::TestEnv;
 use serde_json::json;
 use tokio::time::Instant;
 

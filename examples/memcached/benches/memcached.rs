@@ -31,7 +31,6 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use memcached::{AVAILABLE, Memcached, MemcachedSpec, Settings};
-use opkit::TestEnv;
 use opkit::k8s_openapi::api::apps::v1::Deployment;
 use opkit::kube::api::{ListParams, PostParams};
 use opkit::kube::runtime::controller::{
@@ -40,6 +39,7 @@ use opkit::kube::runtime::controller::{
 use opkit::kube::runtime::events::{Event, Recorder, Reporter};
 use opkit::kube::runtime::watcher;
 use opkit::prelude::*;
+use opkit_testenv::TestEnv;
 use tokio::time::Instant;
 
 /// The system allocator, counting live bytes.
@@ -141,7 +141,7 @@ struct Figures {
 }
 
 async fn control_plane(o: Options) -> TestEnv {
-    let settings = opkit_apiserver::controllers::Settings {
+    let settings = opkit_testenv::controllers::Settings {
         pod_ready_delay: o.pod_ready_delay,
         ..Default::default()
     };

@@ -7,6 +7,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use memcached::{AVAILABLE, DEGRADED, Memcached, MemcachedSpec, PROGRESSING, Settings};
+use opkit::Running;
 use opkit::k8s_openapi::api::apps::v1::Deployment;
 use opkit::k8s_openapi::api::core::v1::{Namespace, Pod, ServiceAccount};
 use opkit::k8s_openapi::api::events::v1::Event as K8sEvent;
@@ -14,14 +15,14 @@ use opkit::k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleRef
 use opkit::kube::api::{DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
 use opkit::kube::config::{KubeConfigOptions, Kubeconfig};
 use opkit::prelude::*;
-use opkit::{Running, TestEnv};
+use opkit_testenv::TestEnv;
 use serde_json::json;
 use tokio::time::Instant;
 
 const NS: &str = "default";
 
 async fn env() -> TestEnv {
-    let settings = opkit_apiserver::controllers::Settings {
+    let settings = opkit_testenv::controllers::Settings {
         pod_ready_delay: Duration::from_millis(20),
         ..Default::default()
     };

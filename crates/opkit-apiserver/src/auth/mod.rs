@@ -150,12 +150,7 @@ impl ApiServer {
 
     /// Issues a token for a service account (the TokenRequest API). `spec` is the
     /// TokenRequest's spec; returns the TokenRequest with its status filled in.
-    pub(crate) fn token_request(
-        &self,
-        namespace: &str,
-        name: &str,
-        request: &Value,
-    ) -> ApiResult<Value> {
+    pub fn token_request(&self, namespace: &str, name: &str, request: &Value) -> ApiResult<Value> {
         let snapshot = self.registry.snapshot();
         let lookup = |plural: &str, obj_name: &str| -> ApiResult<Value> {
             let res = snapshot

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams, PostParams, WatchParams};
-use opkit_apiserver::{Config, ControlPlane, Limits};
+
+use opkit_controlplane::{Config, ControlPlane, Limits};
 use serde_json::{Value, json};
 
 async fn start_with(limits: Limits) -> ControlPlane {

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams, PostParams};
-use opkit_apiserver::{Config, ControlPlane, Limits};
+
+use opkit_controlplane::{Config, ControlPlane, Limits};
 use serde_json::json;
 
 const LOAD_FOR: Duration = Duration::from_secs(3);

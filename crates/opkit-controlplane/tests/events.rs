@@ -58,7 +58,7 @@ fn core_event(name: &str, involved: &str) -> CoreEvent {
 
 /// A control plane, a client for it, and the `default` namespace's events through both APIs.
 async fn start() -> (
-    opkit_apiserver::ControlPlane,
+    opkit_controlplane::ControlPlane,
     kube::Client,
     Api<NewEvent>,
     Api<CoreEvent>,
@@ -840,14 +840,14 @@ async fn kube_runtime_recorder_events_are_core_events() {
 #[tokio::test]
 async fn events_stored_under_the_old_events_k8s_io_keys_move_on_start() {
     let dir = tempfile::tempdir().unwrap();
-    let config = || opkit_apiserver::Config {
+    let config = || opkit_controlplane::Config {
         data_dir: Some(dir.path().to_path_buf()),
         listen: "127.0.0.1:0".parse().unwrap(),
         kubeconfig: None,
-        ..opkit_apiserver::Config::ephemeral()
+        ..opkit_controlplane::Config::ephemeral()
     };
     {
-        let plane = opkit_apiserver::ControlPlane::start(config())
+        let plane = opkit_controlplane::ControlPlane::start(config())
             .await
             .unwrap();
         // As an earlier opkit stored them: events.k8s.io shape, under their own keys.
@@ -870,7 +870,7 @@ async fn events_stored_under_the_old_events_k8s_io_keys_move_on_start() {
             .unwrap();
         plane.shutdown().await;
     }
-    let plane = opkit_apiserver::ControlPlane::start(config())
+    let plane = opkit_controlplane::ControlPlane::start(config())
         .await
         .unwrap();
     let client = common::client(&plane).await;

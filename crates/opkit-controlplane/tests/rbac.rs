@@ -15,7 +15,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use opkit_apiserver::ControlPlane;
+use opkit_controlplane::ControlPlane;
 use serde_json::json;
 
 fn status_of(err: kube::Error) -> kube::core::Status {
@@ -637,9 +637,9 @@ async fn the_admin_is_in_system_masters_and_a_client_certificate_can_carry_two_g
 async fn the_audit_log_records_who_did_what() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("audit.jsonl");
-    let plane = ControlPlane::start(opkit_apiserver::Config {
+    let plane = ControlPlane::start(opkit_controlplane::Config {
         audit_log: Some(log.clone()),
-        ..opkit_apiserver::Config::ephemeral()
+        ..opkit_controlplane::Config::ephemeral()
     })
     .await
     .unwrap();

@@ -1,10 +1,10 @@
-//! The stop signals the long-running commands (`up`, `run`, `demo`) catch.
+//! The stop signals long-running programs catch: the manager, `opkit up`, `opkit run`, the demo.
 //!
-//! Handlers must be installed before a command tells anyone it is ready: a SIGTERM sent the
-//! moment a supervisor reads the ready line has to stop the command cleanly, not kill it with
-//! the default action.
+//! Handlers must be installed before a program tells anyone it is ready: a SIGTERM sent the
+//! moment a supervisor reads the ready line has to stop the program cleanly, not kill it with
+//! the default action. So installing is a step of its own ([`Signals::install`]), separate
+//! from waiting ([`Signals::recv`]).
 
-use anyhow::Context;
 use tokio::signal::unix::{SignalKind, signal};
 
 /// Which stop signal arrived.
@@ -26,13 +26,14 @@ pub struct Signals {
     hup: Option<tokio::signal::unix::Signal>,
 }
 
-fn install(kind: SignalKind, name: &str) -> anyhow::Result<tokio::signal::unix::Signal> {
-    signal(kind).with_context(|| format!("installing the {name} handler"))
+fn install(kind: SignalKind, name: &str) -> std::io::Result<tokio::signal::unix::Signal> {
+    signal(kind)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("installing the {name} handler: {e}")))
 }
 
 impl Signals {
     /// Catches SIGTERM and SIGINT.
-    pub fn install() -> anyhow::Result<Signals> {
+    pub fn install() -> std::io::Result<Signals> {
         Ok(Signals {
             term: install(SignalKind::terminate(), "SIGTERM")?,
             int: install(SignalKind::interrupt(), "SIGINT")?,
@@ -41,7 +42,7 @@ impl Signals {
     }
 
     /// Also catches SIGHUP.
-    pub fn with_hangup(mut self) -> anyhow::Result<Signals> {
+    pub fn with_hangup(mut self) -> std::io::Result<Signals> {
         self.hup = Some(install(SignalKind::hangup(), "SIGHUP")?);
         Ok(self)
     }

@@ -12,8 +12,8 @@ use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::{Endpoints, Node, PersistentVolumeClaim, Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
-use opkit_apiserver::ControlPlane;
-use opkit_apiserver::controllers::{Clock, ControllerSet, Settings};
+use opkit_controlplane::ControlPlane;
+use opkit_controlplane::controllers::{Clock, ControllerSet, Settings};
 use serde_json::json;
 
 const DEADLINE: Duration = Duration::from_secs(30);

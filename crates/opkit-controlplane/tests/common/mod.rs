@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use opkit_apiserver::{Config, ControlPlane};
+use opkit_controlplane::{Config, ControlPlane};
 
 /// Starts an ephemeral control plane on a free port.
 pub async fn start() -> ControlPlane {
@@ -13,7 +13,7 @@ pub async fn start() -> ControlPlane {
 
 /// Starts an ephemeral control plane with these built-in controllers; also returns a client.
 pub async fn start_with_controllers(
-    settings: opkit_apiserver::controllers::Settings,
+    settings: opkit_controlplane::controllers::Settings,
 ) -> (ControlPlane, kube::Client) {
     let config = Config {
         controllers: settings,

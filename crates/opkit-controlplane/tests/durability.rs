@@ -5,7 +5,7 @@ mod common;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams, PostParams};
-use opkit_apiserver::{Config, ControlPlane};
+use opkit_controlplane::{Config, ControlPlane};
 use serde_json::json;
 
 fn config(dir: &std::path::Path) -> Config {
@@ -14,7 +14,7 @@ fn config(dir: &std::path::Path) -> Config {
         listen: "127.0.0.1:0".parse().unwrap(),
         kubeconfig: None,
         history_window: std::time::Duration::from_secs(300),
-        controllers: opkit_apiserver::controllers::Settings::default(),
+        controllers: opkit_controlplane::controllers::Settings::default(),
         ..Config::ephemeral()
     }
 }

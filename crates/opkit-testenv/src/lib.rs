@@ -8,8 +8,7 @@
 //! run by default and can be switched off. Each `TestEnv` is independent, so tests run in
 //! parallel; dropping it stops the server.
 //!
-//! Only available with the `testenv` feature, so operators never link the server in
-//! production builds.
+//! Add it as a dev-dependency, so operators never link the server in production builds.
 
 use std::time::Duration;
 
@@ -17,8 +16,10 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Api, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, CustomResourceExt, ResourceExt};
-use opkit_apiserver::controllers::{ControllerSet, ParseControllersError, Settings};
-use opkit_apiserver::{Config, ControlPlane, StartError};
+use opkit_controlplane::controllers::{ControllerSet, ParseControllersError, Settings};
+use opkit_controlplane::{Config, StartError};
+
+pub use opkit_controlplane::{ControlPlane, controllers};
 use tokio::time::Instant;
 
 fn established(crd: &CustomResourceDefinition) -> bool {
@@ -134,7 +135,7 @@ impl std::fmt::Debug for TestEnv {
 }
 
 async fn client_for(kubeconfig: &str) -> Result<Client, TestEnvError> {
-    crate::install_crypto_provider();
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let err = |e: &dyn std::fmt::Display| TestEnvError::Client(e.to_string());
     let kc = Kubeconfig::from_yaml(kubeconfig).map_err(|e| err(&e))?;
     let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 
 use k8s_openapi::api::core::v1::{Endpoints, Service};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use opkit_apiserver::{Config, ControlPlane};
+use opkit_controlplane::{Config, ControlPlane};
 use serde_json::{Value, json};
 
 fn service(name: &str, spec: Value) -> Service {
@@ -325,7 +325,7 @@ async fn allocations_survive_a_restart() {
         listen: "127.0.0.1:0".parse().unwrap(),
         kubeconfig: None,
         history_window: std::time::Duration::from_secs(300),
-        controllers: opkit_apiserver::controllers::Settings::default(),
+        controllers: opkit_controlplane::controllers::Settings::default(),
         ..Config::ephemeral()
     };
     {

@@ -15,8 +15,8 @@ use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
     PatchParams, PostParams, ResourceExt,
 };
-use opkit_apiserver::ControlPlane;
-use opkit_apiserver::controllers::{Controller, ControllerSet, Settings};
+use opkit_controlplane::ControlPlane;
+use opkit_controlplane::controllers::{Controller, ControllerSet, Settings};
 use serde_json::json;
 
 const DEADLINE: Duration = Duration::from_secs(20);

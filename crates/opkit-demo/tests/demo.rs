@@ -1,6 +1,7 @@
-//! `opkit demo` as a user runs it: the real binary with its output piped, checked through the
-//! real kubectl and through the frames it prints.
+//! The demo as a user runs it: the real `opkit-demo` binary (what `opkit demo` runs) with its
+//! output piped, checked through the real kubectl and through the frames it prints.
 
+#[path = "../../opkit-cli/tests/common/process.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -27,9 +28,8 @@ impl Demo {
             .prefix("opkit-demo-test-")
             .tempdir()
             .expect("create a temporary directory");
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_opkit"));
-        cmd.arg("demo")
-            .args(args)
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_opkit-demo"));
+        cmd.args(args)
             .env("TMPDIR", tmp.path())
             .env_remove("KUBECONFIG");
         Demo {
