@@ -7,7 +7,9 @@ mod common;
 use std::future::Future;
 use std::time::Duration;
 
-use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::apps::v1::{
+    ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
+};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::{Endpoints, Node, PersistentVolumeClaim, Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
@@ -555,6 +557,17 @@ async fn statefulset_creates_ordinals_in_order_with_claims() {
         created.windows(2).all(|w| w[0] <= w[1]),
         "ordinals in order"
     );
+    // One template, one revision: the pods were never rolled for nothing.
+    let revisions: Api<ControllerRevision> = Api::namespaced(client.clone(), "default");
+    let names: Vec<String> = revisions
+        .list(&ListParams::default().labels("app=db"))
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|r| r.metadata.name)
+        .collect();
+    assert_eq!(names.len(), 1, "one ControllerRevision: {names:?}");
     let pvcs: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), "default");
     let pvc = pvcs.get("data-db-2").await.expect("claim exists");
     assert_eq!(pvc.status.unwrap().phase.as_deref(), Some("Bound"));

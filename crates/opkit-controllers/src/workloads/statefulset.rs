@@ -82,12 +82,13 @@ async fn reconcile(sts: Arc<StatefulSet>, ctx: Arc<Ctx>) -> Result<Action> {
     let min_ready = spec.min_ready_seconds.unwrap_or(0);
     let pod_api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
 
+    // Salted with the collision count, 0 until set, as upstream's controller does: a hash
+    // salted with "unset" before the first status write and with 0 after it would name two
+    // revisions for one template and roll every pod once for nothing.
+    let collision_count = sts.status.as_ref().and_then(|s| s.collision_count);
     let update_revision = format!(
         "{name}-{}",
-        stable_hash(
-            &spec.template,
-            sts.status.as_ref().and_then(|s| s.collision_count)
-        )
+        stable_hash(&spec.template, Some(collision_count.unwrap_or(0)))
     );
     let old = sts.status.clone().unwrap_or_default();
     if old.update_revision.as_deref() != Some(update_revision.as_str()) {
