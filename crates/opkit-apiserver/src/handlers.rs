@@ -4,7 +4,6 @@
 //! object); writes go through admission, then a compare-and-swap transaction that embeds the
 //! new revision as `metadata.resourceVersion`, and are answered once durable.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -661,7 +660,7 @@ impl ApiServer {
             let current: Value =
                 serde_json::from_slice(&entry.value).map_err(ApiError::internal)?;
             // Patches, checks and managed fields work in the shape of the request's version.
-            let current = res.from_storage(current);
+            let current = res.shown(current);
             let mut desired = mutate(&current)?;
             if part == Part::Main && is_namespaces(res) {
                 // Only the `finalize` subresource changes `spec.finalizers` (upstream's strategy).
@@ -1288,7 +1287,7 @@ fn with_gc_finalizers(existing: &[String], orphan: bool, foreground: bool) -> Ve
 pub fn convert_version(res: &Resource, bytes: Bytes) -> Bytes {
     if res.view.is_some() {
         return match serde_json::from_slice::<Value>(&bytes) {
-            Ok(v) if res.is_stored_form(&v) => serde_json::to_vec(&res.from_storage(v))
+            Ok(v) if res.is_stored_form(&v) => serde_json::to_vec(&res.shown(v))
                 .map(Bytes::from)
                 .unwrap_or(bytes),
             _ => bytes,
@@ -1318,7 +1317,7 @@ fn to_value(res: Option<&Resource>, payload: Payload) -> ApiResult<Value> {
         Payload::Raw(b) => {
             let v = serde_json::from_slice(&b).map_err(ApiError::internal)?;
             Ok(match res {
-                Some(r) => r.from_storage(v),
+                Some(r) => r.shown(v),
                 None => v,
             })
         }
@@ -1334,11 +1333,11 @@ pub fn present(res: &Resource, mut value: Value) -> Value {
     }
     if let Some(items) = value.get_mut("items").and_then(Value::as_array_mut) {
         for item in items.iter_mut() {
-            *item = res.from_storage(item.take());
+            *item = res.shown(item.take());
         }
         return value;
     }
-    res.from_storage(value)
+    res.shown(value)
 }
 
 /// Encodes a payload for the client.
@@ -1435,6 +1434,3 @@ pub fn list_json(res: &Resource, items: &[Bytes], meta: &Value) -> Vec<u8> {
     out.push(b'}');
     out
 }
-
-/// Shared handle type.
-pub type Shared = Arc<ApiServer>;

@@ -187,7 +187,7 @@ impl Resource {
     }
 
     /// A stored object as this resource's clients see it (unchanged unless this is a view).
-    pub fn from_storage(&self, obj: Value) -> Value {
+    pub fn shown(&self, obj: Value) -> Value {
         match self.view {
             Some(view) if self.is_stored_form(&obj) => (view.from_storage)(obj),
             _ => obj,

@@ -52,14 +52,14 @@ impl Framer {
             }
             Framing::Protobuf => {
                 let value: Value = serde_json::from_slice(object).ok()?;
-                let value = self.res.from_storage(value);
+                let value = self.res.shown(value);
                 opkit_protobuf::encode_watch_event(event_type, &value)
                     .ok()
                     .map(Bytes::from)
             }
             Framing::Table => {
                 let value: Value = serde_json::from_slice(object).ok()?;
-                let value = self.res.from_storage(value);
+                let value = self.res.shown(value);
                 let table = if event_type == "BOOKMARK" || event_type == "ERROR" {
                     value
                 } else {

@@ -25,7 +25,6 @@ use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::ServiceAccount;
 use kube::api::{Api, ObjectMeta, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use opkit_apiserver::tls;
 
 /// How long a user's client certificate is valid unless `--valid-for` says otherwise.
 const USER_VALIDITY: Duration = Duration::from_secs(365 * 24 * 3600);
@@ -248,12 +247,12 @@ fn user_kubeconfig(
     valid_for: Duration,
 ) -> anyhow::Result<String> {
     let ca_key_pem = read_data_file(&data.dir, "ca.key")?;
-    let cert = tls::issue_client_certificate(&ca_key_pem, user, groups, valid_for)?;
-    Ok(tls::kubeconfig_for(
+    let cert = opkit_apiserver::issue_client_certificate(&ca_key_pem, user, groups, valid_for)?;
+    Ok(opkit_apiserver::kubeconfig_for(
         &data.server,
         &data.ca_pem,
         user,
-        tls::KubeconfigUser::Certificate(&cert),
+        opkit_apiserver::KubeconfigUser::Certificate(&cert),
         "default",
     ))
 }
@@ -326,11 +325,11 @@ async fn service_account_kubeconfig(
         .map(|s| s.token)
         .filter(|t| !t.is_empty())
         .ok_or_else(|| anyhow!("the control plane returned no token for {account}"))?;
-    Ok(tls::kubeconfig_for(
+    Ok(opkit_apiserver::kubeconfig_for(
         &data.server,
         &data.ca_pem,
         &opkit_rbac::service_account_username(&account.namespace, &account.name),
-        tls::KubeconfigUser::Token(&token),
+        opkit_apiserver::KubeconfigUser::Token(&token),
         &account.namespace,
     ))
 }
@@ -462,7 +461,7 @@ mod tests {
     fn user_kubeconfig_carries_a_certificate_for_the_user() {
         let dir = tempfile::tempdir().unwrap();
         // Let the library make a CA in the directory, as `opkit up` does.
-        tls::credentials(Some(dir.path()), &[]).unwrap();
+        opkit_apiserver::credentials(Some(dir.path()), &[]).unwrap();
         let data = DataDir {
             dir: dir.path().to_path_buf(),
             admin: Kubeconfig::default(),

@@ -13,7 +13,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use opkit_apiserver::{ApiError, ApiServer, audit, auth, server, tls};
+use opkit_apiserver::{
+    ApiError, ApiServer, AuditLog, KubeconfigUser, ServerOptions, TlsError, TokenError, TokenSigner,
+};
 use tokio::net::TcpListener;
 use tokio::sync::watch as signal;
 
@@ -97,10 +99,10 @@ pub enum StartError {
     },
     /// Credentials could not be prepared.
     #[error(transparent)]
-    Tls(#[from] tls::TlsError),
+    Tls(#[from] TlsError),
     /// The service-account signing key could not be prepared.
     #[error(transparent)]
-    Tokens(#[from] auth::tokens::TokenError),
+    Tokens(#[from] TokenError),
     /// Bootstrapping objects failed.
     #[error("bootstrap: {0}")]
     Bootstrap(ApiError),
@@ -171,8 +173,9 @@ impl ControlPlane {
             }
             _ => format!("https://{host}:{}", addr.port()),
         };
-        let creds = tls::credentials(config.data_dir.as_deref(), std::slice::from_ref(&host))?;
-        let kubeconfig = tls::kubeconfig(&url, &creds.ca_pem, &creds.token);
+        let creds =
+            opkit_apiserver::credentials(config.data_dir.as_deref(), std::slice::from_ref(&host))?;
+        let kubeconfig = opkit_apiserver::kubeconfig(&url, &creds.ca_pem, &creds.token);
         let kubeconfig_path = config
             .kubeconfig
             .clone()
@@ -183,14 +186,14 @@ impl ControlPlane {
             }
             std::fs::write(path, &kubeconfig).map_err(io(path))?;
         }
-        let tokens = auth::tokens::TokenSigner::load_or_create(config.data_dir.as_deref())?;
+        let tokens = TokenSigner::load_or_create(config.data_dir.as_deref())?;
         let audit = match &config.audit_log {
-            Some(path) => Some(audit::AuditLog::open(path).map_err(io(path))?),
+            Some(path) => Some(AuditLog::open(path).map_err(io(path))?),
             None => None,
         };
         let server = ApiServer::with_options(
             store,
-            server::ServerOptions {
+            ServerOptions {
                 token: creds.token.clone(),
                 server_address: format!("{host}:{}", addr.port()),
                 tokens,
@@ -201,7 +204,7 @@ impl ControlPlane {
         server.bootstrap().await.map_err(StartError::Bootstrap)?;
         let (stop, stopped) = signal::channel(false);
         let acceptor = tokio_rustls::TlsAcceptor::from(creds.server_config.clone());
-        let serving = tokio::spawn(opkit_apiserver::listener::serve_tls(
+        let serving = tokio::spawn(opkit_apiserver::serve_tls(
             listener,
             acceptor,
             server.clone(),
@@ -255,18 +258,18 @@ impl ControlPlane {
     /// A kubeconfig for `user` in `groups`, authenticating with a client certificate signed
     /// by this control plane's CA (valid for a year). At most two groups; every user is also
     /// in `system:authenticated`.
-    pub fn user_kubeconfig(&self, user: &str, groups: &[String]) -> Result<String, tls::TlsError> {
-        let cert = tls::issue_client_certificate(
+    pub fn user_kubeconfig(&self, user: &str, groups: &[String]) -> Result<String, TlsError> {
+        let cert = opkit_apiserver::issue_client_certificate(
             &self.ca_key_pem,
             user,
             groups,
             Duration::from_secs(365 * 24 * 3600),
         )?;
-        Ok(tls::kubeconfig_for(
+        Ok(opkit_apiserver::kubeconfig_for(
             &self.url,
             &self.ca_pem,
             user,
-            tls::KubeconfigUser::Certificate(&cert),
+            KubeconfigUser::Certificate(&cert),
             "default",
         ))
     }
@@ -297,11 +300,11 @@ impl ControlPlane {
         expiration: Duration,
     ) -> Result<String, ApiError> {
         let token = self.service_account_token(namespace, name, expiration)?;
-        Ok(tls::kubeconfig_for(
+        Ok(opkit_apiserver::kubeconfig_for(
             &self.url,
             &self.ca_pem,
             &opkit_rbac::service_account_username(namespace, name),
-            tls::KubeconfigUser::Token(&token),
+            KubeconfigUser::Token(&token),
             namespace,
         ))
     }
@@ -341,6 +344,6 @@ impl Drop for ControlPlane {
 /// authenticating with `token`; `user_agent` names the caller (it becomes the default field
 /// manager of its writes).
 pub fn in_process_client(server: &Arc<ApiServer>, token: &str, user_agent: &str) -> kube::Client {
-    let service = opkit_apiserver::in_process::InProcess::new(server.clone(), token, user_agent);
+    let service = opkit_apiserver::InProcess::new(server.clone(), token, user_agent);
     kube::Client::new(service, "default")
 }

@@ -3,10 +3,10 @@
 //!
 //! Patches are the most direct way for a client to hand the server an arbitrary document to
 //! combine with stored state, so each format is driven with real objects and random patches
-//! through the very functions the server calls (`opkit_apiserver::patch`,
+//! through the very functions the server calls (`opkit_apiserver::fuzzing`,
 //! `opkit_strategic::strategic_merge`).
 
-use opkit_apiserver::patch::{apply_json_patch, apply_merge_patch};
+use opkit_apiserver::fuzzing::{apply_json_patch, apply_merge_patch};
 use opkit_strategic::{BuiltinPatchMeta, PatchMeta, SchemaPatchMeta, strategic_merge};
 use serde_json::{Value, json};
 

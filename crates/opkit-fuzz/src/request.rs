@@ -18,9 +18,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{Method, Request, StatusCode, header};
 use http_body_util::{BodyExt, Full};
-use opkit_apiserver::registry::Registry;
-use opkit_apiserver::server::decode_body;
-use opkit_apiserver::{ApiServer, request};
+use opkit_apiserver::ApiServer;
+use opkit_apiserver::fuzzing::{Registry, Target, decode_body, parse_path, parse_query};
 use opkit_controlplane::{Config, ControlPlane};
 use serde_json::Value;
 
@@ -318,8 +317,8 @@ pub fn request_values(req: &FuzzRequest) {
     let Ok(uri) = req.uri.parse::<http::Uri>() else {
         return;
     };
-    let target = request::parse_path(uri.path());
-    let _ = request::parse_query(uri.query());
+    let target = parse_path(uri.path());
+    let _ = parse_query(uri.query());
     let snapshot = Registry::new().snapshot();
     if let Some(res) = snapshot.get("", "v1", "configmaps") {
         let _ = decode_body(res, req.content_type.as_deref(), &req.body);
@@ -360,7 +359,7 @@ pub fn request_values(req: &FuzzRequest) {
             .map(|b| String::from_utf8_lossy(b).into_owned())
             .unwrap_or_default()
     );
-    let public = matches!(target, request::Target::Health | request::Target::Version);
+    let public = matches!(target, Target::Health | Target::Version);
     if !req.authenticated && !public {
         assert!(
             code == 401 || code == 403,

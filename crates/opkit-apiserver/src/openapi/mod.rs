@@ -302,16 +302,6 @@ pub fn swagger(snapshot: &Snapshot) -> Value {
     })
 }
 
-/// Resolves `/openapi/v3/{rest}` (`api/v1`, `apis/apps/v1`) without caching.
-pub fn document(snapshot: &Snapshot, rest: &str) -> Option<Value> {
-    let parts: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
-    match parts.as_slice() {
-        ["api", v] => group_version(snapshot, "", v),
-        ["apis", g, v] => group_version(snapshot, g, v),
-        _ => None,
-    }
-}
-
 /// A rendered document and the hash of its bytes.
 #[derive(Debug, Clone)]
 pub struct Rendered {
