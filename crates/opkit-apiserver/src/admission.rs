@@ -201,7 +201,12 @@ fn reset_status_on_create(res: &Resource, obj: &mut Value) {
             }
         }
         ("", "pods") => {
-            map.insert("status".into(), json!({"phase": "Pending"}));
+            // Upstream's pod strategy sets the QoS class here, once: it never changes after.
+            let qos = crate::qos::pod_qos_class(map.get("spec").unwrap_or(&Value::Null));
+            map.insert(
+                "status".into(),
+                json!({"phase": "Pending", "qosClass": qos}),
+            );
         }
         ("", "persistentvolumeclaims") => {
             map.insert("status".into(), json!({"phase": "Pending"}));
@@ -213,6 +218,43 @@ fn reset_status_on_create(res: &Resource, obj: &mut Value) {
             map.remove("status");
         }
     }
+}
+
+/// A pod's QoS class is set on create and immutable: a status write that leaves it out keeps
+/// the old one (old kubelets drop it), one that changes it is refused. Pods stored before the
+/// class was set may get one.
+fn keep_pod_qos_class(res: &Resource, old: &Value, new: &mut Value) -> ApiResult<()> {
+    let old_qos = old
+        .pointer("/status/qosClass")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let new_qos = new
+        .pointer("/status/qosClass")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if new_qos.is_empty() {
+        if !old_qos.is_empty()
+            && let Some(status) = new.get_mut("status").and_then(Value::as_object_mut)
+        {
+            status.insert("qosClass".into(), Value::from(old_qos));
+        }
+        return Ok(());
+    }
+    if old_qos.is_empty() || old_qos == new_qos {
+        return Ok(());
+    }
+    Err(invalid(
+        res,
+        object::name(old),
+        vec![Cause::new(
+            "FieldValueInvalid",
+            "status.qosClass",
+            format!(
+                "Invalid value: {}: field is immutable",
+                opkit_apimachinery::go_quote(new_qos)
+            ),
+        )],
+    ))
 }
 
 /// Prepares an update of `old` to `new`, for the main resource or a subresource. The caller
@@ -255,6 +297,9 @@ pub fn prepare_update(
             }
         }
         new = merged;
+        if res.group.is_empty() && res.plural == "pods" {
+            keep_pod_qos_class(res, old, &mut new)?;
+        }
     } else if res.status {
         let old_status = old.get("status").cloned();
         if let Some(m) = new.as_object_mut() {

@@ -28,6 +28,7 @@ pub mod negotiate;
 pub mod object;
 pub mod openapi;
 pub mod patch;
+pub mod qos;
 pub mod registry;
 pub mod request;
 pub mod scale;
