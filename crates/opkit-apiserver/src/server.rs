@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, header};
-use http_body_util::{BodyExt, Full, Limited, StreamBody, combinators::BoxBody};
+use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
 use serde_json::Value;
 
 use crate::admission::Part;
@@ -26,6 +26,10 @@ use opkit_store::Store;
 
 /// Upstream's request body limit (3 MiB).
 pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
+
+/// How much of a body over [`MAX_BODY_BYTES`] is read (and thrown away) before the 413 goes
+/// out (16 MiB).
+pub const DRAIN_BODY_BYTES: usize = 16 * 1024 * 1024;
 
 /// The response body type.
 pub type ResponseBody = BoxBody<Bytes, Infallible>;
@@ -89,6 +93,58 @@ pub fn decode_body(res: &Resource, content_type: Option<&str>, body: &[u8]) -> A
                 .map_err(|e| ApiError::bad_request(format!("error decoding protobuf body: {e}")))
         }
     }
+}
+
+/// Reads a request body of at most [`MAX_BODY_BYTES`]; a larger one is a 413.
+///
+/// A larger body is still read to its end (up to [`DRAIN_BODY_BYTES`], discarding it) before
+/// the answer: a server that answers early and stops reading ends an HTTP/2 stream with
+/// RST_STREAM, or an HTTP/1.1 connection, under a client that is still sending, and clients
+/// that read only once their upload is done (curl 7.x over HTTP/2) then see no answer at all.
+/// A body announced as larger than that is refused without reading.
+async fn read_body<B>(body: B) -> ApiResult<Bytes>
+where
+    B: hyper::body::Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let too_large = || ApiError::too_large(MAX_BODY_BYTES);
+    if body.size_hint().lower() > DRAIN_BODY_BYTES as u64 {
+        return Err(too_large());
+    }
+    let mut body = std::pin::pin!(body);
+    let mut chunks: Vec<Bytes> = Vec::new();
+    let mut read = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = match frame {
+            Ok(frame) => frame,
+            Err(_) if read > MAX_BODY_BYTES => return Err(too_large()),
+            Err(e) => {
+                let e: Box<dyn std::error::Error + Send + Sync> = e.into();
+                return Err(ApiError::bad_request(format!(
+                    "error reading the request body: {e}"
+                )));
+            }
+        };
+        let Ok(data) = frame.into_data() else {
+            continue; // trailers
+        };
+        read = read.saturating_add(data.len());
+        if read > DRAIN_BODY_BYTES {
+            break;
+        }
+        if read > MAX_BODY_BYTES {
+            chunks = Vec::new();
+        } else {
+            chunks.push(data);
+        }
+    }
+    if read > MAX_BODY_BYTES {
+        return Err(too_large());
+    }
+    Ok(match chunks.len() {
+        1 => chunks.swap_remove(0),
+        _ => Bytes::from(chunks.concat()),
+    })
 }
 
 fn error_response(e: &ApiError) -> Response<ResponseBody> {
@@ -380,19 +436,9 @@ impl ApiServer {
             None => self.gates.limits().request_timeout,
         };
         let work = async {
-            let body = match Limited::new(body, MAX_BODY_BYTES).collect().await {
-                Ok(collected) => collected.to_bytes(),
-                Err(e) => {
-                    let err = if e
-                        .downcast_ref::<http_body_util::LengthLimitError>()
-                        .is_some()
-                    {
-                        ApiError::too_large(MAX_BODY_BYTES)
-                    } else {
-                        ApiError::bad_request(format!("error reading the request body: {e}"))
-                    };
-                    return error_response(&err);
-                }
+            let body = match read_body(body).await {
+                Ok(body) => body,
+                Err(e) => return error_response(&e),
             };
             match self
                 .route(&parts.method, &parts.headers, target, query, body)
