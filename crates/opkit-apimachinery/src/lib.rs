@@ -39,7 +39,7 @@ pub mod validation;
 pub use fields::{
     FieldOp, FieldRequirement, FieldSelector, FieldSelectorError, field_value, supported_fields,
 };
-pub use gofmt::go_quote;
+pub use gofmt::{go_quote, go_sprint, json_encode as go_json};
 pub use jsonpath::{JsonPath, JsonPathError};
 pub use labels::{LabelSelector, Operator, Requirement, SelectorError};
 pub use quantity::Quantity;

@@ -34,6 +34,7 @@ pub mod request;
 pub mod scale;
 pub mod server;
 pub mod services;
+pub mod strict;
 pub mod tables;
 pub mod tls;
 pub mod watch;

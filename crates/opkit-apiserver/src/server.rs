@@ -79,17 +79,28 @@ fn full(bytes: impl Into<Bytes>) -> ResponseBody {
 
 /// Decodes a request body (JSON, YAML or protobuf) into an object.
 pub fn decode_body(res: &Resource, content_type: Option<&str>, body: &[u8]) -> ApiResult<Value> {
+    decode_object(res, content_type, body).map(|(obj, _)| obj)
+}
+
+/// Decodes a request body (JSON, YAML or protobuf) into an object; also returns its duplicate
+/// fields (`duplicate field "a"`), which `fieldValidation` reports.
+pub fn decode_object(
+    res: &Resource,
+    content_type: Option<&str>,
+    body: &[u8],
+) -> ApiResult<(Value, Vec<String>)> {
     let encoding = negotiate::body_encoding(content_type)?;
     match encoding {
-        Encoding::Json => serde_json::from_slice(body)
+        Encoding::Json => crate::strict::decode_json(body)
             .map_err(|e| ApiError::bad_request(format!("error decoding JSON body: {e}"))),
-        Encoding::Yaml => serde_yaml::from_slice(body)
+        Encoding::Yaml => crate::strict::decode_yaml(body)
             .map_err(|e| ApiError::bad_request(format!("error decoding YAML body: {e}"))),
         Encoding::Protobuf => {
             if res.is_custom() {
                 return Err(ApiError::unsupported_media_type(content_type.unwrap_or("")));
             }
             opkit_protobuf::decode(body)
+                .map(|obj| (obj, Vec::new()))
                 .map_err(|e| ApiError::bad_request(format!("error decoding protobuf body: {e}")))
         }
     }
@@ -272,7 +283,7 @@ impl ApiServer {
                     &ns_res,
                     None,
                     obj,
-                    crate::admission::FieldValidation::Ignore,
+                    &crate::admission::FieldValidation::Ignore.into(),
                 )?;
                 match self.insert(&ns_res, None, obj, false).await {
                     Ok(_) => {}
@@ -314,7 +325,7 @@ impl ApiServer {
                 &res,
                 Some("default"),
                 obj,
-                crate::admission::FieldValidation::Ignore,
+                &crate::admission::FieldValidation::Ignore.into(),
             )?;
             let _allocating = if crate::services::is_services(&res) {
                 let guard = self.services.lock().await;
@@ -654,13 +665,13 @@ impl ApiServer {
                 self.answer(Some(&res), &output, answer, false)
             }
             (&Method::POST, None) if part == Part::Main => {
-                let obj = decode_body(&res, content_type, &body)?;
-                let answer = self.create(&res, ns, obj, query).await?;
+                let (obj, query) = decode_whole_object(&res, content_type, &body, query)?;
+                let answer = self.create(&res, ns, obj, &query).await?;
                 self.answer(Some(&res), &output, answer, false)
             }
             (&Method::PUT, Some(name)) => {
-                let obj = decode_body(&res, content_type, &body)?;
-                let answer = self.replace(&res, ns, name, part, obj, query).await?;
+                let (obj, query) = decode_whole_object(&res, content_type, &body, query)?;
+                let answer = self.replace(&res, ns, name, part, obj, &query).await?;
                 self.answer(Some(&res), &output, answer, false)
             }
             (&Method::PATCH, Some(name)) => {
@@ -769,6 +780,24 @@ impl ApiServer {
         );
         Ok(resp)
     }
+}
+
+/// Decodes the body of a create or replace, and notes on the query what `fieldValidation`
+/// needs: the body's duplicate fields, and that a whole object is refused in upstream's words.
+fn decode_whole_object(
+    res: &Resource,
+    content_type: Option<&str>,
+    body: &[u8],
+    query: &Query,
+) -> ApiResult<(Value, Query)> {
+    let (obj, duplicates) = decode_object(res, content_type, body)?;
+    let query = query
+        .clone()
+        .with_body_fields(crate::admission::BodyFields {
+            errors: duplicates,
+            wording: crate::admission::Wording::Object,
+        });
+    Ok((obj, query))
 }
 
 fn delete_options(content_type: Option<&str>, body: &[u8]) -> ApiResult<Value> {

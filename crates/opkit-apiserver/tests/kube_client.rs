@@ -320,7 +320,7 @@ async fn unknown_fields_of_custom_resources_are_pruned() {
     assert_eq!((err.code, err.reason.as_str()), (400, "BadRequest"));
     assert_eq!(
         err.message,
-        "strict decoding error: unknown field \"spec.seat\""
+        "FlightTicket in version \"v1\" cannot be handled as a FlightTicket: strict decoding error: unknown field \"spec.seat\""
     );
 }
 
