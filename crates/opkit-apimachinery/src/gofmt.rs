@@ -182,10 +182,59 @@ pub(crate) fn float_json(f: f64) -> String {
 
 /// Encodes `v` like Go's `json.Marshal` of the equivalent unstructured value:
 /// compact, object keys sorted, `<`, `>`, `&`, U+2028 and U+2029 escaped.
-pub(crate) fn json_encode(v: &Value) -> String {
+pub fn json_encode(v: &Value) -> String {
     let mut out = String::new();
     encode_into(&mut out, v);
     out
+}
+
+/// Prints `v` like Go's `fmt.Sprintf("%+v", x)` of the equivalent unstructured value
+/// (`map[string]interface{}` with int64 and float64 numbers): `map[a:1 b:[x y]]`, keys sorted,
+/// strings bare, `<nil>` for null. Upstream shows patches this way in some errors.
+pub fn go_sprint(v: &Value) -> String {
+    let mut out = String::new();
+    sprint_into(&mut out, v);
+    out
+}
+
+fn sprint_into(out: &mut String, v: &Value) {
+    match v {
+        Value::Null => out.push_str("<nil>"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => {
+                let _ = write!(out, "{i}");
+            }
+            None => out.push_str(&float_v(n.as_f64().unwrap_or(0.0))),
+        },
+        Value::String(s) => out.push_str(s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                sprint_into(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push_str("map[");
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                out.push_str(key);
+                out.push(':');
+                if let Some(value) = map.get(key.as_str()) {
+                    sprint_into(out, value);
+                }
+            }
+            out.push(']');
+        }
+    }
 }
 
 fn encode_into(out: &mut String, v: &Value) {
@@ -256,6 +305,15 @@ fn encode_string(out: &mut String, s: &str) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn sprint_prints_unstructured_values_as_go_does() {
+        let v = json!({"spec": {"b": [1, "x", null], "a": 1.5, "c": true}, "big": 1e6, "k": {}});
+        assert_eq!(
+            go_sprint(&v),
+            "map[big:1e+06 k:map[] spec:map[a:1.5 b:[1 x <nil>] c:true]]"
+        );
+    }
 
     #[test]
     fn quote_escapes_like_go() {

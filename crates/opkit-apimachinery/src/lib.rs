@@ -17,7 +17,8 @@
 //! * [`table`](mod@table): server-side `meta.k8s.io/v1` `Table` printing for built-in
 //!   kinds and custom resources (`additionalPrinterColumns`);
 //! * [`jsonpath`]: client-go's JSONPath dialect used by printer columns;
-//! * [`time`]: RFC 3339 `Time`/`MicroTime` and kubectl's human ages.
+//! * [`time`]: RFC 3339 `Time`/`MicroTime` and kubectl's human ages;
+//! * [`quantity`]: resource quantities as exact nano units, for sums and comparisons.
 //!
 //! Every function is total on user input: malformed selectors, names, paths
 //! and objects produce errors (with upstream's messages) or fallbacks, never
@@ -30,6 +31,7 @@ mod gofmt;
 pub mod fields;
 pub mod jsonpath;
 pub mod labels;
+pub mod quantity;
 pub mod table;
 pub mod time;
 pub mod validation;
@@ -37,9 +39,10 @@ pub mod validation;
 pub use fields::{
     FieldOp, FieldRequirement, FieldSelector, FieldSelectorError, field_value, supported_fields,
 };
-pub use gofmt::go_quote;
+pub use gofmt::{go_quote, go_sprint, json_encode as go_json};
 pub use jsonpath::{JsonPath, JsonPathError};
 pub use labels::{LabelSelector, Operator, Requirement, SelectorError};
+pub use quantity::Quantity;
 pub use table::{
     Column, ColumnDef, CrdPrinter, IncludeObject, TableRow, builtin_columns, builtin_row,
     crd_columns, crd_row, table,

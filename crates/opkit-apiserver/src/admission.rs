@@ -6,6 +6,9 @@
 //! fields, as Go structs do), pruning, defaulting and structural-schema validation for custom
 //! resources. Unknown fields are reported according to `fieldValidation`.
 
+use std::sync::Arc;
+
+use opkit_apimachinery::go_quote;
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult, Cause};
@@ -35,6 +38,128 @@ impl FieldValidation {
                 "fieldValidation must be one of \"Ignore\", \"Warn\", \"Strict\", got {other:?}"
             ))),
         }
+    }
+}
+
+/// How upstream words a `Strict` refusal: it depends on the verb, and clients (kubectl above
+/// all) show the message as it is.
+#[derive(Debug, Clone, Default)]
+pub enum Wording {
+    /// 400 `strict decoding error: unknown field "spec.foo"`: server-side apply, and writes
+    /// without a body of their own.
+    #[default]
+    Plain,
+    /// 400 `ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error:
+    /// …`: a whole object, created or replaced (upstream's `transformDecodeError`).
+    Object,
+    /// 422 on the field `patch`, whose value is the patched object as JSON: a JSON or merge
+    /// patch (upstream's `jsonPatcher`).
+    Patched,
+    /// 422 on the field `patch`, whose value is the patch as Go prints a map: a strategic
+    /// merge patch (upstream's `strategicPatchObject`).
+    Strategic(Arc<Value>),
+}
+
+/// What a request body says about its own fields.
+#[derive(Debug, Clone, Default)]
+pub struct BodyFields {
+    /// Strict-decoding errors of the body itself (`duplicate field "a"`), reported before the
+    /// unknown fields of the object.
+    pub errors: Vec<String>,
+    /// How a `Strict` refusal is worded.
+    pub wording: Wording,
+}
+
+/// `fieldValidation` of a write, with what its body says about its fields.
+#[derive(Debug, Clone, Default)]
+pub struct FieldCheck {
+    /// `fieldValidation`.
+    pub validation: FieldValidation,
+    /// The body's own strict-decoding errors and the wording of a refusal.
+    pub body: BodyFields,
+}
+
+impl From<FieldValidation> for FieldCheck {
+    fn from(validation: FieldValidation) -> FieldCheck {
+        FieldCheck {
+            validation,
+            body: BodyFields::default(),
+        }
+    }
+}
+
+impl FieldCheck {
+    /// Whether a refusal would show the object as the write produced it (before admission).
+    fn shows_patched(&self) -> bool {
+        self.validation == FieldValidation::Strict && matches!(self.body.wording, Wording::Patched)
+    }
+
+    /// Reports the body's errors, then the object's `unknown` fields: dropped (`Ignore`), as
+    /// warnings (`Warn`), or refused in upstream's words (`Strict`). `version` is the one the
+    /// body named; `patched` is the object a patch produced.
+    fn report(
+        &self,
+        res: &Resource,
+        version: &str,
+        unknown: Vec<String>,
+        patched: Option<&Value>,
+    ) -> ApiResult<Warnings> {
+        if self.body.errors.is_empty() && unknown.is_empty() {
+            return Ok(Vec::new());
+        }
+        let unknown = unknown
+            .iter()
+            .map(|f| format!("unknown field {}", go_quote(f)));
+        let errors: Vec<String> = self.body.errors.iter().cloned().chain(unknown).collect();
+        match self.validation {
+            FieldValidation::Ignore => Ok(Vec::new()),
+            FieldValidation::Warn => Ok(errors),
+            FieldValidation::Strict => Err(self.refusal(res, version, &errors, patched)),
+        }
+    }
+
+    fn refusal(
+        &self,
+        res: &Resource,
+        version: &str,
+        errors: &[String],
+        patched: Option<&Value>,
+    ) -> ApiError {
+        let decoding = format!("strict decoding error: {}", errors.join(", "));
+        let patch_invalid = |shown: String| {
+            ApiError::invalid(
+                "",
+                "",
+                "",
+                vec![Cause::new(
+                    "FieldValueInvalid",
+                    "patch",
+                    format!("Invalid value: {}: {decoding}", go_quote(&shown)),
+                )],
+            )
+        };
+        match &self.body.wording {
+            Wording::Plain => ApiError::bad_request(decoding),
+            Wording::Object => {
+                let kind = &res.kind;
+                ApiError::bad_request(format!(
+                    "{kind} in version {} cannot be handled as a {kind}: {decoding}",
+                    go_quote(version)
+                ))
+            }
+            Wording::Patched => {
+                patch_invalid(opkit_apimachinery::go_json(patched.unwrap_or(&Value::Null)))
+            }
+            Wording::Strategic(patch) => patch_invalid(opkit_apimachinery::go_sprint(patch)),
+        }
+    }
+}
+
+/// The version a body names in `apiVersion` (`v1` of `apps/v1`), else the endpoint's.
+fn body_version(res: &Resource, obj: &Value) -> String {
+    match obj.get("apiVersion").and_then(Value::as_str) {
+        Some(v) if !v.is_empty() => v.rsplit_once('/').map_or(v, |(_, v)| v).to_string(),
+        _ => res.version.clone(),
     }
 }
 
@@ -110,8 +235,9 @@ pub fn prepare_create(
     res: &Resource,
     namespace: Option<&str>,
     mut obj: Value,
-    validation: FieldValidation,
+    fields: &FieldCheck,
 ) -> ApiResult<(Value, Warnings)> {
+    let version = body_version(res, &obj);
     check_type(res, &mut obj)?;
     let meta = meta_mut(&mut obj);
     if res.namespaced {
@@ -172,7 +298,7 @@ pub fn prepare_create(
     if res.status {
         reset_status_on_create(res, &mut obj);
     }
-    let warnings = admit(res, &mut obj, None, validation)?;
+    let warnings = admit(res, &mut obj, None, fields, &version, None)?;
     Ok((obj, warnings))
 }
 
@@ -201,7 +327,12 @@ fn reset_status_on_create(res: &Resource, obj: &mut Value) {
             }
         }
         ("", "pods") => {
-            map.insert("status".into(), json!({"phase": "Pending"}));
+            // Upstream's pod strategy sets the QoS class here, once: it never changes after.
+            let qos = crate::qos::pod_qos_class(map.get("spec").unwrap_or(&Value::Null));
+            map.insert(
+                "status".into(),
+                json!({"phase": "Pending", "qosClass": qos}),
+            );
         }
         ("", "persistentvolumeclaims") => {
             map.insert("status".into(), json!({"phase": "Pending"}));
@@ -215,6 +346,43 @@ fn reset_status_on_create(res: &Resource, obj: &mut Value) {
     }
 }
 
+/// A pod's QoS class is set on create and immutable: a status write that leaves it out keeps
+/// the old one (old kubelets drop it), one that changes it is refused. Pods stored before the
+/// class was set may get one.
+fn keep_pod_qos_class(res: &Resource, old: &Value, new: &mut Value) -> ApiResult<()> {
+    let old_qos = old
+        .pointer("/status/qosClass")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let new_qos = new
+        .pointer("/status/qosClass")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if new_qos.is_empty() {
+        if !old_qos.is_empty()
+            && let Some(status) = new.get_mut("status").and_then(Value::as_object_mut)
+        {
+            status.insert("qosClass".into(), Value::from(old_qos));
+        }
+        return Ok(());
+    }
+    if old_qos.is_empty() || old_qos == new_qos {
+        return Ok(());
+    }
+    Err(invalid(
+        res,
+        object::name(old),
+        vec![Cause::new(
+            "FieldValueInvalid",
+            "status.qosClass",
+            format!(
+                "Invalid value: {}: field is immutable",
+                opkit_apimachinery::go_quote(new_qos)
+            ),
+        )],
+    ))
+}
+
 /// Prepares an update of `old` to `new`, for the main resource or a subresource. The caller
 /// checked the resourceVersion precondition.
 pub fn prepare_update(
@@ -222,8 +390,10 @@ pub fn prepare_update(
     old: &Value,
     mut new: Value,
     part: Part,
-    validation: FieldValidation,
+    fields: &FieldCheck,
 ) -> ApiResult<(Value, Warnings)> {
+    let version = body_version(res, &new);
+    let patched = fields.shows_patched().then(|| new.clone());
     check_type(res, &mut new)?;
     let name = object::name(old).to_string();
     let new_name = object::meta_str(&new, "name").unwrap_or("");
@@ -255,6 +425,9 @@ pub fn prepare_update(
             }
         }
         new = merged;
+        if res.group.is_empty() && res.plural == "pods" {
+            keep_pod_qos_class(res, old, &mut new)?;
+        }
     } else if res.status {
         let old_status = old.get("status").cloned();
         if let Some(m) = new.as_object_mut() {
@@ -324,7 +497,7 @@ pub fn prepare_update(
             ));
         }
     }
-    let warnings = admit(res, &mut new, Some(old), validation)?;
+    let warnings = admit(res, &mut new, Some(old), fields, &version, patched.as_ref())?;
     if (res.tracks_generation || res.is_custom()) && object::spec_changed(old, &new, res.status) {
         let generation = old_meta
             .get("generation")
@@ -336,12 +509,15 @@ pub fn prepare_update(
     Ok((new, warnings))
 }
 
-/// The kind-specific checks shared by create and update.
+/// The kind-specific checks shared by create and update. Unknown and duplicate fields are
+/// reported before invalid values, as upstream decodes (strictly) before it validates.
 fn admit(
     res: &Resource,
     obj: &mut Value,
     old: Option<&Value>,
-    validation: FieldValidation,
+    fields: &FieldCheck,
+    version: &str,
+    patched: Option<&Value>,
 ) -> ApiResult<Warnings> {
     let name = object::name(obj).to_string();
     let mut causes = validate_metadata(res, obj);
@@ -399,33 +575,11 @@ fn admit(
             }
         }
     }
+    let warnings = fields.report(res, version, unknown, patched)?;
     if !causes.is_empty() {
         return Err(invalid(res, &name, causes));
     }
-    unknown_fields(unknown, validation)
-}
-
-fn unknown_fields(unknown: Vec<String>, validation: FieldValidation) -> ApiResult<Warnings> {
-    if unknown.is_empty() {
-        return Ok(Vec::new());
-    }
-    match validation {
-        FieldValidation::Ignore => Ok(Vec::new()),
-        FieldValidation::Warn => Ok(unknown
-            .iter()
-            .map(|f| format!("unknown field \"{f}\""))
-            .collect()),
-        FieldValidation::Strict => {
-            let fields: Vec<String> = unknown
-                .iter()
-                .map(|f| format!("unknown field \"{f}\""))
-                .collect();
-            Err(ApiError::bad_request(format!(
-                "strict decoding error: {}",
-                fields.join(", ")
-            )))
-        }
-    }
+    Ok(warnings)
 }
 
 /// Fields present (non-null) in `input` but gone after normalisation: unknown to the kind.

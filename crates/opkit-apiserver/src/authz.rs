@@ -604,7 +604,7 @@ impl ApiServer {
                 &res,
                 None,
                 obj,
-                crate::admission::FieldValidation::Ignore,
+                &crate::admission::FieldValidation::Ignore.into(),
             )?;
             match self.insert(&res, None, obj, false).await {
                 Ok(_) => {}

@@ -66,6 +66,32 @@ pub fn pod_spec(spec: &mut Map<String, Value>) {
     }
 }
 
+/// A pod's containers request what they limit unless they say otherwise (upstream's
+/// `SetDefaults_Pod`; pod templates are left alone, as upstream does).
+fn requests_from_limits(spec: &mut Map<String, Value>) {
+    for key in ["containers", "initContainers"] {
+        for c in spec
+            .get_mut(key)
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            let Some(resources) = c.get_mut("resources").and_then(Value::as_object_mut) else {
+                continue;
+            };
+            let Some(limits) = resources.get("limits").and_then(Value::as_object).cloned() else {
+                continue;
+            };
+            let requests = resources.entry("requests").or_insert_with(|| json!({}));
+            if let Some(requests) = requests.as_object_mut() {
+                for (name, q) in limits {
+                    requests.entry(name).or_insert(q);
+                }
+            }
+        }
+    }
+}
+
 fn template(spec: &mut Map<String, Value>) {
     if let Some(t) = child(spec, "template")
         && let Some(ps) = child(t, "spec")
@@ -82,6 +108,7 @@ pub fn apply(group: &str, plural: &str, object: &mut Value) {
         ("", "pods") => {
             if let Some(spec) = child(root, "spec") {
                 pod_spec(spec);
+                requests_from_limits(spec);
             }
         }
         ("", "services") => {
@@ -206,6 +233,25 @@ mod tests {
         assert_eq!(
             p["spec"]["containers"][0]["imagePullPolicy"],
             "IfNotPresent"
+        );
+    }
+
+    #[test]
+    fn pod_containers_request_what_they_limit_but_templates_do_not() {
+        let c = json!([{"name": "c", "image": "x", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "500m"}}}]);
+        let mut p = json!({"spec": {"containers": c.clone(), "initContainers": c.clone()}});
+        apply("", "pods", &mut p);
+        for key in ["containers", "initContainers"] {
+            assert_eq!(
+                p["spec"][key][0]["resources"]["requests"],
+                json!({"cpu": "500m", "memory": "1Gi"})
+            );
+        }
+        let mut d = json!({"spec": {"template": {"spec": {"containers": c}}}});
+        apply("apps", "deployments", &mut d);
+        assert_eq!(
+            d["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"],
+            json!({"cpu": "500m"})
         );
     }
 

@@ -4,12 +4,13 @@
 //! object); writes go through admission, then a compare-and-swap transaction that embeds the
 //! new revision as `metadata.resourceVersion`, and are answered once durable.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use serde_json::{Value, json};
 
-use crate::admission::{self, FieldValidation, Part, Warnings};
+use crate::admission::{self, BodyFields, FieldCheck, FieldValidation, Part, Warnings};
 use crate::error::{ApiError, ApiResult};
 use crate::negotiate::{Encoding, Output};
 use crate::object;
@@ -63,6 +64,7 @@ pub struct Query {
     pairs: Vec<(String, String)>,
     user_agent: Option<String>,
     user: Option<std::sync::Arc<crate::auth::User>>,
+    body_fields: Arc<BodyFields>,
 }
 
 impl Query {
@@ -72,7 +74,15 @@ impl Query {
             pairs,
             user_agent: None,
             user: None,
+            body_fields: Arc::default(),
         }
+    }
+
+    /// What the request body says about its own fields (duplicates found while decoding it)
+    /// and how a `fieldValidation=Strict` refusal of this write is worded.
+    pub fn with_body_fields(mut self, fields: BodyFields) -> Query {
+        self.body_fields = Arc::new(fields);
+        self
     }
 
     /// The user making the request (`None` for the server's own writes): RBAC writes are
@@ -127,8 +137,11 @@ impl Query {
         }
     }
 
-    fn field_validation(&self) -> ApiResult<FieldValidation> {
-        FieldValidation::parse(self.get("fieldValidation"))
+    fn field_check(&self) -> ApiResult<FieldCheck> {
+        Ok(FieldCheck {
+            validation: FieldValidation::parse(self.get("fieldValidation"))?,
+            body: (*self.body_fields).clone(),
+        })
     }
 }
 
@@ -484,7 +497,7 @@ impl ApiServer {
     ) -> ApiResult<Answer> {
         let manager = track.then(|| crate::patch::managed::update_manager(query));
         let dry_run = query.dry_run()?;
-        let validation = query.field_validation()?;
+        let fields = query.field_check()?;
         let generated = object::meta_str(&body, "name").is_none_or(str::is_empty);
         let mut attempts = 0;
         loop {
@@ -496,7 +509,7 @@ impl ApiServer {
                     "create not allowed while custom resource definition is terminating",
                 ));
             }
-            let (mut obj, warnings) = admission::prepare_create(res, ns, body.clone(), validation)?;
+            let (mut obj, warnings) = admission::prepare_create(res, ns, body.clone(), &fields)?;
             let name = object::name(&obj).to_string();
             self.check_namespace(res, ns, &name)?;
             if crate::crd::is_crd(res) {
@@ -651,7 +664,7 @@ impl ApiServer {
         let manager = track.then(|| crate::patch::managed::update_manager(query));
         let ObjectRef { res, ns, name } = target;
         let dry_run = query.dry_run()?;
-        let validation = query.field_validation()?;
+        let fields = query.field_check()?;
         let key = res.key(ns, name);
         for _ in 0..64 {
             let Some(entry) = self.store.get(&key) else {
@@ -695,7 +708,7 @@ impl ApiServer {
                 Some(_) => None,
             };
             let (mut new, warnings) =
-                admission::prepare_update(res, &current, desired, part, validation)?;
+                admission::prepare_update(res, &current, desired, part, &fields)?;
             let _allocating = if part == Part::Main && crate::services::is_services(res) {
                 let guard = self.services.lock().await;
                 crate::services::allocate_update(&self.store, res, &key, &current, &mut new)?;

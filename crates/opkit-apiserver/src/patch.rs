@@ -5,9 +5,11 @@
 
 pub(crate) mod managed;
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
-use crate::admission::Part;
+use crate::admission::{BodyFields, Part, Wording};
 use crate::error::{ApiError, ApiResult, Cause};
 use crate::handlers::{Answer, ObjectRef, Query};
 use crate::server::ApiServer;
@@ -53,6 +55,28 @@ impl PatchType {
             )),
         }
     }
+}
+
+/// The strict-decoding errors of a JSON patch document itself: duplicate fields anywhere and
+/// operation fields other than `op`, `path`, `from` and `value`, worded as upstream does
+/// (`json patch unknown field "[0].foo"`).
+fn json_patch_errors(patch: &Value, duplicates: Vec<String>) -> Vec<String> {
+    let mut errors: Vec<String> = duplicates
+        .into_iter()
+        .map(|d| format!("json patch {d}"))
+        .collect();
+    for (i, op) in patch.as_array().into_iter().flatten().enumerate() {
+        for key in op.as_object().into_iter().flat_map(|m| m.keys()) {
+            if !matches!(key.as_str(), "op" | "path" | "from" | "value") {
+                let path = format!("[{i}].{key}");
+                errors.push(format!(
+                    "json patch unknown field {}",
+                    opkit_apimachinery::go_quote(&path)
+                ));
+            }
+        }
+    }
+    errors
 }
 
 /// Applies a JSON patch document to a copy of `current`.
@@ -143,8 +167,18 @@ impl ApiServer {
                 "application/apply-patch+yaml",
             ]
         };
-        let patch: Value = serde_json::from_slice(body)
+        let (patch, duplicates) = crate::strict::decode_json(body)
             .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+        let patch = Arc::new(patch);
+        let (errors, wording) = match patch_type {
+            PatchType::Json => (json_patch_errors(&patch, duplicates), Wording::Patched),
+            PatchType::Strategic => (duplicates, Wording::Strategic(patch.clone())),
+            // (An apply was handled above.)
+            PatchType::Merge | PatchType::Apply => (duplicates, Wording::Patched),
+        };
+        let query = &query
+            .clone()
+            .with_body_fields(BodyFields { errors, wording });
         let strategic = match patch_type {
             PatchType::Json | PatchType::Merge => None,
             PatchType::Strategic => {

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, header};
-use http_body_util::{BodyExt, Full, Limited, StreamBody, combinators::BoxBody};
+use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
 use serde_json::Value;
 
 use crate::admission::Part;
@@ -26,6 +26,10 @@ use opkit_store::Store;
 
 /// Upstream's request body limit (3 MiB).
 pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
+
+/// How much of a body over [`MAX_BODY_BYTES`] is read (and thrown away) before the 413 goes
+/// out (16 MiB).
+pub const DRAIN_BODY_BYTES: usize = 16 * 1024 * 1024;
 
 /// The response body type.
 pub type ResponseBody = BoxBody<Bytes, Infallible>;
@@ -75,20 +79,83 @@ fn full(bytes: impl Into<Bytes>) -> ResponseBody {
 
 /// Decodes a request body (JSON, YAML or protobuf) into an object.
 pub fn decode_body(res: &Resource, content_type: Option<&str>, body: &[u8]) -> ApiResult<Value> {
+    decode_object(res, content_type, body).map(|(obj, _)| obj)
+}
+
+/// Decodes a request body (JSON, YAML or protobuf) into an object; also returns its duplicate
+/// fields (`duplicate field "a"`), which `fieldValidation` reports.
+pub fn decode_object(
+    res: &Resource,
+    content_type: Option<&str>,
+    body: &[u8],
+) -> ApiResult<(Value, Vec<String>)> {
     let encoding = negotiate::body_encoding(content_type)?;
     match encoding {
-        Encoding::Json => serde_json::from_slice(body)
+        Encoding::Json => crate::strict::decode_json(body)
             .map_err(|e| ApiError::bad_request(format!("error decoding JSON body: {e}"))),
-        Encoding::Yaml => serde_yaml::from_slice(body)
+        Encoding::Yaml => crate::strict::decode_yaml(body)
             .map_err(|e| ApiError::bad_request(format!("error decoding YAML body: {e}"))),
         Encoding::Protobuf => {
             if res.is_custom() {
                 return Err(ApiError::unsupported_media_type(content_type.unwrap_or("")));
             }
             opkit_protobuf::decode(body)
+                .map(|obj| (obj, Vec::new()))
                 .map_err(|e| ApiError::bad_request(format!("error decoding protobuf body: {e}")))
         }
     }
+}
+
+/// Reads a request body of at most [`MAX_BODY_BYTES`]; a larger one is a 413.
+///
+/// A larger body is still read to its end (up to [`DRAIN_BODY_BYTES`], discarding it) before
+/// the answer: a server that answers early and stops reading ends an HTTP/2 stream with
+/// RST_STREAM, or an HTTP/1.1 connection, under a client that is still sending, and clients
+/// that read only once their upload is done (curl 7.x over HTTP/2) then see no answer at all.
+/// A body announced as larger than that is refused without reading.
+async fn read_body<B>(body: B) -> ApiResult<Bytes>
+where
+    B: hyper::body::Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let too_large = || ApiError::too_large(MAX_BODY_BYTES);
+    if body.size_hint().lower() > DRAIN_BODY_BYTES as u64 {
+        return Err(too_large());
+    }
+    let mut body = std::pin::pin!(body);
+    let mut chunks: Vec<Bytes> = Vec::new();
+    let mut read = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = match frame {
+            Ok(frame) => frame,
+            Err(_) if read > MAX_BODY_BYTES => return Err(too_large()),
+            Err(e) => {
+                let e: Box<dyn std::error::Error + Send + Sync> = e.into();
+                return Err(ApiError::bad_request(format!(
+                    "error reading the request body: {e}"
+                )));
+            }
+        };
+        let Ok(data) = frame.into_data() else {
+            continue; // trailers
+        };
+        read = read.saturating_add(data.len());
+        if read > DRAIN_BODY_BYTES {
+            break;
+        }
+        if read > MAX_BODY_BYTES {
+            chunks = Vec::new();
+        } else {
+            chunks.push(data);
+        }
+    }
+    if read > MAX_BODY_BYTES {
+        return Err(too_large());
+    }
+    Ok(match chunks.len() {
+        1 => chunks.swap_remove(0),
+        _ => Bytes::from(chunks.concat()),
+    })
 }
 
 fn error_response(e: &ApiError) -> Response<ResponseBody> {
@@ -216,7 +283,7 @@ impl ApiServer {
                     &ns_res,
                     None,
                     obj,
-                    crate::admission::FieldValidation::Ignore,
+                    &crate::admission::FieldValidation::Ignore.into(),
                 )?;
                 match self.insert(&ns_res, None, obj, false).await {
                     Ok(_) => {}
@@ -258,7 +325,7 @@ impl ApiServer {
                 &res,
                 Some("default"),
                 obj,
-                crate::admission::FieldValidation::Ignore,
+                &crate::admission::FieldValidation::Ignore.into(),
             )?;
             let _allocating = if crate::services::is_services(&res) {
                 let guard = self.services.lock().await;
@@ -380,19 +447,9 @@ impl ApiServer {
             None => self.gates.limits().request_timeout,
         };
         let work = async {
-            let body = match Limited::new(body, MAX_BODY_BYTES).collect().await {
-                Ok(collected) => collected.to_bytes(),
-                Err(e) => {
-                    let err = if e
-                        .downcast_ref::<http_body_util::LengthLimitError>()
-                        .is_some()
-                    {
-                        ApiError::too_large(MAX_BODY_BYTES)
-                    } else {
-                        ApiError::bad_request(format!("error reading the request body: {e}"))
-                    };
-                    return error_response(&err);
-                }
+            let body = match read_body(body).await {
+                Ok(body) => body,
+                Err(e) => return error_response(&e),
             };
             match self
                 .route(&parts.method, &parts.headers, target, query, body)
@@ -608,13 +665,13 @@ impl ApiServer {
                 self.answer(Some(&res), &output, answer, false)
             }
             (&Method::POST, None) if part == Part::Main => {
-                let obj = decode_body(&res, content_type, &body)?;
-                let answer = self.create(&res, ns, obj, query).await?;
+                let (obj, query) = decode_whole_object(&res, content_type, &body, query)?;
+                let answer = self.create(&res, ns, obj, &query).await?;
                 self.answer(Some(&res), &output, answer, false)
             }
             (&Method::PUT, Some(name)) => {
-                let obj = decode_body(&res, content_type, &body)?;
-                let answer = self.replace(&res, ns, name, part, obj, query).await?;
+                let (obj, query) = decode_whole_object(&res, content_type, &body, query)?;
+                let answer = self.replace(&res, ns, name, part, obj, &query).await?;
                 self.answer(Some(&res), &output, answer, false)
             }
             (&Method::PATCH, Some(name)) => {
@@ -723,6 +780,24 @@ impl ApiServer {
         );
         Ok(resp)
     }
+}
+
+/// Decodes the body of a create or replace, and notes on the query what `fieldValidation`
+/// needs: the body's duplicate fields, and that a whole object is refused in upstream's words.
+fn decode_whole_object(
+    res: &Resource,
+    content_type: Option<&str>,
+    body: &[u8],
+    query: &Query,
+) -> ApiResult<(Value, Query)> {
+    let (obj, duplicates) = decode_object(res, content_type, body)?;
+    let query = query
+        .clone()
+        .with_body_fields(crate::admission::BodyFields {
+            errors: duplicates,
+            wording: crate::admission::Wording::Object,
+        });
+    Ok((obj, query))
 }
 
 fn delete_options(content_type: Option<&str>, body: &[u8]) -> ApiResult<Value> {

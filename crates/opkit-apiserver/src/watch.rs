@@ -4,7 +4,8 @@
 //! selectors and frames the already-serialized object bytes (for JSON, no re-serialization).
 //! Selector transitions follow upstream: an object that stops matching is sent as DELETED, one
 //! that starts matching as ADDED. A watch from a compacted revision answers HTTP 200 and one
-//! ERROR event carrying a 410 `Status`, as kube-apiserver does.
+//! ERROR event carrying a 410 `Status`, as kube-apiserver does; an event that cannot be encoded
+//! (for a Table or protobuf stream) ends the watch with an ERROR carrying a 500 `Status`.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -31,6 +32,17 @@ enum Framing {
     Table,
 }
 
+/// Why a watch event could not be written in the stream's encoding.
+#[derive(Debug, thiserror::Error)]
+enum EncodeError {
+    /// The stored object (or a Status) is not JSON.
+    #[error("not valid JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// The object does not fit its kind's protobuf message.
+    #[error("no protobuf encoding: {0}")]
+    Protobuf(#[from] opkit_protobuf::ProtobufError),
+}
+
 struct Framer {
     framing: Framing,
     res: Arc<Resource>,
@@ -38,7 +50,7 @@ struct Framer {
 }
 
 impl Framer {
-    fn frame(&mut self, event_type: &str, object: &Bytes) -> Option<Bytes> {
+    fn frame(&mut self, event_type: &str, object: &Bytes) -> Result<Bytes, EncodeError> {
         match self.framing {
             Framing::Json => {
                 let object = convert_version(&self.res, object.clone());
@@ -48,17 +60,17 @@ impl Framer {
                 out.extend_from_slice(b"\",\"object\":");
                 out.extend_from_slice(&object);
                 out.extend_from_slice(b"}\n");
-                Some(Bytes::from(out))
+                Ok(Bytes::from(out))
             }
             Framing::Protobuf => {
-                let value: Value = serde_json::from_slice(object).ok()?;
+                let value: Value = serde_json::from_slice(object)?;
                 let value = self.res.shown(value);
-                opkit_protobuf::encode_watch_event(event_type, &value)
-                    .ok()
-                    .map(Bytes::from)
+                Ok(Bytes::from(opkit_protobuf::encode_watch_event(
+                    event_type, &value,
+                )?))
             }
             Framing::Table => {
-                let value: Value = serde_json::from_slice(object).ok()?;
+                let value: Value = serde_json::from_slice(object)?;
                 let value = self.res.shown(value);
                 let table = if event_type == "BOOKMARK" || event_type == "ERROR" {
                     value
@@ -73,23 +85,60 @@ impl Framer {
                     self.first_table = false;
                     t
                 };
-                let mut out =
-                    serde_json::to_vec(&json!({"type": event_type, "object": table})).ok()?;
+                let mut out = serde_json::to_vec(&json!({"type": event_type, "object": table}))?;
                 out.push(b'\n');
-                Some(Bytes::from(out))
+                Ok(Bytes::from(out))
             }
         }
     }
 
-    fn frame_value(&mut self, event_type: &str, value: &Value) -> Option<Bytes> {
-        let bytes = Bytes::from(serde_json::to_vec(value).ok()?);
+    fn frame_value(&mut self, event_type: &str, value: &Value) -> Result<Bytes, EncodeError> {
+        let bytes = Bytes::from(serde_json::to_vec(value)?);
         if self.framing == Framing::Table {
-            let mut out = serde_json::to_vec(&json!({"type": event_type, "object": value})).ok()?;
+            let mut out = serde_json::to_vec(&json!({"type": event_type, "object": value}))?;
             out.push(b'\n');
-            return Some(Bytes::from(out));
+            return Ok(Bytes::from(out));
         }
         self.frame(event_type, &bytes)
     }
+
+    /// The ERROR event that ends a watch on `status`; `None` (after logging) when even that
+    /// cannot be encoded, so the stream just ends.
+    fn error_event(&mut self, status: &Value) -> Option<Bytes> {
+        match self.frame_value("ERROR", status) {
+            Ok(frame) => Some(frame),
+            Err(e) => {
+                tracing::error!(
+                    resource = %self.res.plural,
+                    error = %e,
+                    "a watch ERROR event could not be encoded; ending the watch without it"
+                );
+                None
+            }
+        }
+    }
+
+    /// The last event of a watch whose `event_type` event could not be encoded: an ERROR
+    /// carrying a 500 `Status`, so the client sees why its watch ended instead of missing an
+    /// event without a trace.
+    fn encode_failure(&mut self, event_type: &str, error: &EncodeError) -> Option<Bytes> {
+        tracing::error!(
+            resource = %self.res.plural,
+            event = event_type,
+            %error,
+            "a watch event could not be encoded; ending the watch"
+        );
+        let status = encode_failure_status(event_type, error);
+        self.error_event(&status)
+    }
+}
+
+/// The `Status` of a watch ended by an event that could not be encoded (500 InternalError).
+fn encode_failure_status(event_type: &str, error: &EncodeError) -> Value {
+    ApiError::internal(format!(
+        "the watch ended: its {event_type} event could not be encoded: {error}"
+    ))
+    .to_status()
 }
 
 /// A running watch: its content type and the frames.
@@ -189,8 +238,10 @@ impl ApiServer {
             res: res.clone(),
             first_table: true,
         };
-        // Snapshot (for initial events) and the event subscription, taken consistently.
+        // Snapshot (for initial events) and the event subscription, taken consistently. An
+        // event that cannot be encoded ends the initial events with an ERROR, and the watch.
         let mut initial_frames = Vec::new();
+        let mut failed = false;
         let start_rev;
         if initial {
             let list = self
@@ -198,16 +249,26 @@ impl ApiServer {
                 .list(&prefix, &opkit_store::ListOptions::default())?;
             start_rev = list.revision;
             for entry in list.entries {
-                if selectors.matches_bytes(&entry.value)
-                    && let Some(f) = framer.frame("ADDED", &entry.value)
-                {
-                    initial_frames.push(f);
+                if !selectors.matches_bytes(&entry.value) {
+                    continue;
+                }
+                match framer.frame("ADDED", &entry.value) {
+                    Ok(f) => initial_frames.push(f),
+                    Err(e) => {
+                        initial_frames.extend(framer.encode_failure("ADDED", &e));
+                        failed = true;
+                        break;
+                    }
                 }
             }
-            if send_initial == Some(true)
-                && let Some(f) = framer.frame_value("BOOKMARK", &bookmark(&res, start_rev, true))
-            {
-                initial_frames.push(f);
+            if send_initial == Some(true) && !failed {
+                match framer.frame_value("BOOKMARK", &bookmark(&res, start_rev, true)) {
+                    Ok(f) => initial_frames.push(f),
+                    Err(e) => {
+                        initial_frames.extend(framer.encode_failure("BOOKMARK", &e));
+                        failed = true;
+                    }
+                }
             }
         } else {
             start_rev = match (send_initial, rv) {
@@ -223,7 +284,7 @@ impl ApiServer {
                 Ok(w) => w,
                 Err(e) => {
                     let status = ApiError::from(e).to_status();
-                    if let Some(f) = framer.frame_value("ERROR", &status) {
+                    if let Some(f) = framer.error_event(&status) {
                         let _ = tx.send(Ok(f)).await;
                     }
                     return;
@@ -234,23 +295,27 @@ impl ApiServer {
                     return;
                 }
             }
+            if failed {
+                return;
+            }
             let deadline = tokio::time::sleep(timeout);
             tokio::pin!(deadline);
             let mut ticker = tokio::time::interval(BOOKMARK_INTERVAL);
             ticker.tick().await;
             let mut last_rev = start_rev;
             loop {
-                let frame = tokio::select! {
+                let (event_type, frame) = tokio::select! {
                     _ = &mut deadline => return,
                     _ = tx.closed() => return,
                     _ = ticker.tick(), if bookmarks => {
-                        framer.frame_value("BOOKMARK", &bookmark(&framer.res, last_rev, false))
+                        let b = bookmark(&framer.res, last_rev, false);
+                        ("BOOKMARK", framer.frame_value("BOOKMARK", &b).map(Some))
                     }
                     next = watcher.next() => match next {
                         None => return,
                         Some(Err(e)) => {
                             let status = ApiError::from(e).to_status();
-                            if let Some(f) = framer.frame_value("ERROR", &status) {
+                            if let Some(f) = framer.error_event(&status) {
                                 let _ = tx.send(Ok(f)).await;
                             }
                             return;
@@ -261,10 +326,19 @@ impl ApiServer {
                         }
                     }
                 };
-                if let Some(f) = frame
-                    && tx.send(Ok(f)).await.is_err()
-                {
-                    return;
+                match frame {
+                    Ok(None) => {}
+                    Ok(Some(f)) => {
+                        if tx.send(Ok(f)).await.is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) => {
+                        if let Some(f) = framer.encode_failure(event_type, &e) {
+                            let _ = tx.send(Ok(f)).await;
+                        }
+                        return;
+                    }
                 }
             }
         });
@@ -275,11 +349,13 @@ impl ApiServer {
     }
 }
 
+/// The frame of a store event: its type, and the frame (`None` when the selectors leave it
+/// out).
 fn event_frame(
     framer: &mut Framer,
     selectors: &Selectors,
     event: &opkit_store::Event,
-) -> Option<Bytes> {
+) -> (&'static str, Result<Option<Bytes>, EncodeError>) {
     use opkit_store::EventKind;
     if selectors.is_empty() {
         let t = match event.kind {
@@ -287,7 +363,7 @@ fn event_frame(
             EventKind::Put if event.created => "ADDED",
             EventKind::Put => "MODIFIED",
         };
-        return framer.frame(t, &event.value);
+        return (t, framer.frame(t, &event.value).map(Some));
     }
     let now = selectors.matches_bytes(&event.value);
     let before = event
@@ -296,13 +372,99 @@ fn event_frame(
         .is_some_and(|p| selectors.matches_bytes(p));
     let t = match event.kind {
         EventKind::Delete if before || now => "DELETED",
-        EventKind::Delete => return None,
+        EventKind::Delete => return ("DELETED", Ok(None)),
         EventKind::Put => match (before, now) {
             (true, true) => "MODIFIED",
             (false, true) => "ADDED",
             (true, false) => "DELETED",
-            (false, false) => return None,
+            (false, false) => return ("MODIFIED", Ok(None)),
         },
     };
-    framer.frame(t, &event.value)
+    (t, framer.frame(t, &event.value).map(Some))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stored configmap that is not JSON: nothing written through the API can be, but a
+    /// Table (or protobuf) watch must still say why it cannot carry it.
+    async fn put_unreadable(server: &ApiServer, res: &Resource, name: &str) {
+        let key = res.key(Some("default"), name);
+        server
+            .store
+            .transact(|txn| {
+                txn.put(&key, Bytes::from_static(b"{not json"));
+                Ok::<_, ApiError>(())
+            })
+            .await
+            .unwrap();
+    }
+
+    /// The next frame, or `None` when the watch ended; fails the test after 10 s of silence.
+    async fn next(frames: &mut mpsc::Receiver<Result<Bytes, Infallible>>) -> Option<Bytes> {
+        tokio::time::timeout(Duration::from_secs(10), frames.recv())
+            .await
+            .expect("the watch says something in time")
+            .map(|f| f.unwrap())
+    }
+
+    async fn assert_ends_with_encode_error(mut watch: WatchResponse, event_type: &str) {
+        let frame = next(&mut watch.frames).await.expect("an event");
+        let event: Value = serde_json::from_slice(&frame).unwrap();
+        assert_eq!(event["type"], "ERROR", "{event}");
+        let status = &event["object"];
+        assert_eq!(
+            (status["code"].as_u64(), status["reason"].as_str()),
+            (Some(500), Some("InternalError")),
+            "{event}"
+        );
+        let message = status["message"].as_str().unwrap_or_default();
+        assert!(
+            message.starts_with(&format!(
+                "Internal error occurred: the watch ended: its {event_type} event could not be encoded: not valid JSON"
+            )),
+            "{message}"
+        );
+        assert!(
+            next(&mut watch.frames).await.is_none(),
+            "the watch ends after it"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_event_that_cannot_be_encoded_ends_the_watch_with_a_500_error_event() {
+        let store = opkit_store::Store::open(opkit_store::StoreConfig::ephemeral()).unwrap();
+        let server = ApiServer::new(store, "t0ken".into(), "127.0.0.1:0".into());
+        let res = server
+            .registry
+            .snapshot()
+            .get("", "v1", "configmaps")
+            .cloned()
+            .unwrap();
+        let from_now = Query::new(vec![(
+            "resourceVersion".into(),
+            server.store.current_revision().to_string(),
+        )]);
+        let watch = server
+            .watch(
+                res.clone(),
+                Some("default".into()),
+                &from_now,
+                &Output::Table,
+            )
+            .unwrap();
+        put_unreadable(&server, &res, "later").await;
+        assert_ends_with_encode_error(watch, "ADDED").await;
+        // In the initial events too.
+        let initial = server
+            .watch(
+                res.clone(),
+                Some("default".into()),
+                &Query::default(),
+                &Output::Table,
+            )
+            .unwrap();
+        assert_ends_with_encode_error(initial, "ADDED").await;
+    }
 }

@@ -320,7 +320,7 @@ async fn unknown_fields_of_custom_resources_are_pruned() {
     assert_eq!((err.code, err.reason.as_str()), (400, "BadRequest"));
     assert_eq!(
         err.message,
-        "strict decoding error: unknown field \"spec.seat\""
+        "FlightTicket in version \"v1\" cannot be handled as a FlightTicket: strict decoding error: unknown field \"spec.seat\""
     );
 }
 
@@ -589,4 +589,96 @@ async fn strategic_merge_patch_changes_one_container_by_name() {
         vec![("app", "nginx:1.27"), ("sidecar", "busybox:1.36")]
     );
     assert_eq!(patched.metadata.generation, Some(2));
+}
+
+#[tokio::test]
+async fn pods_get_their_qos_class_on_create_and_keep_it() {
+    use k8s_openapi::api::core::v1::Pod;
+    let plane = common::start().await;
+    let client = common::client(&plane).await;
+    let pods: Api<Pod> = Api::namespaced(client, "default");
+    let pod = |name: &str, resources: serde_json::Value| -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"name": name},
+            "spec": {
+                "containers": [{"name": "app", "image": "nginx:1.27", "resources": resources}],
+                "initContainers": [{"name": "init", "image": "busybox:1.36",
+                    "resources": {"limits": {"cpu": "100m", "memory": "32Mi"}}}]
+            }
+        }))
+        .unwrap()
+    };
+    let cases = [
+        // Requests default to limits: equal on every container, init containers included.
+        (
+            "guaranteed",
+            json!({"limits": {"cpu": "500m", "memory": "128Mi"}}),
+            "Guaranteed",
+        ),
+        (
+            "burstable",
+            json!({"limits": {"cpu": "1", "memory": "128Mi"}, "requests": {"cpu": "250m"}}),
+            "Burstable",
+        ),
+        ("best-effort", json!({}), "BestEffort"),
+    ];
+    for (name, resources, expected) in cases {
+        let mut p = pod(name, resources);
+        if expected == "BestEffort" {
+            p.spec.as_mut().unwrap().init_containers = None;
+        }
+        // What a client claims is reset: the class is the server's to compute.
+        p.status = Some(k8s_openapi::api::core::v1::PodStatus {
+            qos_class: Some("Bogus".into()),
+            ..Default::default()
+        });
+        let created = pods.create(&PostParams::default(), &p).await.unwrap();
+        let qos = |p: &Pod| p.status.as_ref().and_then(|s| s.qos_class.clone());
+        assert_eq!(qos(&created).as_deref(), Some(expected), "{name}");
+        let read = pods.get(name).await.unwrap();
+        assert_eq!(qos(&read).as_deref(), Some(expected), "{name}");
+    }
+    // Only cpu and memory count.
+    let mut storage_only = pod(
+        "storage-only",
+        json!({"limits": {"ephemeral-storage": "1Gi"}}),
+    );
+    storage_only.spec.as_mut().unwrap().init_containers = None;
+    let created = pods
+        .create(&PostParams::default(), &storage_only)
+        .await
+        .unwrap();
+    assert_eq!(
+        created.status.and_then(|s| s.qos_class).as_deref(),
+        Some("BestEffort")
+    );
+    // A status write that leaves the class out keeps it; one that changes it is refused.
+    let patched = pods
+        .patch_status(
+            "burstable",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"qosClass": null, "phase": "Running"}})),
+        )
+        .await
+        .unwrap();
+    let status = patched.status.unwrap();
+    assert_eq!(
+        (status.phase.as_deref(), status.qos_class.as_deref()),
+        (Some("Running"), Some("Burstable"))
+    );
+    let err = api_error(
+        pods.patch_status(
+            "burstable",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"qosClass": "Guaranteed"}})),
+        )
+        .await
+        .unwrap_err(),
+    );
+    assert_eq!((err.code, err.reason.as_str()), (422, "Invalid"), "{err:?}");
+    assert!(
+        err.message
+            .contains("status.qosClass: Invalid value: \"Guaranteed\": field is immutable"),
+        "{err:?}"
+    );
 }

@@ -88,6 +88,115 @@ async fn a_body_over_3_mib_gets_413_and_nothing_is_written() {
     );
 }
 
+type H2Body = http_body_util::combinators::BoxBody<bytes::Bytes, std::convert::Infallible>;
+type H2Sender = hyper::client::conn::http2::SendRequest<H2Body>;
+
+/// An HTTP/2 connection over TLS (ALPN `h2`), as `curl --http2` and client-go make.
+async fn h2_connection(plane: &ControlPlane) -> H2Sender {
+    use rustls::pki_types::pem::PemObject;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(rustls::pki_types::CertificateDer::from_pem_slice(plane.ca_pem().as_bytes()).unwrap())
+        .unwrap();
+    let mut config = rustls::ClientConfig::builder()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
+    let tcp = tokio::net::TcpStream::connect(plane.addr()).await.unwrap();
+    let tls = connector
+        .connect("localhost".try_into().unwrap(), tcp)
+        .await
+        .unwrap();
+    assert_eq!(tls.get_ref().1.alpn_protocol(), Some(b"h2".as_slice()));
+    let (sender, connection) = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        hyper_util::rt::TokioIo::new(tls),
+    )
+    .await
+    .unwrap();
+    tokio::spawn(connection);
+    sender
+}
+
+/// POSTs a JSON body as the admin over an HTTP/2 connection, in 64 KiB frames; also returns how
+/// many bytes of it went out before the stream ended.
+async fn post_h2(
+    plane: &ControlPlane,
+    sender: &mut H2Sender,
+    path: &str,
+    body: Vec<u8>,
+) -> (Answer, usize) {
+    use futures::StreamExt;
+    use http_body_util::BodyExt;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let sent = Arc::new(AtomicUsize::new(0));
+    let counter = sent.clone();
+    let chunks: Vec<bytes::Bytes> = body
+        .chunks(64 * 1024)
+        .map(bytes::Bytes::copy_from_slice)
+        .collect();
+    let frames = futures::stream::iter(chunks).map(move |chunk| {
+        counter.fetch_add(chunk.len(), Ordering::SeqCst);
+        Ok(hyper::body::Frame::data(chunk))
+    });
+    let req = http::Request::post(format!("{}{path}", plane.url()))
+        .header("Authorization", format!("Bearer {}", plane.token()))
+        .header("Content-Type", "application/json")
+        .header("Content-Length", body.len())
+        .body(BodyExt::boxed(http_body_util::StreamBody::new(frames)))
+        .unwrap();
+    let resp = sender
+        .send_request(req)
+        .await
+        .expect("an answer, not a reset stream");
+    let code = resp.status().as_u16();
+    let retry_after = resp
+        .headers()
+        .get("retry-after")
+        .map(|v| v.to_str().unwrap().to_string());
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    let answer = Answer {
+        code,
+        retry_after,
+        body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    };
+    (answer, sent.load(Ordering::SeqCst))
+}
+
+#[tokio::test]
+async fn a_body_over_3_mib_gets_413_over_http2_after_the_server_read_it_all() {
+    let plane = common::start().await;
+    let mut h2 = h2_connection(&plane).await;
+    let big = "x".repeat(8_000_000);
+    let body = serde_json::to_vec(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "big"}, "data": {"blob": big}}))
+    .unwrap();
+    let len = body.len();
+    let (a, sent) = post_h2(&plane, &mut h2, CMS, body).await;
+    assert_status(&a, 413, "RequestEntityTooLarge");
+    // The whole upload went through (no RST_STREAM cut it short), so clients that read the
+    // answer only once they have sent everything (curl 7.x) get it too.
+    assert_eq!(sent, len);
+    // The connection stays usable.
+    let small = serde_json::to_vec(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "small"}}))
+    .unwrap();
+    assert_eq!(post_h2(&plane, &mut h2, CMS, small).await.0.code, 201);
+    let names: Vec<String> = Api::<ConfigMap>::namespaced(common::client(&plane).await, "default")
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|c| c.metadata.name)
+        .collect();
+    assert!(names.contains(&"small".to_string()), "{names:?}");
+    assert!(!names.contains(&"big".to_string()), "{names:?}");
+}
+
 #[tokio::test]
 async fn malformed_requests_get_a_4xx_status_that_says_what_is_wrong_and_write_nothing() {
     let plane = common::start().await;
