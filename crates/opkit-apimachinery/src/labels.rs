@@ -14,7 +14,7 @@
 //! requirements sorted by key and looks each key up in the object's label
 //! map, so filtering a large LIST costs one map lookup per requirement.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde_json::{Map, Value};
@@ -105,6 +105,18 @@ impl SelectorError {
     pub fn code(&self) -> u16 {
         400
     }
+}
+
+/// The operator of a `metav1.LabelSelector`'s `matchExpressions` entry:
+/// `In`, `NotIn`, `Exists` or `DoesNotExist`.
+fn expression_operator(name: &str) -> Result<Operator, SelectorError> {
+    Ok(match name {
+        "In" => Operator::In,
+        "NotIn" => Operator::NotIn,
+        "Exists" => Operator::Exists,
+        "DoesNotExist" => Operator::DoesNotExist,
+        other => return Err(SelectorError::UnknownOperator(other.to_owned())),
+    })
 }
 
 /// Converts a `metav1.LabelSelector` JSON value; see
@@ -379,13 +391,7 @@ impl LabelSelector {
                 for expr in exprs {
                     let key = expr.get("key").and_then(Value::as_str).unwrap_or("");
                     let op_name = expr.get("operator").and_then(Value::as_str).unwrap_or("");
-                    let operator = match op_name {
-                        "In" => Operator::In,
-                        "NotIn" => Operator::NotIn,
-                        "Exists" => Operator::Exists,
-                        "DoesNotExist" => Operator::DoesNotExist,
-                        other => return Err(SelectorError::UnknownOperator(other.to_owned())),
-                    };
+                    let operator = expression_operator(op_name)?;
                     let values = match expr.get("values") {
                         None | Some(Value::Null) => Vec::new(),
                         Some(Value::Array(vals)) => vals
@@ -416,12 +422,26 @@ impl LabelSelector {
     /// ReplicationController): every pair must match. Not validated, as
     /// upstream's `SelectorFromSet`; non-string values never match.
     pub fn from_map(labels: &Map<String, Value>) -> Self {
+        LabelSelector::from_set(
+            labels
+                .iter()
+                .map(|(k, v)| (k, v.as_str().unwrap_or("\u{0}"))),
+        )
+    }
+
+    /// The selector for a set of labels, as upstream's `SelectorFromSet`:
+    /// every pair must match; not validated. An empty set gives the empty
+    /// selector, which matches everything (a Service with an empty
+    /// `spec.selector` selects nothing: callers check that first).
+    pub fn from_set<K: Into<String>, V: Into<String>>(
+        labels: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
         let requirements = labels
-            .iter()
+            .into_iter()
             .map(|(k, v)| Requirement {
-                key: k.clone(),
+                key: k.into(),
                 operator: Operator::Equals,
-                values: vec![v.as_str().map_or_else(|| "\u{0}".to_owned(), str::to_owned)],
+                values: vec![v.into()],
             })
             .collect();
         LabelSelector::from_requirements(requirements)
@@ -432,6 +452,12 @@ impl LabelSelector {
     /// label value counts as present with a value no selector names.
     pub fn matches(&self, labels: &Map<String, Value>) -> bool {
         self.matches_with(|key| labels.get(key).map(|v| v.as_str().unwrap_or("\u{0}")))
+    }
+
+    /// Whether a label set (e.g. k8s-openapi's `metadata.labels`) satisfies
+    /// the selector.
+    pub fn matches_set(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.matches_with(|key| labels.get(key).map(String::as_str))
     }
 
     /// Like [`matches`](Self::matches) for any label storage; `lookup`
@@ -491,6 +517,35 @@ impl fmt::Display for LabelSelector {
             write!(f, "{r}")?;
         }
         Ok(())
+    }
+}
+
+/// Converts k8s-openapi's `metav1.LabelSelector` like upstream's
+/// `LabelSelectorAsSelector`: `{}` matches everything (an absent selector,
+/// which matches nothing, is the caller's `None`).
+#[cfg(feature = "k8s-openapi")]
+impl TryFrom<&k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector> for LabelSelector {
+    type Error = SelectorError;
+
+    fn try_from(
+        selector: &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+    ) -> Result<Self, Self::Error> {
+        let mut requirements = Vec::new();
+        for (key, value) in selector.match_labels.iter().flatten() {
+            requirements.push(Requirement::new(
+                key.clone(),
+                Operator::Equals,
+                vec![value.clone()],
+            )?);
+        }
+        for expr in selector.match_expressions.iter().flatten() {
+            requirements.push(Requirement::new(
+                expr.key.clone(),
+                expression_operator(&expr.operator)?,
+                expr.values.clone().unwrap_or_default(),
+            )?);
+        }
+        Ok(LabelSelector::from_requirements(requirements))
     }
 }
 
@@ -1039,5 +1094,140 @@ mod tests {
         );
         let svc = LabelSelector::from_map(&labels(json!({"app": "web"})));
         assert!(svc.matches(&labels(json!({"app": "web", "b": "c"}))));
+    }
+
+    fn set(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn label_sets_select_by_equality_without_validation() {
+        let sel = LabelSelector::from_set(&set(&[("app", "web"), ("tier", "fe")]));
+        assert_eq!(sel.to_string(), "app=web,tier=fe");
+        assert!(sel.matches_set(&set(&[("app", "web"), ("tier", "fe"), ("x", "y")])));
+        assert!(!sel.matches_set(&set(&[("app", "web")])));
+        // Not validated, as upstream's SelectorFromSet.
+        let odd = LabelSelector::from_set([("not a key!", "not a value!")]);
+        assert!(odd.matches_set(&set(&[("not a key!", "not a value!")])));
+        // The empty set selects everything; callers that mean "nothing" check first.
+        assert!(LabelSelector::from_set(&set(&[])).matches_set(&set(&[])));
+    }
+
+    mod k8s {
+        use super::*;
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+            LabelSelector as K8sSelector, LabelSelectorRequirement,
+        };
+
+        fn expr(key: &str, operator: &str, values: &[&str]) -> LabelSelectorRequirement {
+            LabelSelectorRequirement {
+                key: key.to_owned(),
+                operator: operator.to_owned(),
+                values: (!values.is_empty())
+                    .then(|| values.iter().map(|v| (*v).to_owned()).collect()),
+            }
+        }
+
+        fn selector(exprs: Vec<LabelSelectorRequirement>) -> K8sSelector {
+            K8sSelector {
+                match_expressions: Some(exprs),
+                match_labels: None,
+            }
+        }
+
+        fn matches(s: &K8sSelector, labels: &[(&str, &str)]) -> Result<bool, String> {
+            LabelSelector::try_from(s)
+                .map(|sel| sel.matches_set(&set(labels)))
+                .map_err(|e| e.to_string())
+        }
+
+        #[test]
+        fn empty_selector_matches_everything() {
+            assert_eq!(matches(&K8sSelector::default(), &[]), Ok(true));
+            let empty_lists = K8sSelector {
+                match_labels: Some(BTreeMap::new()),
+                match_expressions: Some(Vec::new()),
+            };
+            assert_eq!(matches(&empty_lists, &[("a", "b")]), Ok(true));
+        }
+
+        #[test]
+        fn match_labels_require_equal_values() {
+            let s = K8sSelector {
+                match_labels: Some(set(&[("a", "1")])),
+                match_expressions: None,
+            };
+            assert_eq!(matches(&s, &[("a", "1"), ("b", "2")]), Ok(true));
+            assert_eq!(matches(&s, &[("a", "2")]), Ok(false));
+            assert_eq!(matches(&s, &[]), Ok(false));
+        }
+
+        #[test]
+        fn expressions_follow_set_based_semantics() {
+            let in_ = selector(vec![expr("tier", "In", &["web", "db"])]);
+            assert_eq!(matches(&in_, &[("tier", "db")]), Ok(true));
+            assert_eq!(matches(&in_, &[("tier", "cache")]), Ok(false));
+            assert_eq!(matches(&in_, &[]), Ok(false));
+
+            let not_in = selector(vec![expr("tier", "NotIn", &["web"])]);
+            assert_eq!(matches(&not_in, &[("tier", "db")]), Ok(true));
+            assert_eq!(matches(&not_in, &[]), Ok(true));
+            assert_eq!(matches(&not_in, &[("tier", "web")]), Ok(false));
+
+            let exists = selector(vec![expr("tier", "Exists", &[])]);
+            assert_eq!(matches(&exists, &[("tier", "")]), Ok(true));
+            assert_eq!(matches(&exists, &[]), Ok(false));
+
+            let absent = selector(vec![expr("tier", "DoesNotExist", &[])]);
+            assert_eq!(matches(&absent, &[]), Ok(true));
+            assert_eq!(matches(&absent, &[("tier", "x")]), Ok(false));
+
+            let both = K8sSelector {
+                match_labels: Some(set(&[("app", "web")])),
+                match_expressions: Some(vec![expr("tier", "In", &["fe"])]),
+            };
+            assert_eq!(matches(&both, &[("app", "web"), ("tier", "fe")]), Ok(true));
+            assert_eq!(matches(&both, &[("app", "web"), ("tier", "be")]), Ok(false));
+        }
+
+        #[test]
+        fn invalid_selectors_are_errors_with_upstream_messages() {
+            assert_eq!(
+                matches(&selector(vec![expr("k", "In", &[])]), &[]),
+                Err(
+                    "values: Invalid value: []: for 'in', 'notin' operators, values set can't be empty"
+                        .into()
+                )
+            );
+            assert!(matches(&selector(vec![expr("k", "Exists", &["v"])]), &[]).is_err());
+            assert_eq!(
+                matches(&selector(vec![expr("k", "Gt", &["1"])]), &[]),
+                Err("\"Gt\" is not a valid label selector operator".into())
+            );
+            let bad_key = K8sSelector {
+                match_labels: Some(set(&[("-bad", "v")])),
+                match_expressions: None,
+            };
+            assert!(matches(&bad_key, &[]).is_err());
+        }
+
+        #[test]
+        fn agrees_with_the_json_conversion() {
+            let s = K8sSelector {
+                match_labels: Some(set(&[("app", "web")])),
+                match_expressions: Some(vec![
+                    expr("tier", "In", &["fe", "be"]),
+                    expr("legacy", "DoesNotExist", &[]),
+                ]),
+            };
+            let json = serde_json::to_value(&s).unwrap();
+            assert_eq!(
+                LabelSelector::try_from(&s),
+                LabelSelector::from_label_selector_json(&json)
+            );
+        }
     }
 }

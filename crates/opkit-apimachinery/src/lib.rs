@@ -18,7 +18,9 @@
 //!   kinds and custom resources (`additionalPrinterColumns`);
 //! * [`jsonpath`]: client-go's JSONPath dialect used by printer columns;
 //! * [`time`]: RFC 3339 `Time`/`MicroTime` and kubectl's human ages;
-//! * [`quantity`]: resource quantities as exact nano units, for sums and comparisons.
+//! * [`quantity`]: resource quantities as exact nano units, for sums and comparisons;
+//! * [`duration`]: Go's `time.Duration` (`1h30m0s`), parsed and printed as
+//!   `time.ParseDuration` and `Duration.String()` do.
 //!
 //! Every function is total on user input: malformed selectors, names, paths
 //! and objects produce errors (with upstream's messages) or fallbacks, never
@@ -28,6 +30,7 @@
 
 mod gofmt;
 
+pub mod duration;
 pub mod fields;
 pub mod jsonpath;
 pub mod labels;
@@ -36,6 +39,7 @@ pub mod table;
 pub mod time;
 pub mod validation;
 
+pub use duration::{Duration, DurationError, DurationRangeError};
 pub use fields::{
     FieldOp, FieldRequirement, FieldSelector, FieldSelectorError, field_value, supported_fields,
 };
@@ -92,6 +96,7 @@ mod robustness {
             let _ = crate::validation::is_qualified_name(s);
             let _ = crate::validation::NameRule::Dns1123Subdomain.validate(s, true);
             let _ = crate::time::parse_time(s);
+            let _ = crate::Duration::parse(s);
         }
     }
 }

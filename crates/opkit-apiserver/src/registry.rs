@@ -815,7 +815,11 @@ impl Snapshot {
             }
         }
         for (_, versions) in &mut groups {
-            versions.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
+            // Kubernetes version priority: GA > beta > alpha > others (alphabetically), higher
+            // numbers first.
+            versions.sort_by_cached_key(|v| {
+                std::cmp::Reverse(kube::core::Version::parse(v).priority())
+            });
         }
         Snapshot {
             resources,
@@ -858,32 +862,6 @@ impl Snapshot {
                 .iter()
                 .find(|r| r.group == group && &r.version == v && r.kind == kind)
         })
-    }
-}
-
-/// Kubernetes version priority: GA > beta > alpha, higher numbers first.
-pub fn version_priority(v: &str) -> (u8, u32, u32) {
-    let Some(rest) = v.strip_prefix('v') else {
-        return (0, 0, 0);
-    };
-    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
-    let Ok(major) = digits.parse::<u32>() else {
-        return (0, 0, 0);
-    };
-    let tail = &rest[digits.len()..];
-    if tail.is_empty() {
-        return (3, major, 0);
-    }
-    let (level, num) = if let Some(n) = tail.strip_prefix("beta") {
-        (2, n)
-    } else if let Some(n) = tail.strip_prefix("alpha") {
-        (1, n)
-    } else {
-        return (0, 0, 0);
-    };
-    match num.parse::<u32>() {
-        Ok(n) => (level, major, n),
-        Err(_) => (0, 0, 0),
     }
 }
 
@@ -957,10 +935,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn version_priority_orders_ga_before_beta_before_alpha() {
-        let mut v = vec!["v1alpha1", "v2", "v1beta2", "v1", "v1beta1", "foo"];
-        v.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
-        assert_eq!(v, vec!["v2", "v1", "v1beta2", "v1beta1", "v1alpha1", "foo"]);
+    fn group_versions_are_in_version_priority_order() {
+        let resource = |version: &str| {
+            let mut r = builtin_resource(&builtins()[0]);
+            r.group = "example.com".into();
+            r.version = version.into();
+            Arc::new(r)
+        };
+        let versions = ["v1alpha1", "foo", "v2", "v1beta2", "v1", "bar", "v1beta1"];
+        let snap = Snapshot::build(versions.iter().map(|v| resource(v)).collect(), 1);
+        let (_, sorted) = snap
+            .groups()
+            .iter()
+            .find(|(g, _)| g == "example.com")
+            .unwrap();
+        assert_eq!(
+            sorted,
+            &["v2", "v1", "v1beta2", "v1beta1", "v1alpha1", "bar", "foo"]
+        );
     }
 
     #[test]

@@ -437,7 +437,12 @@ impl ApiServer {
                 Err(e) => return error_response(&e),
             }
         };
-        let timeout = match query.get("timeout").map(parse_go_duration) {
+        let timeout = match query.get("timeout").map(|t| {
+            // A Go duration (`30s`, `1m30s`); negative ones are refused.
+            opkit_apimachinery::Duration::parse(t.trim())
+                .ok()
+                .and_then(|d| d.to_std().ok())
+        }) {
             Some(Some(t)) => t.min(self.gates.limits().request_timeout),
             Some(None) => {
                 return error_response(&ApiError::bad_request(
@@ -832,40 +837,4 @@ fn hold_while_streaming<T: Send + Sync + 'static>(
         frame
     });
     Response::from_parts(parts, BodyExt::boxed(body))
-}
-
-/// Parses a Go duration as clients send `?timeout=` (`30s`, `1m30s`, `500ms`, `1h`).
-pub fn parse_go_duration(s: &str) -> Option<std::time::Duration> {
-    let mut total = 0f64;
-    let mut rest = s.trim();
-    if rest.is_empty() {
-        return None;
-    }
-    if rest == "0" {
-        return Some(std::time::Duration::ZERO);
-    }
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        let value: f64 = rest[..digits].parse().ok()?;
-        rest = &rest[digits..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let factor = match &rest[..unit_len] {
-            "ns" => 1e-9,
-            "us" | "µs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return None,
-        };
-        rest = &rest[unit_len..];
-        total += value * factor;
-    }
-    (0.0..1e9)
-        .contains(&total)
-        .then(|| std::time::Duration::from_secs_f64(total))
 }

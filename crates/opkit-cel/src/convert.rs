@@ -211,8 +211,8 @@ fn string_to_cel(s: &str, shape: &Shape) -> Cel {
                 }
             }
             Some("duration") => {
-                if let Some(d) = crate::library::parse_go_duration(s) {
-                    return Cel::Duration(d);
+                if let Ok(d) = opkit_apimachinery::Duration::parse(s) {
+                    return Cel::Duration(chrono::Duration::nanoseconds(d.as_nanos()));
                 }
             }
             Some("date-time") => {
@@ -293,6 +293,27 @@ mod tests {
         assert_eq!(escape("a__b").as_deref(), Some("a__underscores__b"));
         assert_eq!(escape("1a"), None);
         assert_eq!(escape("a b"), None);
+    }
+
+    #[test]
+    fn duration_strings_become_cel_durations() {
+        let shape = Shape {
+            ty: "string".into(),
+            format: Some("duration".into()),
+            ..Shape::default()
+        };
+        let duration = |s: &str| match string_to_cel(s, &shape) {
+            Cel::Duration(d) => Some(d),
+            _ => None,
+        };
+        assert_eq!(duration("1h30m"), Some(chrono::Duration::minutes(90)));
+        assert_eq!(
+            duration("-1.5s"),
+            Some(chrono::Duration::milliseconds(-1500))
+        );
+        assert_eq!(duration("0"), Some(chrono::Duration::zero()));
+        // Not a Go duration: stays a string.
+        assert_eq!(duration("5"), None);
     }
 
     #[test]

@@ -661,51 +661,6 @@ overload!(q_gt, q_gt_imp);
 overload!(q_lt, q_lt_imp);
 overload!(q_compare, q_compare_imp);
 
-// ---- durations ---------------------------------------------------------------------------
-
-/// Go's `time.ParseDuration` (`1h30m`, `-1.5s`, `300ms`, `2us`), as `format: duration` values are
-/// written.
-pub fn parse_go_duration(s: &str) -> Option<chrono::Duration> {
-    let (neg, mut rest) = match s.as_bytes().first()? {
-        b'-' => (true, &s[1..]),
-        b'+' => (false, &s[1..]),
-        _ => (false, s),
-    };
-    if rest == "0" {
-        return Some(chrono::Duration::zero());
-    }
-    if rest.is_empty() {
-        return None;
-    }
-    let mut total: f64 = 0.0;
-    while !rest.is_empty() {
-        let n_end = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        let n: f64 = rest[..n_end].parse().ok()?;
-        rest = &rest[n_end..];
-        let u_end = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let unit_ns: f64 = match &rest[..u_end] {
-            "ns" => 1.0,
-            "us" | "µs" | "μs" => 1e3,
-            "ms" => 1e6,
-            "s" => 1e9,
-            "m" => 60e9,
-            "h" => 3600e9,
-            _ => return None,
-        };
-        rest = &rest[u_end..];
-        total += n * unit_ns;
-    }
-    if total > i64::MAX as f64 {
-        return None;
-    }
-    let d = chrono::Duration::nanoseconds(total.round() as i64);
-    Some(if neg { -d } else { d })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -733,19 +688,5 @@ mod tests {
         assert!(parse_url("/just/a/path").is_some());
         assert!(parse_url("not a url").is_none());
         assert!(parse_url("example.com").is_none());
-    }
-
-    #[test]
-    fn go_durations_parse() {
-        assert_eq!(
-            parse_go_duration("1h30m"),
-            Some(chrono::Duration::minutes(90))
-        );
-        assert_eq!(
-            parse_go_duration("-1.5s"),
-            Some(chrono::Duration::milliseconds(-1500))
-        );
-        assert_eq!(parse_go_duration("0"), Some(chrono::Duration::zero()));
-        assert_eq!(parse_go_duration("5"), None);
     }
 }

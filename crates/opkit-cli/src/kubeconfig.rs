@@ -96,42 +96,17 @@ impl fmt::Display for ServiceAccountRef {
     }
 }
 
-/// Parses a positive duration written as number–unit pairs (`8760h`, `1h30m`, `90s`, `500ms`),
-/// the way kubectl's `--duration` and Go's `time.ParseDuration` read them.
+/// Parses a positive Go duration (`8760h`, `1h30m`, `90s`, `500ms`), the way kubectl's
+/// `--duration` reads it (a bare number is refused).
 pub fn parse_validity(s: &str) -> Result<Duration, String> {
-    let text = s.trim();
-    let invalid = || format!("{s:?} is not a duration: write e.g. 8760h, 1h30m, 45m or 90s");
-    if text.is_empty() {
-        return Err(invalid());
-    }
-    let mut total = Duration::ZERO;
-    let mut rest = text;
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !c.is_ascii_digit() && c != '.')
-            .ok_or_else(invalid)?;
-        if digits == 0 {
-            return Err(invalid());
-        }
-        let value: f64 = rest[..digits].parse().map_err(|_| invalid())?;
-        let after = &rest[digits..];
-        let unit_len = after
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(after.len());
-        let seconds_per_unit = match &after[..unit_len] {
-            "ms" => 0.001,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return Err(invalid()),
-        };
-        total += Duration::try_from_secs_f64(value * seconds_per_unit).map_err(|_| invalid())?;
-        rest = &after[unit_len..];
-    }
-    if total.is_zero() {
+    let validity = opkit_apimachinery::Duration::parse(s.trim())
+        .map_err(|e| e.to_string())?
+        .to_std()
+        .map_err(|e| e.to_string())?;
+    if validity.is_zero() {
         return Err(format!("{s:?}: the validity must be longer than zero"));
     }
-    Ok(total)
+    Ok(validity)
 }
 
 /// Runs `opkit kubeconfig`.
@@ -411,7 +386,7 @@ mod tests {
 
     #[test]
     fn validity_rejects_missing_units_unknown_units_and_zero() {
-        for bad in ["", "10", "h", "10d", "1h-5m", "abc"] {
+        for bad in ["", "10", "h", "10d", "1h-5m", "abc", "-1h"] {
             assert!(parse_validity(bad).is_err(), "{bad:?} should be refused");
         }
         let zero = parse_validity("0s").unwrap_err();

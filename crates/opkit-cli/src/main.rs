@@ -124,23 +124,10 @@ struct UpArgs {
     max_watches_per_user: usize,
 }
 
-/// Parses `250ms`, `2s`, `1m` (a bare number is seconds).
+/// The value parser of duration flags: a Go duration (`250ms`, `2s`, `1m30s`, `1h`) or a bare
+/// number of seconds; not negative.
 pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let (number, unit) = match s.find(|c: char| !c.is_ascii_digit() && c != '.') {
-        Some(i) => s.split_at(i),
-        None => (s, "s"),
-    };
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("{s:?} is not a duration; write e.g. 250ms, 2s or 1m"))?;
-    let seconds = match unit {
-        "ms" => value / 1000.0,
-        "s" => value,
-        "m" => value * 60.0,
-        _ => return Err(format!("{s:?}: unknown unit {unit:?}; use ms, s or m")),
-    };
-    Duration::try_from_secs_f64(seconds).map_err(|e| format!("{s:?}: {e}"))
+    opkit_apimachinery::duration::parse_flag(s)
 }
 
 fn main() -> ExitCode {
@@ -232,4 +219,24 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
     eprintln!("stopping");
     plane.shutdown().await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duration_flags_take_go_durations_and_bare_seconds() {
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("2"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("0.5"), Ok(Duration::from_millis(500)));
+        assert_eq!(
+            parse_duration("5x"),
+            Err(r#"time: unknown unit "x" in duration "5x""#.to_string())
+        );
+        assert!(parse_duration("-1s").unwrap_err().contains("negative"));
+        assert!(parse_duration("").is_err());
+    }
 }

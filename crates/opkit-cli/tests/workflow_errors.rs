@@ -231,3 +231,27 @@ fn cluster_commands_without_a_reachable_cluster_suggest_opkit_up() {
         &["opkit create api"],
     );
 }
+
+#[test]
+fn duration_flags_take_go_durations() {
+    let dir = tempfile::tempdir().unwrap();
+    // `--timeout 1m30s` is accepted: the command goes on to look for a project.
+    fails_with(
+        dir.path(),
+        &["deploy", "--timeout", "1m30s"],
+        &["no opkit project here"],
+    );
+    // A malformed duration is refused with Go's message, naming the flag.
+    fails_with(
+        dir.path(),
+        &["deploy", "--timeout", "5x"],
+        &["--timeout", r#"time: unknown unit "x" in duration "5x""#],
+    );
+    // `opkit demo --duration 1h` parses; the malformed flag after it is the one refused.
+    let stderr = fails_with(
+        dir.path(),
+        &["demo", "--duration", "1h", "--step-interval", "soon"],
+        &["--step-interval", r#"time: invalid duration "soon""#],
+    );
+    assert!(!stderr.contains("--duration"), "{stderr}");
+}

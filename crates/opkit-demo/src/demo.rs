@@ -65,10 +65,10 @@ pub struct DemoArgs {
     #[arg(long, value_name = "PATH")]
     kubeconfig: Option<PathBuf>,
     /// Stop by itself after this long (e.g. `90s`, `2m`); default: run until Ctrl-C.
-    #[arg(long, value_name = "DURATION", value_parser = crate::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = opkit_apimachinery::duration::parse_flag)]
     duration: Option<Duration>,
     /// How long each step's outcome stays on screen before the next step (e.g. `500ms`).
-    #[arg(long, value_name = "DURATION", default_value = "4s", value_parser = crate::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "4s", value_parser = opkit_apimachinery::duration::parse_flag)]
     step_interval: Duration,
 }
 

@@ -6,7 +6,6 @@
 mod demo;
 
 use std::process::ExitCode;
-use std::time::Duration;
 
 use clap::Parser;
 
@@ -20,25 +19,6 @@ use clap::Parser;
 struct Cli {
     #[command(flatten)]
     args: demo::DemoArgs,
-}
-
-/// Parses `250ms`, `2s`, `1m` (a bare number is seconds).
-pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let (number, unit) = match s.find(|c: char| !c.is_ascii_digit() && c != '.') {
-        Some(i) => s.split_at(i),
-        None => (s, "s"),
-    };
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("{s:?} is not a duration; write e.g. 250ms, 2s or 1m"))?;
-    let seconds = match unit {
-        "ms" => value / 1000.0,
-        "s" => value,
-        "m" => value * 60.0,
-        _ => return Err(format!("{s:?}: unknown unit {unit:?}; use ms, s or m")),
-    };
-    Duration::try_from_secs_f64(seconds).map_err(|e| format!("{s:?}: {e}"))
 }
 
 fn main() -> ExitCode {

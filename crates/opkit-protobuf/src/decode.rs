@@ -438,9 +438,9 @@ fn decode_special(sub: &'static Message, data: &[u8], depth: u32) -> Result<Valu
         }
         Special::Duration => {
             let s = read_small(sub, data)?;
-            Ok(Value::String(timefmt::format_duration(
-                s.ints[0].unwrap_or(0) as i64,
-            )))
+            Ok(Value::String(
+                opkit_apimachinery::Duration::from_nanos(s.ints[0].unwrap_or(0) as i64).to_string(),
+            ))
         }
         Special::IntOrString => {
             let s = read_small(sub, data)?;

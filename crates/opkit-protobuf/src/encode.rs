@@ -283,8 +283,9 @@ fn encode_special(
         }
         Special::Duration => {
             let s = v.as_str().ok_or_else(|| mismatch("a duration string", v))?;
-            let ns = timefmt::parse_duration(s)
-                .ok_or_else(|| ProtobufError::json(format!("invalid duration {s:?}")))?;
+            let ns = opkit_apimachinery::Duration::parse(s)
+                .map_err(|_| ProtobufError::json(format!("invalid duration {s:?}")))?
+                .as_nanos();
             wire::put_varint_field(out, 1, ns as u64);
             Ok(())
         }

@@ -2,10 +2,10 @@
 //!
 //! * `metav1.Time` → `time.RFC3339` in UTC, second precision (`2024-01-02T03:04:05Z`).
 //! * `metav1.MicroTime` → RFC 3339 in UTC with exactly six fractional digits.
-//! * `metav1.Duration` → `time.Duration.String()` (`1h0m0s`, `1.5s`, `300ms`).
 //!
-//! Parsing accepts what Go's `time.Parse(time.RFC3339, …)` and `time.ParseDuration` accept
-//! (offsets, fractional seconds, `µs`/`us`), converted to UTC.
+//! Parsing accepts what Go's `time.Parse(time.RFC3339, …)` accepts (offsets, fractional
+//! seconds), converted to UTC. `metav1.Duration` is `opkit_apimachinery::Duration`'s string form
+//! (`time.Duration.String()`: `1h0m0s`, `1.5s`, `300ms`).
 
 const SECS_PER_DAY: i64 = 86_400;
 const NANOS_PER_SEC: i64 = 1_000_000_000;
@@ -129,111 +129,6 @@ pub(crate) fn parse_rfc3339(text: &str) -> Option<(i64, i32)> {
     Some((secs, nanos as i32))
 }
 
-/// Formats nanoseconds like Go's `time.Duration.String()`.
-pub(crate) fn format_duration(d: i64) -> String {
-    if d == 0 {
-        return "0s".to_string();
-    }
-    let sign = if d < 0 { "-" } else { "" };
-    let u = d.unsigned_abs();
-    // Integer part and trimmed fraction of `v / 10^prec`.
-    let frac = |v: u64, prec: u32| -> String {
-        let p = 10u64.pow(prec);
-        let (int, rem) = (v / p, v % p);
-        if rem == 0 {
-            int.to_string()
-        } else {
-            let digits = format!("{rem:0width$}", width = prec as usize);
-            format!("{int}.{}", digits.trim_end_matches('0'))
-        }
-    };
-    if u < 1_000 {
-        return format!("{sign}{u}ns");
-    }
-    if u < 1_000_000 {
-        return format!("{sign}{}µs", frac(u, 3));
-    }
-    if u < 1_000_000_000 {
-        return format!("{sign}{}ms", frac(u, 6));
-    }
-    let secs = u / 1_000_000_000;
-    let sub = u % 1_000_000_000;
-    let mut out = format!("{}s", frac((secs % 60) * 1_000_000_000 + sub, 9));
-    let mins = secs / 60;
-    if mins > 0 {
-        out = format!("{}m{out}", mins % 60);
-        let hours = mins / 60;
-        if hours > 0 {
-            out = format!("{hours}h{out}");
-        }
-    }
-    format!("{sign}{out}")
-}
-
-/// Parses a Go duration string (`1h2m3.5s`, `-300ms`, `0`) into nanoseconds.
-pub(crate) fn parse_duration(text: &str) -> Option<i64> {
-    let (neg, mut rest) = match text.as_bytes().first()? {
-        b'-' => (true, &text[1..]),
-        b'+' => (false, &text[1..]),
-        _ => (false, text),
-    };
-    if rest == "0" {
-        return Some(0);
-    }
-    if rest.is_empty() {
-        return None;
-    }
-    let mut total: u128 = 0;
-    while !rest.is_empty() {
-        let int_len = rest.bytes().take_while(u8::is_ascii_digit).count();
-        let (int_part, after) = rest.split_at(int_len);
-        let (frac_part, after) = match after.strip_prefix('.') {
-            Some(a) => {
-                let n = a.bytes().take_while(u8::is_ascii_digit).count();
-                a.split_at(n)
-            }
-            None => ("", after),
-        };
-        if int_part.is_empty() && frac_part.is_empty() {
-            return None;
-        }
-        let unit_len = after
-            .char_indices()
-            .find(|(_, c)| c.is_ascii_digit() || *c == '.')
-            .map_or(after.len(), |(i, _)| i);
-        let (unit, after) = after.split_at(unit_len);
-        let scale: u128 = match unit {
-            "ns" => 1,
-            "us" | "µs" | "μs" => 1_000,
-            "ms" => 1_000_000,
-            "s" => 1_000_000_000,
-            "m" => 60_000_000_000,
-            "h" => 3_600_000_000_000,
-            _ => return None,
-        };
-        let int: u128 = if int_part.is_empty() {
-            0
-        } else {
-            int_part.parse().ok()?
-        };
-        total = total.checked_add(int.checked_mul(scale)?)?;
-        if !frac_part.is_empty() {
-            let digits = &frac_part[..frac_part.len().min(18)];
-            let f: u128 = digits.parse().ok()?;
-            total = total.checked_add(f * scale / 10u128.pow(digits.len() as u32))?;
-        }
-        if total > 1u128 << 63 {
-            return None;
-        }
-        rest = after;
-    }
-    if neg {
-        i64::try_from(-(total as i128)).ok()
-    } else {
-        i64::try_from(total).ok()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,41 +178,5 @@ mod tests {
         }
         assert_eq!(format_rfc3339(i64::MAX, 0, false), None);
         assert_eq!(format_rfc3339(i64::MIN / 2, 0, true), None);
-    }
-
-    #[test]
-    fn durations_match_go() {
-        for (ns, s) in [
-            (0, "0s"),
-            (1, "1ns"),
-            (1_500, "1.5µs"),
-            (300_000_000, "300ms"),
-            (1_000_000_000, "1s"),
-            (1_500_000_000, "1.5s"),
-            (60_000_000_000, "1m0s"),
-            (3_600_000_000_000, "1h0m0s"),
-            (3_723_000_000_000, "1h2m3s"),
-            (-90_000_000_000, "-1m30s"),
-        ] {
-            assert_eq!(format_duration(ns), s);
-            assert_eq!(parse_duration(s), Some(ns), "{s}");
-        }
-        assert_eq!(parse_duration("1.5h"), Some(5_400_000_000_000));
-        assert_eq!(parse_duration("2us"), Some(2_000));
-        assert_eq!(parse_duration("0"), Some(0));
-        assert_eq!(format_duration(i64::MIN), "-2562047h47m16.854775808s");
-        assert_eq!(parse_duration("-2562047h47m16.854775808s"), Some(i64::MIN));
-        for bad in [
-            "",
-            "1",
-            "h",
-            "1x",
-            "--1s",
-            "1.s.",
-            "99999999999999999999h",
-            ".",
-        ] {
-            assert_eq!(parse_duration(bad), None, "{bad}");
-        }
     }
 }

@@ -13,9 +13,10 @@ use std::collections::{BTreeMap, HashSet};
 
 use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule};
 
+use opkit_apimachinery::LabelSelector;
+
 use crate::error::AggregationError;
 use crate::rules::items;
-use crate::selector;
 
 /// For each ClusterRole with an `aggregationRule`, its resolved rules: what the aggregation
 /// controller would write into `.rules`. Roles whose selectors are invalid are left out (the
@@ -58,21 +59,25 @@ pub(crate) fn resolve(cluster_roles: &[ClusterRole]) -> Resolution {
         let mut targets = Vec::new();
         let mut valid = true;
         for sel in rule.cluster_role_selectors.iter().flatten() {
-            if let Err(message) = selector::validate(sel) {
-                errors.push(AggregationError::InvalidSelector {
-                    cluster_role: role_name(role).to_owned(),
-                    message,
-                });
-                valid = false;
-                break;
-            }
+            // Upstream's `LabelSelectorAsSelector`: `{}` matches every role.
+            let sel = match LabelSelector::try_from(sel) {
+                Ok(sel) => sel,
+                Err(e) => {
+                    errors.push(AggregationError::InvalidSelector {
+                        cluster_role: role_name(role).to_owned(),
+                        message: e.to_string(),
+                    });
+                    valid = false;
+                    break;
+                }
+            };
             for &candidate in &by_name {
                 let other = &cluster_roles[candidate];
                 if role_name(other) == role_name(role) {
                     continue;
                 }
                 let labels = other.metadata.labels.as_ref().unwrap_or(&empty);
-                if selector::matches(sel, labels) == Ok(true) {
+                if sel.matches_set(labels) {
                     targets.push(candidate);
                 }
             }

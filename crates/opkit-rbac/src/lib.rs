@@ -25,7 +25,6 @@ mod error;
 mod message;
 mod policy;
 mod rules;
-mod selector;
 mod user;
 
 pub use aggregate::aggregate;

@@ -192,7 +192,7 @@ fn is_date_time(s: &str) -> bool {
 
 /// Go's `time.ParseDuration`, then strfmt's lenient fallback (`5 days`, `3 hours`, ...).
 fn is_duration(s: &str) -> bool {
-    if go_parse_duration(s) {
+    if opkit_apimachinery::Duration::parse(s).is_ok() {
         return true;
     }
     const UNITS: &[&[&str]] = &[
@@ -225,40 +225,6 @@ fn is_duration(s: &str) -> bool {
         }
     }
     ok
-}
-
-fn go_parse_duration(s: &str) -> bool {
-    let mut rest = s;
-    if let Some(r) = rest.strip_prefix(['-', '+']) {
-        rest = r;
-    }
-    if rest == "0" {
-        return true;
-    }
-    if rest.is_empty() {
-        return false;
-    }
-    while !rest.is_empty() {
-        let digits = rest.bytes().take_while(|b| b.is_ascii_digit()).count();
-        let mut after = &rest[digits..];
-        let mut frac = 0;
-        if let Some(r) = after.strip_prefix('.') {
-            frac = r.bytes().take_while(|b| b.is_ascii_digit()).count();
-            after = &r[frac..];
-        }
-        if digits == 0 && frac == 0 {
-            return false;
-        }
-        let unit_len = after
-            .find(|c: char| c == '.' || c.is_ascii_digit())
-            .unwrap_or(after.len());
-        let unit = &after[..unit_len];
-        if !matches!(unit, "ns" | "us" | "µs" | "μs" | "ms" | "s" | "m" | "h") {
-            return false;
-        }
-        rest = &after[unit_len..];
-    }
-    true
 }
 
 /// Go's `net.ParseIP` (no leading zeros in IPv4 octets; IPv6 with optional embedded IPv4).

@@ -60,7 +60,7 @@ async fn reconcile(ds: Arc<DaemonSet>, ctx: Arc<Ctx>) -> Result<Action> {
         .spec
         .as_ref()
         .and_then(|s| s.node_selector.as_ref())
-        .is_none_or(|sel| sel.iter().all(|(k, v)| labels.get(k) == Some(v)));
+        .is_none_or(|sel| opkit_apimachinery::LabelSelector::from_set(sel).matches_set(&labels));
     let desired = i32::from(fits);
     let hash = stable_hash(
         &spec.template,

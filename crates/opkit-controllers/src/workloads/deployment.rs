@@ -25,8 +25,8 @@ use serde_json::json;
 
 use super::cache::{self, Cache};
 use super::{
-    HasRetry, Result, Retry, controller_ref, drive, is_status, owner_or_adopters,
-    selector_is_empty, selector_matches, stable_hash,
+    HasRetry, Result, Retry, controller_ref, drive, is_status, owner_or_adopters, selects,
+    stable_hash, workload_selector,
 };
 use crate::Settings;
 
@@ -220,13 +220,13 @@ async fn reconcile(d: Arc<Deployment>, ctx: Arc<Ctx>) -> Result<Action> {
     let Some(spec) = d.spec.as_ref() else {
         return Ok(Action::await_change());
     };
-    if selector_is_empty(&spec.selector) {
-        tracing::warn!(deployment = ?d.metadata.name, "empty selector; ignored");
+    let Some(selector) = workload_selector(&spec.selector) else {
+        tracing::warn!(deployment = ?d.metadata.name, "empty or invalid selector; ignored");
         return Ok(Action::await_change());
-    }
+    };
     let ns = d.metadata.namespace.clone().unwrap_or_default();
     let api: Api<ReplicaSet> = Api::namespaced(ctx.client.clone(), &ns);
-    let mut all = claim(&ctx, &d, &api).await?;
+    let mut all = claim(&ctx, &d, &selector, &api).await?;
     all.sort_by(by_creation);
     let template = without_hash(&spec.template);
     let new_idx = all.iter().position(|rs| {
@@ -301,15 +301,17 @@ async fn reconcile(d: Arc<Deployment>, ctx: Arc<Ctx>) -> Result<Action> {
 
 /// The ReplicaSets this Deployment controls, adopting orphans its selector matches and
 /// releasing those it no longer matches.
-async fn claim(ctx: &Ctx, d: &Deployment, api: &Api<ReplicaSet>) -> Result<Vec<ReplicaSet>> {
+async fn claim(
+    ctx: &Ctx,
+    d: &Deployment,
+    selector: &opkit_apimachinery::LabelSelector,
+    api: &Api<ReplicaSet>,
+) -> Result<Vec<ReplicaSet>> {
     let uid = d.metadata.uid.as_deref().unwrap_or_default();
     let ns = d.metadata.namespace.as_deref().unwrap_or_default();
-    let Some(spec) = d.spec.as_ref() else {
-        return Ok(Vec::new());
-    };
     let mut owned = Vec::new();
     for rs in ctx.replica_sets.owned_by(uid) {
-        if selector_matches(&spec.selector, rs.metadata.labels.as_ref()) {
+        if selects(selector, rs.metadata.labels.as_ref()) {
             owned.push(rs.as_ref().clone());
         } else if rs.metadata.deletion_timestamp.is_none() {
             let refs: Vec<_> = rs
@@ -326,7 +328,7 @@ async fn claim(ctx: &Ctx, d: &Deployment, api: &Api<ReplicaSet>) -> Result<Vec<R
     if d.metadata.deletion_timestamp.is_none() {
         for rs in ctx.replica_sets.orphans(ns) {
             if rs.metadata.deletion_timestamp.is_none()
-                && selector_matches(&spec.selector, rs.metadata.labels.as_ref())
+                && selects(selector, rs.metadata.labels.as_ref())
             {
                 let mut refs = rs.metadata.owner_references.clone().unwrap_or_default();
                 refs.push(controller_ref(d));

@@ -13,11 +13,12 @@ use kube::api::{Api, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
+use opkit_apimachinery::LabelSelector as Selector;
 use serde_json::{Value, json};
 
 use super::cache::{self, Cache};
 use super::pods;
-use super::{HasRetry, Result, Retry, controller_ref, drive, is_status, stable_hash};
+use super::{HasRetry, Result, Retry, controller_ref, drive, is_status, selects, stable_hash};
 use crate::Settings;
 
 const MANAGED_BY: &str = "endpointslice-controller.k8s.io";
@@ -57,18 +58,15 @@ pub(crate) async fn run(client: kube::Client, _settings: Settings) {
     drive("endpoints", controller, ctx, reconcile).await;
 }
 
-fn selector(svc: &Service) -> Option<&BTreeMap<String, String>> {
+/// A Service's `spec.selector` (upstream's `SelectorFromSet`); an absent or empty one selects no
+/// pods (the Service's endpoints are managed by hand).
+fn selector(svc: &Service) -> Option<Selector> {
     svc.spec
         .as_ref()?
         .selector
         .as_ref()
         .filter(|s| !s.is_empty())
-}
-
-fn selects(sel: &BTreeMap<String, String>, pod: &Pod) -> bool {
-    let labels = pod.metadata.labels.as_ref();
-    sel.iter()
-        .all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v))
+        .map(Selector::from_set)
 }
 
 fn services_of(store: &Store<Service>, pod: &Pod) -> Vec<ObjectRef<Service>> {
@@ -77,7 +75,7 @@ fn services_of(store: &Store<Service>, pod: &Pod) -> Vec<ObjectRef<Service>> {
         .state()
         .iter()
         .filter(|s| s.metadata.namespace.as_deref() == ns)
-        .filter(|s| selector(s).is_some_and(|sel| selects(sel, pod)))
+        .filter(|s| selector(s).is_some_and(|sel| selects(&sel, pod.metadata.labels.as_ref())))
         .map(|s| ObjectRef::from_obj(s.as_ref()))
         .collect()
 }
@@ -117,7 +115,7 @@ async fn reconcile(svc: Arc<Service>, ctx: Arc<Ctx>) -> Result<Action> {
         .all()
         .into_iter()
         .filter(|p| p.metadata.namespace.as_deref() == Some(ns.as_str()))
-        .filter(|p| selects(sel, p) && pods::is_active(p))
+        .filter(|p| selects(&sel, p.metadata.labels.as_ref()) && pods::is_active(p))
         .filter(|p| p.status.as_ref().and_then(|s| s.pod_ip.as_ref()).is_some())
         .collect();
     selected.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));

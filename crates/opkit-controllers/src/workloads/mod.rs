@@ -41,6 +41,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, 
 use kube::Resource;
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::{ObjectRef, Store};
+use opkit_apimachinery::LabelSelector as Selector;
 use serde::de::DeserializeOwned;
 
 use crate::{Controller, Settings};
@@ -214,7 +215,8 @@ where
         .filter(|k| k.meta().namespace.as_deref() == Some(ns))
         .filter(|k| {
             selector(k)
-                .is_some_and(|s| !selector_is_empty(s) && selector_matches(s, meta.labels.as_ref()))
+                .and_then(workload_selector)
+                .is_some_and(|s| selects(&s, meta.labels.as_ref()))
         })
         .map(|k| ObjectRef::from_obj(k.as_ref()))
         .collect()
@@ -242,44 +244,16 @@ pub(crate) fn controller_uid(meta: &ObjectMeta) -> Option<&str> {
         .map(|r| r.uid.as_str())
 }
 
-/// Whether a label selector matches labels (`matchLabels` and `matchExpressions`). An empty
-/// selector matches everything, as upstream's `LabelSelectorAsSelector`.
-pub(crate) fn selector_matches(
-    selector: &LabelSelector,
-    labels: Option<&BTreeMap<String, String>>,
-) -> bool {
-    let empty = BTreeMap::new();
-    let labels = labels.unwrap_or(&empty);
-    if let Some(ml) = &selector.match_labels
-        && ml.iter().any(|(k, v)| labels.get(k) != Some(v))
-    {
-        return false;
-    }
-    for e in selector.match_expressions.iter().flatten() {
-        let values = e.values.as_deref().unwrap_or(&[]);
-        let value = labels.get(&e.key);
-        let ok = match e.operator.as_str() {
-            "In" => value.is_some_and(|v| values.contains(v)),
-            "NotIn" => value.is_none_or(|v| !values.contains(v)),
-            "Exists" => value.is_some(),
-            "DoesNotExist" => value.is_none(),
-            _ => false,
-        };
-        if !ok {
-            return false;
-        }
-    }
-    true
+/// A workload's `spec.selector` as upstream's controllers use it (`LabelSelectorAsSelector`):
+/// `None` when it is invalid or empty, which they refuse to act on (an empty selector would
+/// select every pod, an invalid one selects nothing).
+pub(crate) fn workload_selector(selector: &LabelSelector) -> Option<Selector> {
+    Selector::try_from(selector).ok().filter(|s| !s.is_empty())
 }
 
-/// Whether a selector selects nothing-in-particular (no labels, no expressions); upstream
-/// controllers refuse to act on those.
-pub(crate) fn selector_is_empty(selector: &LabelSelector) -> bool {
-    selector.match_labels.as_ref().is_none_or(|m| m.is_empty())
-        && selector
-            .match_expressions
-            .as_ref()
-            .is_none_or(|m| m.is_empty())
+/// Whether an object's labels (absent: none) satisfy a selector.
+pub(crate) fn selects(selector: &Selector, labels: Option<&BTreeMap<String, String>>) -> bool {
+    selector.matches_with(|key| labels?.get(key).map(String::as_str))
 }
 
 /// A stable, short, DNS-safe hash of any serializable value (FNV-1a over its JSON, encoded with
@@ -347,14 +321,27 @@ mod tests {
             match_labels: Some([("app".to_string(), "web".to_string())].into()),
             ..Default::default()
         };
-        assert!(selector_matches(&sel, Some(&labels)));
+        let matches = |sel: &LabelSelector, labels| {
+            workload_selector(sel).is_some_and(|s| selects(&s, labels))
+        };
+        assert!(matches(&sel, Some(&labels)));
+        assert!(!matches(&sel, None));
         sel.match_expressions = Some(vec![LabelSelectorRequirement {
             key: "tier".into(),
             operator: "NotIn".into(),
             values: Some(vec!["fe".into()]),
         }]);
-        assert!(!selector_matches(&sel, Some(&labels)));
-        assert!(selector_matches(&LabelSelector::default(), None));
+        assert!(!matches(&sel, Some(&labels)));
+        // Empty and invalid selectors select nothing: controllers ignore them.
+        assert!(workload_selector(&LabelSelector::default()).is_none());
+        sel.match_expressions = Some(vec![LabelSelectorRequirement {
+            key: "tier".into(),
+            operator: "Gt".into(),
+            values: Some(vec!["1".into()]),
+        }]);
+        assert!(workload_selector(&sel).is_none());
+        // An empty label selector (not a workload's) matches everything, labels or not.
+        assert!(selects(&Selector::everything(), None));
     }
 
     #[test]

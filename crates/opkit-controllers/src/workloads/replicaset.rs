@@ -17,8 +17,7 @@ use serde_json::json;
 use super::cache::PodOwnerCtx;
 use super::pods::{self, Availability, Naming};
 use super::{
-    Result, controller_ref, drive, is_status, owner_or_adopters, selector_is_empty,
-    selector_matches,
+    Result, controller_ref, drive, is_status, owner_or_adopters, selects, workload_selector,
 };
 use crate::Settings;
 
@@ -56,12 +55,12 @@ async fn reconcile(rs: Arc<ReplicaSet>, ctx: Arc<Ctx>) -> Result<Action> {
     let Some(spec) = rs.spec.as_ref() else {
         return Ok(Action::await_change());
     };
-    if selector_is_empty(&spec.selector) {
-        tracing::warn!(replicaset = %name, "empty selector; ignored");
+    let Some(selector) = workload_selector(&spec.selector) else {
+        tracing::warn!(replicaset = %name, "empty or invalid selector; ignored");
         return Ok(Action::await_change());
-    }
+    };
     let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
-    let pods = claim(&ctx, &rs, &api, &uid).await?;
+    let pods = claim(&ctx, &rs, &selector, &api, &uid).await?;
     let mut active: Vec<Arc<Pod>> = pods.into_iter().filter(|p| pods::is_active(p)).collect();
     let replicas = usize::try_from(spec.replicas.unwrap_or(1)).unwrap_or(0);
     if rs.metadata.deletion_timestamp.is_none() && ctx.expectations.satisfied(&uid) {
@@ -98,14 +97,17 @@ async fn reconcile(rs: Arc<ReplicaSet>, ctx: Arc<Ctx>) -> Result<Action> {
 
 /// The pods the ReplicaSet owns after adopting matching orphans and releasing pods that no
 /// longer match (as upstream's `ClaimPods`).
-async fn claim(ctx: &Ctx, rs: &ReplicaSet, api: &Api<Pod>, uid: &str) -> Result<Vec<Arc<Pod>>> {
-    let Some(spec) = rs.spec.as_ref() else {
-        return Ok(Vec::new());
-    };
+async fn claim(
+    ctx: &Ctx,
+    rs: &ReplicaSet,
+    selector: &opkit_apimachinery::LabelSelector,
+    api: &Api<Pod>,
+    uid: &str,
+) -> Result<Vec<Arc<Pod>>> {
     let ns = rs.metadata.namespace.as_deref().unwrap_or_default();
     let mut owned = Vec::new();
     for pod in ctx.pods.owned_by(uid) {
-        if selector_matches(&spec.selector, pod.metadata.labels.as_ref()) {
+        if selects(selector, pod.metadata.labels.as_ref()) {
             owned.push(pod);
         } else if pod.metadata.deletion_timestamp.is_none() {
             release(api, &pod, uid).await?;
@@ -116,7 +118,7 @@ async fn claim(ctx: &Ctx, rs: &ReplicaSet, api: &Api<Pod>, uid: &str) -> Result<
     }
     for pod in ctx.pods.orphans(ns) {
         if pod.metadata.deletion_timestamp.is_none()
-            && selector_matches(&spec.selector, pod.metadata.labels.as_ref())
+            && selects(selector, pod.metadata.labels.as_ref())
         {
             let mut refs = pod.metadata.owner_references.clone().unwrap_or_default();
             refs.push(controller_ref(rs));
@@ -165,12 +167,15 @@ async fn release(api: &Api<Pod>, pod: &Pod, uid: &str) -> Result<()> {
 
 async fn update_status(ctx: &Ctx, rs: &ReplicaSet, active: &[Arc<Pod>]) -> Result<Action> {
     let spec = rs.spec.clone().unwrap_or_default();
-    let template_labels = spec
-        .template
-        .as_ref()
-        .and_then(|t| t.metadata.as_ref())
-        .and_then(|m| m.labels.clone())
-        .unwrap_or_default();
+    // Upstream counts pods whose labels include all of the template's as fully labeled.
+    let template_labels = opkit_apimachinery::LabelSelector::from_set(
+        spec.template
+            .as_ref()
+            .and_then(|t| t.metadata.as_ref())
+            .and_then(|m| m.labels.as_ref())
+            .into_iter()
+            .flatten(),
+    );
     let min_ready = spec.min_ready_seconds.unwrap_or(0);
     let now = Timestamp::now();
     let mut ready = 0;
@@ -178,11 +183,7 @@ async fn update_status(ctx: &Ctx, rs: &ReplicaSet, active: &[Arc<Pod>]) -> Resul
     let mut fully_labeled = 0;
     let mut recheck: Option<std::time::Duration> = None;
     for pod in active {
-        let labels = pod.metadata.labels.as_ref();
-        if template_labels
-            .iter()
-            .all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v))
-        {
+        if selects(&template_labels, pod.metadata.labels.as_ref()) {
             fully_labeled += 1;
         }
         if pods::is_ready(pod) {

@@ -54,9 +54,13 @@ impl Sim {
                 Behavior::Normal
             }
         };
+        // A Go duration (`500ms`, `5s`, `1m30s`, `2h`) or a bare number of seconds; negative
+        // durations are malformed.
         let duration = |k: &str| {
             get(k).and_then(|v| {
-                let d = parse_duration(v);
+                let d = opkit_apimachinery::Duration::parse_or_seconds(v)
+                    .ok()
+                    .and_then(|d| d.to_std().ok());
                 if d.is_none() {
                     tracing::warn!(value = v, "malformed {k} value; ignored");
                 }
@@ -72,54 +76,24 @@ impl Sim {
     }
 }
 
-/// Parses a Go-style duration: `500ms`, `5s`, `1m30s`, `2h`, or a bare number of seconds.
-pub(crate) fn parse_duration(s: &str) -> Option<Duration> {
-    let s = s.trim();
-    if s.is_empty() {
-        return None;
-    }
-    if let Ok(secs) = s.parse::<f64>() {
-        return (secs >= 0.0 && secs.is_finite()).then(|| Duration::from_secs_f64(secs));
-    }
-    let mut total = Duration::ZERO;
-    let mut rest = s;
-    while !rest.is_empty() {
-        let num_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        if num_len == 0 {
-            return None;
-        }
-        let value: f64 = rest[..num_len].parse().ok()?;
-        rest = &rest[num_len..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let unit = match &rest[..unit_len] {
-            "ms" => 0.001,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return None,
-        };
-        rest = &rest[unit_len..];
-        total += Duration::from_secs_f64(value * unit);
-    }
-    Some(total)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn durations_parse_like_go() {
-        assert_eq!(parse_duration("5s"), Some(Duration::from_secs(5)));
-        assert_eq!(parse_duration("500ms"), Some(Duration::from_millis(500)));
-        assert_eq!(parse_duration("1m30s"), Some(Duration::from_secs(90)));
-        assert_eq!(parse_duration("2"), Some(Duration::from_secs(2)));
-        assert_eq!(parse_duration("soon"), None);
-        assert_eq!(parse_duration("5x"), None);
+        let ready_after = |v: &str| {
+            let a: BTreeMap<String, String> = [(READY_AFTER.to_string(), v.to_string())].into();
+            Sim::from_annotations(Some(&a)).ready_after
+        };
+        assert_eq!(ready_after("5s"), Some(Duration::from_secs(5)));
+        assert_eq!(ready_after("500ms"), Some(Duration::from_millis(500)));
+        assert_eq!(ready_after("1m30s"), Some(Duration::from_secs(90)));
+        assert_eq!(ready_after("1h30m"), Some(Duration::from_secs(5400)));
+        assert_eq!(ready_after(" 2 "), Some(Duration::from_secs(2)));
+        assert_eq!(ready_after("soon"), None);
+        assert_eq!(ready_after("5x"), None);
+        assert_eq!(ready_after("-5s"), None);
     }
 
     #[test]
