@@ -608,7 +608,7 @@ impl ApiServer {
             )?;
             match self.insert(&res, None, obj, false).await {
                 Ok(_) => {}
-                Err(e) if e.code == 409 => {}
+                Err(e) if e.is_already_exists() => {}
                 Err(e) => return Err(e),
             }
         }

@@ -500,7 +500,7 @@ impl ApiServer {
                     )
                     .await;
                 if let Err(e) = result
-                    && e.code != 404
+                    && !e.is_not_found()
                 {
                     tracing::warn!(crd = %crd_name, error = %e, "could not finish CRD deletion");
                 }
@@ -534,7 +534,7 @@ impl ApiServer {
             if let Err(e) = self
                 .delete(res, ns.as_deref(), &name, &Value::Null, &Query::default())
                 .await
-                && e.code != 404
+                && !e.is_not_found()
             {
                 tracing::warn!(object = %name, error = %e, "could not delete custom resource of a deleted CRD");
             }
@@ -585,7 +585,7 @@ mod tests {
         let mut crd = flight_crd();
         crd["metadata"]["name"] = json!("tickets.flights.com");
         let err = prepare(&mut crd).unwrap_err();
-        assert_eq!(err.code, 422);
+        assert_eq!(err.code(), 422);
         assert!(
             err.message
                 .contains("must be spec.names.plural+\".\"+spec.group"),

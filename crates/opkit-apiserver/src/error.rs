@@ -17,13 +17,93 @@ pub struct Cause {
     pub field: String,
 }
 
+/// Upstream's `StatusReason`s the server answers with; each has one HTTP code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// 400.
+    BadRequest,
+    /// 401.
+    Unauthorized,
+    /// 403.
+    Forbidden,
+    /// 404.
+    NotFound,
+    /// 405.
+    MethodNotAllowed,
+    /// 406.
+    NotAcceptable,
+    /// 409: the object exists.
+    AlreadyExists,
+    /// 409: a stale resourceVersion or a field-manager conflict.
+    Conflict,
+    /// 410: a resourceVersion older than the history.
+    Expired,
+    /// 413.
+    RequestEntityTooLarge,
+    /// 415.
+    UnsupportedMediaType,
+    /// 422.
+    Invalid,
+    /// 429.
+    TooManyRequests,
+    /// 500.
+    InternalError,
+    /// 503.
+    ServiceUnavailable,
+    /// 504.
+    Timeout,
+}
+
+impl Reason {
+    /// The HTTP status code.
+    pub fn code(self) -> u16 {
+        match self {
+            Reason::BadRequest => 400,
+            Reason::Unauthorized => 401,
+            Reason::Forbidden => 403,
+            Reason::NotFound => 404,
+            Reason::MethodNotAllowed => 405,
+            Reason::NotAcceptable => 406,
+            Reason::AlreadyExists | Reason::Conflict => 409,
+            Reason::Expired => 410,
+            Reason::RequestEntityTooLarge => 413,
+            Reason::UnsupportedMediaType => 415,
+            Reason::Invalid => 422,
+            Reason::TooManyRequests => 429,
+            Reason::InternalError => 500,
+            Reason::ServiceUnavailable => 503,
+            Reason::Timeout => 504,
+        }
+    }
+
+    /// `Status.reason` as upstream spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::BadRequest => "BadRequest",
+            Reason::Unauthorized => "Unauthorized",
+            Reason::Forbidden => "Forbidden",
+            Reason::NotFound => "NotFound",
+            Reason::MethodNotAllowed => "MethodNotAllowed",
+            Reason::NotAcceptable => "NotAcceptable",
+            Reason::AlreadyExists => "AlreadyExists",
+            Reason::Conflict => "Conflict",
+            Reason::Expired => "Expired",
+            Reason::RequestEntityTooLarge => "RequestEntityTooLarge",
+            Reason::UnsupportedMediaType => "UnsupportedMediaType",
+            Reason::Invalid => "Invalid",
+            Reason::TooManyRequests => "TooManyRequests",
+            Reason::InternalError => "InternalError",
+            Reason::ServiceUnavailable => "ServiceUnavailable",
+            Reason::Timeout => "Timeout",
+        }
+    }
+}
+
 /// An error answered to the client as a `Status`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiError {
-    /// HTTP status code.
-    pub code: u16,
-    /// `Status.reason`, e.g. `NotFound`.
-    pub reason: &'static str,
+    /// `Status.reason`; it determines the HTTP code ([`ApiError::code`]).
+    pub reason: Reason,
     /// `Status.message`.
     pub message: String,
     /// `Status.details`, when the error concerns a named object (boxed: errors stay small).
@@ -47,7 +127,13 @@ pub struct Details {
 
 impl std::fmt::Display for ApiError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} ({}): {}", self.reason, self.code, self.message)
+        write!(
+            f,
+            "{} ({}): {}",
+            self.reason.as_str(),
+            self.code(),
+            self.message
+        )
     }
 }
 
@@ -63,9 +149,28 @@ pub fn qualified(group: &str, resource: &str) -> String {
 }
 
 impl ApiError {
-    fn new(code: u16, reason: &'static str, message: impl Into<String>) -> Self {
+    /// The HTTP status code.
+    pub fn code(&self) -> u16 {
+        self.reason.code()
+    }
+
+    /// 404 NotFound.
+    pub fn is_not_found(&self) -> bool {
+        self.reason == Reason::NotFound
+    }
+
+    /// 409 AlreadyExists.
+    pub fn is_already_exists(&self) -> bool {
+        self.reason == Reason::AlreadyExists
+    }
+
+    /// 409 Conflict (a stale resourceVersion).
+    pub fn is_conflict(&self) -> bool {
+        self.reason == Reason::Conflict
+    }
+
+    fn new(reason: Reason, message: impl Into<String>) -> Self {
         ApiError {
-            code,
             reason,
             message: message.into(),
             details: None,
@@ -85,20 +190,19 @@ impl ApiError {
 
     /// 400 BadRequest.
     pub fn bad_request(message: impl Into<String>) -> Self {
-        Self::new(400, "BadRequest", message)
+        Self::new(Reason::BadRequest, message)
     }
 
     /// 401 Unauthorized.
     pub fn unauthorized() -> Self {
-        Self::new(401, "Unauthorized", "Unauthorized")
+        Self::new(Reason::Unauthorized, "Unauthorized")
     }
 
     /// 403 Forbidden with a message.
     pub fn forbidden(group: &str, resource: &str, name: &str, message: impl Into<String>) -> Self {
         let q = qualified(group, resource);
         Self::new(
-            403,
-            "Forbidden",
+            Reason::Forbidden,
             format!("{q} \"{name}\" is forbidden: {}", message.into()),
         )
         .with_details(group, resource, name)
@@ -107,17 +211,17 @@ impl ApiError {
     /// 403 Forbidden from the authorizer: `message` is complete (see `opkit_rbac`), `details`
     /// name the object the request was about.
     pub fn forbidden_request(group: &str, resource: &str, name: &str, message: String) -> Self {
-        Self::new(403, "Forbidden", message).with_details(group, resource, name)
+        Self::new(Reason::Forbidden, message).with_details(group, resource, name)
     }
 
     /// 409 Conflict with a message of its own.
     pub fn conflict_msg(message: impl Into<String>) -> Self {
-        Self::new(409, "Conflict", message)
+        Self::new(Reason::Conflict, message)
     }
 
     /// 429 TooManyRequests: the client should retry after `retry_after` seconds.
     pub fn too_many_requests(message: impl Into<String>, retry_after: u32) -> Self {
-        let mut e = Self::new(429, "TooManyRequests", message);
+        let mut e = Self::new(Reason::TooManyRequests, message);
         e.retry_after = Some(retry_after);
         e
     }
@@ -125,15 +229,14 @@ impl ApiError {
     /// 404 NotFound for an object.
     pub fn not_found(group: &str, resource: &str, name: &str) -> Self {
         let q = qualified(group, resource);
-        Self::new(404, "NotFound", format!("{q} \"{name}\" not found"))
+        Self::new(Reason::NotFound, format!("{q} \"{name}\" not found"))
             .with_details(group, resource, name)
     }
 
     /// 404 for a path that names no resource.
     pub fn path_not_found() -> Self {
         Self::new(
-            404,
-            "NotFound",
+            Reason::NotFound,
             "the server could not find the requested resource",
         )
         .with_details("", "", "")
@@ -142,8 +245,7 @@ impl ApiError {
     /// 405 MethodNotAllowed.
     pub fn method_not_allowed(method: &str, what: &str) -> Self {
         Self::new(
-            405,
-            "MethodNotAllowed",
+            Reason::MethodNotAllowed,
             format!(
                 "the server does not allow this method on the requested resource ({method} {what})"
             ),
@@ -152,14 +254,13 @@ impl ApiError {
 
     /// 405 MethodNotAllowed with a specific message.
     pub fn method_not_allowed_msg(message: impl Into<String>) -> Self {
-        Self::new(405, "MethodNotAllowed", message)
+        Self::new(Reason::MethodNotAllowed, message)
     }
 
     /// 406 NotAcceptable.
     pub fn not_acceptable(accept: &str) -> Self {
         Self::new(
-            406,
-            "NotAcceptable",
+            Reason::NotAcceptable,
             format!(
                 "the server was unable to respond with a content type that the client supports: {accept}"
             ),
@@ -170,8 +271,7 @@ impl ApiError {
     pub fn already_exists(group: &str, resource: &str, name: &str) -> Self {
         let q = qualified(group, resource);
         Self::new(
-            409,
-            "AlreadyExists",
+            Reason::AlreadyExists,
             format!("{q} \"{name}\" already exists"),
         )
         .with_details(group, resource, name)
@@ -181,8 +281,7 @@ impl ApiError {
     pub fn conflict(group: &str, resource: &str, name: &str, why: &str) -> Self {
         let q = qualified(group, resource);
         Self::new(
-            409,
-            "Conflict",
+            Reason::Conflict,
             format!("Operation cannot be fulfilled on {q} \"{name}\": {why}"),
         )
         .with_details(group, resource, name)
@@ -200,14 +299,13 @@ impl ApiError {
 
     /// 410 Expired (watch or continue from a compacted revision).
     pub fn expired(message: impl Into<String>) -> Self {
-        Self::new(410, "Expired", message)
+        Self::new(Reason::Expired, message)
     }
 
     /// 413 RequestEntityTooLarge.
     pub fn too_large(limit: usize) -> Self {
         Self::new(
-            413,
-            "RequestEntityTooLarge",
+            Reason::RequestEntityTooLarge,
             format!("the request body exceeds the limit of {limit} bytes"),
         )
     }
@@ -215,8 +313,7 @@ impl ApiError {
     /// 415 UnsupportedMediaType.
     pub fn unsupported_media_type(content_type: &str) -> Self {
         Self::new(
-            415,
-            "UnsupportedMediaType",
+            Reason::UnsupportedMediaType,
             format!(
                 "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf (got {content_type:?})"
             ),
@@ -225,9 +322,7 @@ impl ApiError {
 
     /// 415 for a patch type the resource does not support.
     pub fn unsupported_patch(patch_type: &str, supported: &[&str]) -> Self {
-        Self::new(
-            415,
-            "UnsupportedMediaType",
+        Self::new(Reason::UnsupportedMediaType,
             format!(
                 "the body of the request was in an unknown format - accepted media types include: {}",
                 supported.join(", ")
@@ -261,8 +356,7 @@ impl ApiError {
             ),
         };
         let mut e = Self::new(
-            422,
-            "Invalid",
+            Reason::Invalid,
             format!("{kind_q} \"{name}\" is invalid: {body}"),
         )
         .with_details(group, kind, name);
@@ -275,20 +369,19 @@ impl ApiError {
     /// 500 InternalError.
     pub fn internal(message: impl std::fmt::Display) -> Self {
         Self::new(
-            500,
-            "InternalError",
+            Reason::InternalError,
             format!("Internal error occurred: {message}"),
         )
     }
 
     /// 503 ServiceUnavailable.
     pub fn unavailable(message: impl Into<String>) -> Self {
-        Self::new(503, "ServiceUnavailable", message)
+        Self::new(Reason::ServiceUnavailable, message)
     }
 
     /// 504 Timeout.
     pub fn timeout(message: impl Into<String>) -> Self {
-        Self::new(504, "Timeout", message)
+        Self::new(Reason::Timeout, message)
     }
 
     /// The `Status` object.
@@ -299,8 +392,8 @@ impl ApiError {
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
-            "code": self.code,
+            "reason": self.reason.as_str(),
+            "code": self.code(),
         });
         if let Some(d) = &self.details {
             let mut details = serde_json::Map::new();

@@ -58,23 +58,49 @@ pub struct ObjectRef<'a> {
     pub name: &'a str,
 }
 
-/// Query parameters of a resource request.
+/// Who makes a request. Every request that came through the API is a user's; the server's
+/// own writes (bootstrap, CRD cleanup) are the system's. Writes of RBAC objects are checked
+/// against what the user may grant (escalation prevention); the system grants nothing it
+/// does not already hold, so it is not checked.
+#[derive(Debug, Default, Clone)]
+pub enum Actor {
+    /// The server itself.
+    #[default]
+    System,
+    /// An authenticated (possibly impersonated) user.
+    User {
+        /// Who.
+        user: Arc<crate::auth::User>,
+        /// The request's `User-Agent` (empty when the header is absent): the default field
+        /// manager of the user's writes.
+        user_agent: String,
+    },
+}
+
+/// Query parameters of a resource request, with who makes it.
 #[derive(Debug, Default, Clone)]
 pub struct Query {
     pairs: Vec<(String, String)>,
-    user_agent: Option<String>,
-    user: Option<std::sync::Arc<crate::auth::User>>,
+    actor: Actor,
     body_fields: Arc<BodyFields>,
 }
 
 impl Query {
-    /// From decoded pairs.
+    /// From decoded pairs, as the system.
     pub fn new(pairs: Vec<(String, String)>) -> Query {
         Query {
             pairs,
-            user_agent: None,
-            user: None,
+            actor: Actor::System,
             body_fields: Arc::default(),
+        }
+    }
+
+    /// The same request (actor, body) with other parameters.
+    pub fn with_pairs(&self, pairs: Vec<(String, String)>) -> Query {
+        Query {
+            pairs,
+            actor: self.actor.clone(),
+            body_fields: self.body_fields.clone(),
         }
     }
 
@@ -85,28 +111,34 @@ impl Query {
         self
     }
 
-    /// The user making the request (`None` for the server's own writes): RBAC writes are
-    /// checked against what this user may grant.
-    pub fn with_user(mut self, user: std::sync::Arc<crate::auth::User>) -> Query {
-        self.user = Some(user);
+    /// Made by `user`, whose client sent `user_agent`.
+    pub fn by_user(mut self, user: Arc<crate::auth::User>, user_agent: Option<&str>) -> Query {
+        self.actor = Actor::User {
+            user,
+            user_agent: user_agent.unwrap_or("").to_string(),
+        };
         self
     }
 
-    /// The user making the request, if it came through the API.
+    /// Who makes the request.
+    pub fn actor(&self) -> &Actor {
+        &self.actor
+    }
+
+    /// The user making the request, `None` for the system's own.
     pub fn user(&self) -> Option<&crate::auth::User> {
-        self.user.as_deref()
+        match &self.actor {
+            Actor::User { user, .. } => Some(user),
+            Actor::System => None,
+        }
     }
 
-    /// The request's `User-Agent` (empty when the header is absent): the default field manager
-    /// of its writes. Queries without one are the server's own writes.
-    pub fn with_user_agent(mut self, user_agent: Option<&str>) -> Query {
-        self.user_agent = Some(user_agent.unwrap_or("").to_string());
-        self
-    }
-
-    /// The request's `User-Agent`, `None` for the server's own writes.
+    /// The request's `User-Agent`, `None` for the system's own requests.
     pub fn user_agent(&self) -> Option<&str> {
-        self.user_agent.as_deref()
+        match &self.actor {
+            Actor::User { user_agent, .. } => Some(user_agent),
+            Actor::System => None,
+        }
     }
 
     /// The first value of a parameter.
@@ -515,7 +547,7 @@ impl ApiServer {
             if crate::crd::is_crd(res) {
                 crate::crd::prepare(&mut obj)?;
             }
-            if let Some(user) = query.user() {
+            if let Actor::User { user, .. } = query.actor() {
                 self.check_rbac_write(user, res, ns, &obj)?;
             }
             if let Some(m) = &manager {
@@ -541,7 +573,7 @@ impl ApiServer {
                         warnings,
                     });
                 }
-                Err(e) if e.reason == "AlreadyExists" && generated && attempts < 8 => continue,
+                Err(e) if e.is_already_exists() && generated && attempts < 8 => continue,
                 Err(e) => return Err(e),
             }
         }
@@ -723,7 +755,7 @@ impl ApiServer {
                 crate::crd::prepare(&mut new)?;
             }
             if part == Part::Main
-                && let Some(user) = query.user()
+                && let Actor::User { user, .. } = query.actor()
             {
                 self.check_rbac_write(user, res, ns, &new)?;
             }
@@ -1032,7 +1064,7 @@ impl ApiServer {
                 .await
             {
                 Ok(_) => deleted.push(obj),
-                Err(e) if e.code == 404 => {}
+                Err(e) if e.is_not_found() => {}
                 Err(e) => return Err(e),
             }
         }
@@ -1167,7 +1199,39 @@ fn check_delete_preconditions(
 #[derive(Debug, Clone, Default)]
 struct GcOptions {
     orphan_dependents: Option<bool>,
-    propagation: Option<String>,
+    propagation: Option<Propagation>,
+}
+
+/// `DeleteOptions.propagationPolicy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Propagation {
+    /// Dependents lose their owner reference and stay.
+    Orphan,
+    /// The object goes at once; the garbage collector deletes dependents after.
+    Background,
+    /// The object stays (`foregroundDeletion`) until its blocking dependents are gone.
+    Foreground,
+}
+
+impl Propagation {
+    fn parse(text: &str) -> ApiResult<Propagation> {
+        match text {
+            "Orphan" => Ok(Propagation::Orphan),
+            "Background" => Ok(Propagation::Background),
+            "Foreground" => Ok(Propagation::Foreground),
+            other => Err(ApiError::bad_request(format!(
+                "propagationPolicy: Unsupported value: {other:?}: supported values: \"Foreground\", \"Background\", \"Orphan\""
+            ))),
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Propagation::Orphan => "Orphan",
+            Propagation::Background => "Background",
+            Propagation::Foreground => "Foreground",
+        }
+    }
 }
 
 impl GcOptions {
@@ -1177,14 +1241,8 @@ impl GcOptions {
             .and_then(Value::as_str)
             .or(query.get("propagationPolicy"))
             .filter(|p| !p.is_empty())
-            .map(str::to_string);
-        if let Some(p) = &propagation
-            && !matches!(p.as_str(), "Orphan" | "Background" | "Foreground")
-        {
-            return Err(ApiError::bad_request(format!(
-                "propagationPolicy: Unsupported value: {p:?}: supported values: \"Foreground\", \"Background\", \"Orphan\""
-            )));
-        }
+            .map(Propagation::parse)
+            .transpose()?;
         let orphan_dependents = match options.get("orphanDependents") {
             Some(Value::Bool(b)) => Some(*b),
             _ => match query.get("orphanDependents") {
@@ -1204,7 +1262,8 @@ impl GcOptions {
                     "FieldValueInvalid",
                     "propagationPolicy",
                     format!(
-                        "Invalid value: {p:?}: orphanDependents and deletionPropagation cannot be both set"
+                        "Invalid value: {:?}: orphanDependents and deletionPropagation cannot be both set",
+                        p.as_str()
                     ),
                 )],
             ));
@@ -1225,8 +1284,8 @@ impl GcOptions {
         if let Some(o) = self.orphan_dependents {
             return o;
         }
-        if let Some(p) = &self.propagation {
-            return p == "Orphan";
+        if let Some(p) = self.propagation {
+            return p == Propagation::Orphan;
         }
         for f in existing {
             match f.as_str() {
@@ -1243,8 +1302,8 @@ impl GcOptions {
         if self.orphan_dependents.is_some() {
             return false;
         }
-        if let Some(p) = &self.propagation {
-            return p == "Foreground";
+        if let Some(p) = self.propagation {
+            return p == Propagation::Foreground;
         }
         for f in existing {
             match f.as_str() {
@@ -1268,9 +1327,9 @@ impl GcOptions {
     /// only explicit options change them).
     fn namespace_finalizers(&self, existing: &[String]) -> Vec<String> {
         let has = |f: &str| existing.iter().any(|e| e == f);
-        let (orphan, foreground) = match (self.orphan_dependents, self.propagation.as_deref()) {
+        let (orphan, foreground) = match (self.orphan_dependents, self.propagation) {
             (Some(o), _) => (o, !o),
-            (None, Some(p)) => (p == "Orphan", p == "Foreground"),
+            (None, Some(p)) => (p == Propagation::Orphan, p == Propagation::Foreground),
             (None, None) => (has(ORPHAN_FINALIZER), has(FOREGROUND_FINALIZER)),
         };
         with_gc_finalizers(existing, orphan, foreground)

@@ -214,12 +214,12 @@ mod tests {
     #[test]
     fn nothing_acceptable_is_406() {
         let err = choose_output(Some("text/html"), true, false).unwrap_err();
-        assert_eq!(err.code, 406);
+        assert_eq!(err.code(), 406);
     }
 
     #[test]
     fn unknown_body_type_is_415() {
-        assert_eq!(body_encoding(Some("text/plain")).unwrap_err().code, 415);
+        assert_eq!(body_encoding(Some("text/plain")).unwrap_err().code(), 415);
         assert_eq!(
             body_encoding(Some("application/json; charset=utf-8")).unwrap(),
             Encoding::Json

@@ -244,14 +244,14 @@ impl ApiServer {
                 .await;
             match updated {
                 Err(e)
-                    if e.code == 404
+                    if e.is_not_found()
                         && part == Part::Main
                         && self.store.get(&res.key(ns, name)).is_none() => {}
                 other => return other,
             }
             let new = managed::apply(res, part, None, &config, &manager, force)?;
             match self.create_with(res, ns, new, query, false).await {
-                Err(e) if e.reason == "AlreadyExists" => continue,
+                Err(e) if e.is_already_exists() => continue,
                 other => return other,
             }
         }
@@ -354,7 +354,7 @@ mod tests {
         assert_eq!(
             PatchType::from_content_type(Some("text/plain"))
                 .unwrap_err()
-                .code,
+                .code(),
             415
         );
     }

@@ -161,7 +161,8 @@ where
 fn error_response(e: &ApiError) -> Response<ResponseBody> {
     let body = serde_json::to_vec(&e.to_status()).unwrap_or_default();
     let mut resp = Response::new(full(body));
-    *resp.status_mut() = StatusCode::from_u16(e.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    *resp.status_mut() =
+        StatusCode::from_u16(e.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     resp.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
@@ -287,7 +288,7 @@ impl ApiServer {
                 )?;
                 match self.insert(&ns_res, None, obj, false).await {
                     Ok(_) => {}
-                    Err(e) if e.code == 409 => {}
+                    Err(e) if e.is_already_exists() => {}
                     Err(e) => return Err(e),
                 }
             }
@@ -336,7 +337,7 @@ impl ApiServer {
             };
             match self.insert(&res, Some("default"), obj, false).await {
                 Ok(_) => {}
-                Err(e) if e.code == 409 => {}
+                Err(e) if e.is_already_exists() => {}
                 Err(e) => return Err(e),
             }
         }
@@ -374,8 +375,7 @@ impl ApiServer {
             Err(e) => return error_response(&e),
         };
         let query = Query::new(request::parse_query(parts.uri.query()))
-            .with_user_agent(header_str(&parts.headers, header::USER_AGENT))
-            .with_user(user.clone());
+            .by_user(user.clone(), header_str(&parts.headers, header::USER_AGENT));
         let attrs = Attributes::of(&parts.method, parts.uri.path(), &target, &query);
         let decision = self.authorize(&user, &attrs);
         let resp = match decision {
@@ -635,7 +635,12 @@ impl ApiServer {
                         .filter(|(k, _)| k != "fieldSelector")
                         .cloned(),
                 );
-                self.watch_response(res, path.namespace.clone(), &Query::new(pairs), &output)
+                self.watch_response(
+                    res,
+                    path.namespace.clone(),
+                    &query.with_pairs(pairs),
+                    &output,
+                )
             }
             (&Method::GET, None) => {
                 let (items, meta) = self.list(&res, ns, query).await?;

@@ -518,62 +518,10 @@ impl Opaque for Quantity {
 
 const NANO: i128 = 1_000_000_000;
 
-/// Parses the Kubernetes quantity syntax: `<sign><digits>[.<digits>]<suffix>`, where the suffix
-/// is binary (`Ki`…`Ei`), decimal (`n`, `u`, `m`, ``, `k`, `M`…`E`) or an exponent (`e3`).
+/// Parses the Kubernetes quantity syntax (`500m`, `1Gi`, `2e3`) with the one parser opkit has,
+/// `opkit_apimachinery::quantity`.
 fn parse_quantity(s: &str) -> Option<Quantity> {
-    let (neg, body) = match s.as_bytes().first()? {
-        b'-' => (true, &s[1..]),
-        b'+' => (false, &s[1..]),
-        _ => (false, s),
-    };
-    let num_end = body
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(body.len());
-    let (num, suffix) = body.split_at(num_end);
-    if num.is_empty() || num == "." || num.matches('.').count() > 1 {
-        return None;
-    }
-    let (int_part, frac_part) = num.split_once('.').unwrap_or((num, ""));
-    let digits = format!("{int_part}{frac_part}");
-    let mut mantissa: i128 = 0;
-    for c in digits.bytes() {
-        mantissa = mantissa
-            .checked_mul(10)?
-            .checked_add(i128::from(c - b'0'))?;
-    }
-    // value = mantissa * 10^(exp10) * 2^(exp2)
-    let mut exp10: i32 = -(frac_part.len() as i32);
-    let mut exp2: u32 = 0;
-    match suffix {
-        "" => {}
-        "n" => exp10 -= 9,
-        "u" => exp10 -= 6,
-        "m" => exp10 -= 3,
-        "k" => exp10 += 3,
-        "M" => exp10 += 6,
-        "G" => exp10 += 9,
-        "T" => exp10 += 12,
-        "P" => exp10 += 15,
-        "E" => exp10 += 18,
-        "Ki" => exp2 = 10,
-        "Mi" => exp2 = 20,
-        "Gi" => exp2 = 30,
-        "Ti" => exp2 = 40,
-        "Pi" => exp2 = 50,
-        "Ei" => exp2 = 60,
-        e if e.starts_with(['e', 'E']) => exp10 += e[1..].parse::<i32>().ok()?,
-        _ => return None,
-    }
-    let mut v = mantissa.checked_mul(1i128.checked_shl(exp2)?)?;
-    // To nano units, rounding up what is finer (as Kubernetes does).
-    let shift = exp10 + 9;
-    if shift >= 0 {
-        v = v.checked_mul(10i128.checked_pow(shift as u32)?)?;
-    } else {
-        let d = 10i128.checked_pow((-shift) as u32).unwrap_or(i128::MAX);
-        v = if v % d == 0 { v / d } else { v / d + 1 };
-    }
-    Some(Quantity(if neg { -v } else { v }))
+    opkit_apimachinery::quantity::Quantity::parse(s).map(|q| Quantity(q.0))
 }
 
 fn as_quantity(o: &Arc<dyn Opaque>) -> Option<Quantity> {

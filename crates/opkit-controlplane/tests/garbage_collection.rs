@@ -4,6 +4,7 @@
 
 mod common;
 
+use opkit_testenv::eventually;
 use std::future::Future;
 use std::time::{Duration, Instant};
 
@@ -18,8 +19,6 @@ use kube::api::{
 use opkit_controlplane::ControlPlane;
 use opkit_controlplane::controllers::{Controller, ControllerSet, Settings};
 use serde_json::json;
-
-const DEADLINE: Duration = Duration::from_secs(20);
 
 /// A control plane running only `controllers`.
 async fn start_with(controllers: ControllerSet) -> (ControlPlane, kube::Client) {
@@ -38,22 +37,6 @@ async fn start() -> (ControlPlane, kube::Client) {
             .with(Controller::Namespace),
     )
     .await
-}
-
-/// Polls `check` until it returns `Some`, failing after [`DEADLINE`].
-async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let start = Instant::now();
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 /// Asserts `check` holds during `window` (for things that must *not* happen).

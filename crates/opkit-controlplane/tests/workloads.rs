@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::future::Future;
+use opkit_testenv::eventually;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{
@@ -18,8 +18,6 @@ use opkit_controlplane::ControlPlane;
 use opkit_controlplane::controllers::{Clock, ControllerSet, Settings};
 use serde_json::json;
 
-const DEADLINE: Duration = Duration::from_secs(30);
-
 fn settings() -> Settings {
     Settings {
         pod_ready_delay: Duration::from_millis(20),
@@ -31,24 +29,6 @@ fn settings() -> Settings {
 
 async fn start() -> (ControlPlane, kube::Client) {
     common::start_with_controllers(settings()).await
-}
-
-/// Polls `check` until it returns `Some`, or panics with `what` after the deadline.
-async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + DEADLINE;
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        if tokio::time::Instant::now() > deadline {
-            panic!("timed out waiting for {what}");
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
 }
 
 fn deployment(name: &str, replicas: i32, image: &str) -> Deployment {

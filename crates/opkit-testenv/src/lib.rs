@@ -10,6 +10,8 @@
 //!
 //! Add it as a dev-dependency, so operators never link the server in production builds.
 
+mod wait;
+
 use std::time::Duration;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -21,6 +23,7 @@ use opkit_controlplane::{Config, StartError};
 
 pub use opkit_controlplane::{ControlPlane, controllers};
 use tokio::time::Instant;
+pub use wait::{Done, EVENTUALLY_TIMEOUT, eventually, eventually_within};
 
 fn established(crd: &CustomResourceDefinition) -> bool {
     crd.status

@@ -1,6 +1,7 @@
 //! The derived rules are enough: the operator runs as a service account bound to exactly
 //! `Manager::rbac_rules()`, and the same account without the binding is forbidden.
 
+use opkit_testenv::eventually;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,7 +13,6 @@ use opkit::kube::config::{KubeConfigOptions, Kubeconfig};
 use opkit::prelude::*;
 use opkit_testenv::TestEnv;
 use serde::{Deserialize, Serialize};
-use tokio::time::Instant;
 
 #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
 #[kube(
@@ -105,18 +105,6 @@ async fn impersonating(env: &TestEnv, user: &str) -> Client {
         "system:authenticated".into(),
     ]);
     Client::try_from(config).unwrap()
-}
-
-async fn eventually<F, Fut>(what: &str, mut cond: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while !cond().await {
-        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 #[tokio::test]

@@ -124,12 +124,10 @@ async fn patch_spec(env: &TestEnv, name: &str, size: i32) {
         .expect("widget patched");
 }
 
+/// [`opkit_testenv::eventually`] for checks that need no `await` (the probe's records, the
+/// manager's own state).
 async fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    opkit_testenv::eventually(what, || std::future::ready(cond())).await
 }
 
 async fn record(w: Arc<Widget>, ctx: Arc<Context<Arc<Probe>>>) -> Result<Action, TestError> {

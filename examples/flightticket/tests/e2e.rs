@@ -5,7 +5,7 @@
 //! The control planes run without built-in controllers: no garbage collector, so a booking
 //! that disappears on deletion can only have been deleted by the operator's finalizer.
 
-use std::future::Future;
+use opkit_testenv::eventually;
 use std::time::Duration;
 
 use flightticket::{FINALIZER, FlightTicket, FlightTicketSpec, READY};
@@ -18,7 +18,6 @@ use opkit::kube::config::{KubeConfigOptions, Kubeconfig};
 use opkit::prelude::*;
 use opkit_testenv::TestEnv;
 use serde_json::json;
-use tokio::time::Instant;
 
 const NS: &str = "default";
 
@@ -50,18 +49,6 @@ async fn start_operator(client: Client) -> Running {
     .expect("manager starts");
     eventually("caches synced", || async { running.caches_synced() }).await;
     running
-}
-
-async fn eventually<F, Fut>(what: &str, mut cond: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !cond().await {
-        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 fn ticket(name: &str, from: &str, to: &str, number: i64) -> FlightTicket {

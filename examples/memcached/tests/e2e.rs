@@ -2,8 +2,8 @@
 //! Deployments become available as their pods turn Ready, so the conditions the operator
 //! reports come from a real Deployment status.
 
+use opkit_testenv::eventually;
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::time::Duration;
 
 use memcached::{AVAILABLE, DEGRADED, Memcached, MemcachedSpec, PROGRESSING, Settings};
@@ -17,7 +17,6 @@ use opkit::kube::config::{KubeConfigOptions, Kubeconfig};
 use opkit::prelude::*;
 use opkit_testenv::TestEnv;
 use serde_json::json;
-use tokio::time::Instant;
 
 const NS: &str = "default";
 
@@ -54,18 +53,6 @@ async fn start_operator(client: Client, settings: Settings) -> Running {
     .expect("manager starts");
     eventually("caches synced", || async { running.caches_synced() }).await;
     running
-}
-
-async fn eventually<F, Fut>(what: &str, mut cond: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while !cond().await {
-        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 fn memcached(name: &str, size: i32) -> Memcached {

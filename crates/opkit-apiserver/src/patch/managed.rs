@@ -224,8 +224,7 @@ fn to_api_error(e: ApplyError) -> ApiError {
                 })
                 .collect();
             ApiError {
-                code: 409,
-                reason: "Conflict",
+                reason: crate::error::Reason::Conflict,
                 message,
                 details: Some(Box::new(Details {
                     causes,
@@ -258,7 +257,7 @@ mod tests {
     #[test]
     fn apply_requires_a_field_manager_with_upstreams_message() {
         let e = apply_options(&Query::default()).unwrap_err();
-        assert_eq!(e.code, 422);
+        assert_eq!(e.code(), 422);
         assert_eq!(
             e.message,
             "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"
