@@ -4,7 +4,8 @@
 //! `apiregistration.k8s.io/v1`. Only the types on a path to a field with patch metadata are
 //! listed; every other field has none (maps merge, lists are replaced).
 //!
-//! Derived mechanically from the upstream Go types; edit with care, keep it sorted as is.
+//! Generated from the upstream Go types by `crates/opkit-strategic/examples/gen_table.rs` (its
+//! doc comment says how to regenerate); do not edit by hand.
 
 use super::{ATOMIC, DEFAULT, MAP, MERGE, MERGE_RETAIN, NONE, REPLACE, RETAIN, SET, TypeDef, f};
 
