@@ -118,7 +118,7 @@ const IDENTITY: &str = "opkit-controller-manager";
 
 /// Starts the enabled controllers on `client` in the current tokio runtime.
 ///
-/// The workload controllers share one [`opkit::Manager`] — one watch and cache per kind —
+/// Every controller but the garbage collector shares one [`opkit::Manager`] — one watch and cache per kind —
 /// which serves no metrics or probes and elects no leader: the controllers run inside the
 /// control plane, which is their only replica.
 pub fn spawn(client: kube::Client, settings: &Settings) -> Running {
@@ -135,10 +135,12 @@ pub fn spawn(client: kube::Client, settings: &Settings) -> Running {
                 tasks.spawn(gc::run(client.clone(), settings.clone()));
             }
             Controller::Namespace => {
-                tasks.spawn(namespace::run(client.clone(), settings.clone()));
+                manager.add(namespace::controller());
+                managed += 1;
             }
             Controller::ClusterRoleAggregation => {
-                tasks.spawn(aggregation::run(client.clone(), settings.clone()));
+                manager.add(aggregation::controller());
+                managed += 1;
             }
             workload => {
                 if workload == Controller::Node {

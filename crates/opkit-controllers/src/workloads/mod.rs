@@ -9,7 +9,8 @@
 //! operators reading status see what they see on a real cluster.
 //!
 //! Every controller is an [`opkit::Controller`] over its main kind, and all of them run in one
-//! [`opkit::Manager`] (see [`crate::spawn`]), so each kind has one
+//! [`opkit::Manager`] with the namespace and aggregation controllers (see [`crate::spawn`]),
+//! so each kind has one
 //! watch and one cache however many controllers read it (the pods cache serves the node,
 //! ReplicaSet, StatefulSet, DaemonSet, Job and endpoints controllers). Children are read
 //! through the cache's [`opkit::OwnerIndex`], so a reconcile reads its children in time
