@@ -1312,7 +1312,7 @@ async fn expectations_are_observed_before_the_owner_is_queued_so_no_child_is_cre
         patch_spec(&env, "w", size).await;
     }
     eventually("the child's creation is observed", || {
-        creator.seen.lock().unwrap().iter().any(|s| *s == (1, true))
+        creator.seen.lock().unwrap().contains(&(1, true))
     })
     .await;
     let seen = creator.seen.lock().unwrap().clone();
