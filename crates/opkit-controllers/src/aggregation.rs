@@ -5,73 +5,67 @@
 //! server's authorizer resolves that by itself, so permissions are right at once; but people
 //! and tools read roles (`kubectl describe clusterrole view`, `kubectl auth reconcile`), and
 //! upstream's kube-controller-manager writes the union into the aggregated role's `rules`.
-//! This controller does the same: it watches ClusterRoles and, after each batch of changes,
-//! recomputes every aggregated role (with `opkit_rbac::aggregate`, the authorizer's own
-//! resolution) and updates the ones whose `rules` differ.
+//! This controller does the same: every change of a ClusterRole queues every aggregated role,
+//! and reconciling one recomputes its rules from the cached ClusterRoles (with
+//! `opkit_rbac::aggregate`, the authorizer's own resolution) and writes them if they differ.
+//! The work queue collapses a burst of changes (an operator installing several roles) into
+//! few passes.
 
-use std::time::Duration;
+use std::sync::Arc;
 
-use futures::StreamExt;
 use k8s_openapi::api::rbac::v1::ClusterRole;
 use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::reflector;
-use kube::runtime::watcher::{self, watcher};
+use opkit::{Action, Caches, Change, Context, Controller, ControllerDef, Predicate, Request};
 
-use crate::Settings;
+use crate::workloads::{BACKOFF, Error, reconciler};
 
-/// Changes arriving within this window are handled in one pass.
-const SETTLE: Duration = Duration::from_millis(20);
-
-/// Runs until the task is aborted.
-pub(crate) async fn run(client: kube::Client, _settings: Settings) {
-    let api: Api<ClusterRole> = Api::all(client);
-    let (store, writer) = reflector::store();
-    let stream = reflector::reflector(writer, watcher(api.clone(), watcher::Config::default()));
-    let mut stream = std::pin::pin!(stream);
-    let mut ready = false;
-    loop {
-        let Some(event) = stream.next().await else {
-            return;
-        };
-        match event {
-            Ok(watcher::Event::InitDone) => ready = true,
-            Ok(watcher::Event::Init | watcher::Event::InitApply(_)) => continue,
-            Ok(_) => {}
-            Err(e) => {
-                tracing::debug!(error = %e, "clusterrole watch failed; retrying");
-                tokio::time::sleep(Duration::from_millis(200)).await;
-                continue;
-            }
-        }
-        if !ready {
-            continue;
-        }
-        // Let a burst of changes (an operator installing several roles) settle first.
-        while let Ok(Some(more)) = tokio::time::timeout(SETTLE, stream.next()).await {
-            if let Err(e) = more {
-                tracing::debug!(error = %e, "clusterrole watch failed");
-            }
-        }
-        let roles: Vec<ClusterRole> = store.state().iter().map(|r| (**r).clone()).collect();
-        reconcile(&api, &roles).await;
-    }
+/// The clusterrole-aggregation controller.
+pub(crate) fn controller() -> ControllerDef {
+    Controller::<ClusterRole>::new("clusterrole-aggregation")
+        .with_predicate(Predicate::new(|change: &Change<'_, ClusterRole>| {
+            change.object().aggregation_rule.is_some()
+        }))
+        .watches_with_caches(aggregated_roles, None)
+        .backoff(BACKOFF)
+        .build(reconciler("clusterrole-aggregation", reconcile), ())
 }
 
-/// Writes the resolved rules into every aggregated role whose `rules` differ.
-async fn reconcile(api: &Api<ClusterRole>, roles: &[ClusterRole]) {
-    for (name, rules) in opkit_rbac::aggregate(roles) {
-        let current = roles
-            .iter()
-            .find(|r| r.metadata.name.as_deref() == Some(name.as_str()))
-            .and_then(|r| r.rules.clone())
-            .unwrap_or_default();
-        if current == rules {
-            continue;
-        }
-        let patch = serde_json::json!({"rules": rules});
-        let params = PatchParams::default();
-        if let Err(e) = api.patch(&name, &params, &Patch::Merge(&patch)).await {
-            tracing::debug!(role = %name, error = %e, "cannot write aggregated rules");
-        }
+/// Every aggregated role: any ClusterRole may be selected by one (or stop being selected).
+fn aggregated_roles(_changed: &ClusterRole, caches: &Caches) -> Vec<Request> {
+    let Ok(store) = caches.store::<ClusterRole>() else {
+        return Vec::new();
+    };
+    store
+        .state()
+        .iter()
+        .filter(|r| r.aggregation_rule.is_some())
+        .map(|r| Request::from_object(r.as_ref()))
+        .collect()
+}
+
+/// Writes the resolved rules into an aggregated role whose `rules` differ.
+async fn reconcile(role: Arc<ClusterRole>, ctx: Arc<Context<()>>) -> Result<Action, Error> {
+    let Some(name) = role.metadata.name.as_deref() else {
+        return Ok(Action::await_change());
+    };
+    let roles: Vec<ClusterRole> = ctx
+        .store::<ClusterRole>()?
+        .state()
+        .iter()
+        .map(|r| (**r).clone())
+        .collect();
+    let Some((_, rules)) = opkit_rbac::aggregate(&roles)
+        .into_iter()
+        .find(|(n, _)| n == name)
+    else {
+        return Ok(Action::await_change());
+    };
+    if role.rules.clone().unwrap_or_default() == rules {
+        return Ok(Action::await_change());
     }
+    let api: Api<ClusterRole> = Api::all(ctx.client().clone());
+    let patch = serde_json::json!({"rules": rules});
+    api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await?;
+    Ok(Action::await_change())
 }

@@ -12,9 +12,13 @@
 //!   as upstream); it runs again when CustomResourceDefinitions change (watched) and every
 //!   30 seconds.
 //! - **Watchers**: one metadata-only watch per resource feeds the [`graph`] (uid → object,
-//!   owner uid → dependents), which turns changes into work items.
-//! - **Workers** (a fixed number, so requests in flight are bounded) take items from a
-//!   deduplicating queue with per-item exponential backoff:
+//!   owner uid → dependents), which turns changes into work items. These stay hand-written
+//!   kube watchers rather than the runtime's informers: the resources are only known at run
+//!   time (discovery, CRDs coming and going) and are watched untyped (`PartialObjectMeta` of
+//!   a `DynamicObject`), which opkit's typed, start-time informers cannot express.
+//! - **Workers** (a fixed number, so requests in flight are bounded) take items from the
+//!   runtime's deduplicating [`WorkQueue`] with per-item exponential backoff (5 ms doubling
+//!   to 30 s):
 //!   - an item whose owners are all gone is deleted (`propagationPolicy: Background`, or the
 //!     policy its own finalizers ask for) with `preconditions` on uid and resourceVersion;
 //!     one with a live owner left only loses its dangling references. "Gone" is checked with a
@@ -51,9 +55,18 @@ use tokio::sync::{Notify, oneshot};
 use tokio::task::{AbortHandle, JoinSet};
 
 use crate::Settings;
-use crate::util::{self, Backoff, Served, WorkQueue};
+use opkit::metrics::QueueMetrics;
+use opkit::workqueue::{Backoff, WorkQueue};
+
+use crate::util::{self, Served};
 use graph::{FOREGROUND, Graph, Node, ORPHAN, Owner, Uid, Work};
 
+/// Per-item retry backoff: quick retries of transient conflicts, and a persistent failure
+/// costs one request every 30 s.
+const BACKOFF: Backoff = Backoff {
+    base: Duration::from_millis(5),
+    max: Duration::from_secs(30),
+};
 /// Workers processing the queue: the most requests the collector has in flight.
 const WORKERS: usize = 16;
 /// How long the collector waits for the first listing of every resource before it acts.
@@ -117,7 +130,7 @@ pub(crate) async fn run(client: kube::Client, _settings: Settings) {
     let gc = Arc::new(Gc {
         client,
         graph: Mutex::new(Graph::default()),
-        queue: WorkQueue::new(Backoff::default()),
+        queue: WorkQueue::new(BACKOFF, QueueMetrics::default()),
         kinds: RwLock::new(HashMap::new()),
         absent: Mutex::new(HashSet::new()),
         reported: Mutex::new(HashSet::new()),
@@ -672,10 +685,9 @@ async fn watch_resource(gc: Arc<Gc>, res: Arc<Served>, key: Arc<str>, synced: on
     }
 }
 
-/// Takes work items until aborted.
+/// Takes work items until the queue shuts down or the task is aborted.
 async fn worker(gc: Arc<Gc>) {
-    loop {
-        let work = gc.queue.next().await;
+    while let Some(work) = gc.queue.get().await {
         let result = match &work {
             Work::Delete(uid) => gc.attempt_to_delete(uid).await,
             Work::Orphan(uid) => gc.attempt_to_orphan(uid).await,
@@ -684,7 +696,7 @@ async fn worker(gc: Arc<Gc>) {
             Ok(()) => gc.queue.forget(&work),
             Err(e) => {
                 tracing::debug!(?work, error = %e, "garbage collector: will retry");
-                gc.queue.retry(work.clone());
+                gc.queue.add_rate_limited(work.clone());
             }
         }
         gc.queue.done(&work);

@@ -27,13 +27,11 @@ use kube::api::{
     Api, DeleteParams, DynamicObject, ListParams, PartialObjectMeta, Patch, PatchParams, PostParams,
 };
 use kube::discovery::verbs;
-use kube::runtime::WatchStreamExt;
-use kube::runtime::watcher::{self, Event, watcher};
+use opkit::workqueue::Backoff;
+use opkit::{Action, Change, Context, Controller, ControllerDef, Predicate};
 use serde_json::json;
-use tokio::task::JoinSet;
 
-use crate::Settings;
-use crate::util::{self, Backoff, Served, WorkQueue};
+use crate::util::{self, Served};
 
 /// The `spec.finalizers` entry this controller owns.
 const FINALIZER: &str = "kubernetes";
@@ -63,55 +61,36 @@ enum Pass {
     Remaining,
 }
 
-/// Runs the controller until aborted.
-pub(crate) async fn run(client: kube::Client, _settings: Settings) {
-    // Short delays: objects left behind are usually waiting for a finalizer another controller
-    // removes within moments, and every pass is a handful of in-process requests.
-    let queue = WorkQueue::new(Backoff {
-        base: Duration::from_millis(20),
-        max: Duration::from_secs(2),
-    });
-    let mut tasks = JoinSet::new();
-    tasks.spawn(watch_namespaces(client.clone(), queue.clone()));
-    for _ in 0..WORKERS {
-        tasks.spawn(worker(client.clone(), queue.clone()));
-    }
-    while tasks.join_next().await.is_some() {}
+/// The namespace controller: reconciles namespaces that have a `deletionTimestamp`.
+pub(crate) fn controller() -> ControllerDef {
+    Controller::<Namespace>::new("namespace")
+        .with_predicate(Predicate::new(|change: &Change<'_, Namespace>| {
+            change.object().metadata.deletion_timestamp.is_some()
+        }))
+        // Short delays: objects left behind are usually waiting for a finalizer another
+        // controller removes within moments, and every pass is a handful of in-process
+        // requests.
+        .backoff(Backoff {
+            base: Duration::from_millis(20),
+            max: Duration::from_secs(2),
+        })
+        .max_concurrent_reconciles(WORKERS)
+        .build(reconcile, ())
 }
 
-/// Queues every namespace that has a `deletionTimestamp`.
-async fn watch_namespaces(client: kube::Client, queue: Arc<WorkQueue<String>>) {
-    let api: Api<PartialObjectMeta<Namespace>> = Api::all(client);
-    let mut stream = watcher(api, watcher::Config::default())
-        .default_backoff()
-        .boxed();
-    while let Some(event) = stream.next().await {
-        match event {
-            Ok(Event::Apply(ns) | Event::InitApply(ns)) => {
-                if ns.metadata.deletion_timestamp.is_some()
-                    && let Some(name) = ns.metadata.name
-                {
-                    queue.add(name);
-                }
-            }
-            Ok(_) => {}
-            Err(e) => tracing::debug!(error = %e, "namespace controller: watch error"),
+/// One pass; content left behind, a conflict or a namespace gone meanwhile are retried with
+/// the key's backoff without counting as errors, other failures are the runtime's to log and
+/// retry.
+async fn reconcile(ns: Arc<Namespace>, ctx: Arc<Context<()>>) -> Result<Action, NsError> {
+    let name = ns.metadata.name.as_deref().unwrap_or_default();
+    match sync(ctx.client(), name).await {
+        Ok(Pass::Done) => Ok(Action::await_change()),
+        Ok(Pass::Remaining) => Ok(Action::requeue_with_backoff()),
+        Err(NsError::Api(e)) if util::is_status(&e, 409) || util::is_status(&e, 404) => {
+            tracing::debug!(namespace = %name, error = %e, "namespace controller: will retry");
+            Ok(Action::requeue_with_backoff())
         }
-    }
-}
-
-async fn worker(client: kube::Client, queue: Arc<WorkQueue<String>>) {
-    loop {
-        let name = queue.next().await;
-        match sync(&client, &name).await {
-            Ok(Pass::Done) => queue.forget(&name),
-            Ok(Pass::Remaining) => queue.retry(name.clone()),
-            Err(e) => {
-                tracing::debug!(namespace = %name, error = %e, "namespace controller: will retry");
-                queue.retry(name.clone());
-            }
-        }
-        queue.done(&name);
+        Err(e) => Err(e),
     }
 }
 

@@ -29,9 +29,10 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::events::Recorder;
-use crate::informer::{Informers, Object};
+use crate::expectations::Expectations;
+use crate::informer::{Caches, Informers, Object, OwnerIndex};
 use crate::metrics::{ControllerMetrics, Metrics};
 use crate::predicate::{Change, Predicate};
 use crate::rbac::{self, Rules};
@@ -134,7 +135,7 @@ pub struct Context<T> {
     client: Client,
     controller: String,
     field_manager: String,
-    informers: Arc<Informers>,
+    caches: Caches,
     recorder: Recorder,
     data: T,
 }
@@ -178,10 +179,18 @@ impl<T> Context<T> {
     /// The shared cache of kind `W`; any kind a controller of this manager declared with
     /// `for`, `owns` or `watches` has one.
     pub fn store<W: Object>(&self) -> Result<Store<W>> {
-        self.informers
-            .get::<W>()
-            .map(|i| i.store())
-            .ok_or_else(|| Error::NotWatched(W::kind(&()).into_owned()))
+        self.caches.store()
+    }
+
+    /// The owner index of kind `W` (objects by controller owner uid, orphans by namespace),
+    /// declared by a controller of this manager with [`Controller::index_owners`].
+    pub fn owner_index<W: Object>(&self) -> Result<OwnerIndex<W>> {
+        self.caches.owner_index()
+    }
+
+    /// The manager's shared caches.
+    pub fn caches(&self) -> &Caches {
+        &self.caches
     }
 
     /// The event recorder (reporting controller = this controller's name).
@@ -208,13 +217,15 @@ impl<T> Context<T> {
 }
 
 /// Where a controller's keys come from: registers handlers on the manager's informers.
-type Source = Box<dyn FnOnce(&Informers, &Arc<WorkQueue<Request>>) + Send>;
+type Source = Box<dyn FnOnce(&Arc<Informers>, &Arc<WorkQueue<Request>>) + Send>;
 
 /// A controller under construction; finish it with [`Controller::build`] and hand it to
 /// [`Manager::add`](crate::Manager::add).
 pub struct Controller<K: Object> {
     name: String,
     predicate: Option<Predicate<K>>,
+    /// Registered before the controller's own handlers (expectations, owner indexes).
+    observers: Vec<Source>,
     sources: Vec<Source>,
     rules: Rules,
     max_concurrent: usize,
@@ -245,6 +256,7 @@ impl<K: Object> Controller<K> {
         Controller {
             name: name.into(),
             predicate: None,
+            observers: Vec::new(),
             sources: Vec::new(),
             rules,
             max_concurrent: 1,
@@ -359,6 +371,66 @@ impl<K: Object> Controller<K> {
         self
     }
 
+    /// Reconciles the keys `mapper` returns whenever an object of kind `W` changes; the
+    /// mapper also reads the manager's [`Caches`] — e.g. to find every primary object whose
+    /// selector matches a changed child that has no owner yet (upstream's "owner or
+    /// adopters"), as controller-runtime's `EnqueueRequestsFromMapFunc` reading the cache.
+    /// On an update both the old and the new object are mapped. Adds `get/list/watch` on `W`
+    /// to the derived RBAC rules.
+    pub fn watches_with_caches<W: Object>(
+        mut self,
+        mapper: impl Fn(&W, &Caches) -> Vec<Request> + Send + Sync + 'static,
+        predicate: impl Into<Option<Predicate<W>>>,
+    ) -> Self {
+        let predicate = predicate.into();
+        self.rules.add(watch_rule::<W>());
+        self.sources.push(Box::new(move |informers, queue| {
+            let queue = queue.clone();
+            let caches = Caches::new(informers.clone());
+            informers
+                .get_or_create::<W>()
+                .add_handler(move |change: &Change<'_, W>| {
+                    if predicate.as_ref().is_some_and(|p| !p.matches(change)) {
+                        return;
+                    }
+                    let mut keys = mapper(change.object(), &caches);
+                    if let Change::Update { old, .. } = change {
+                        keys.extend(mapper(old, &caches));
+                    }
+                    for key in keys {
+                        queue.add(key);
+                    }
+                });
+        }));
+        self
+    }
+
+    /// Keeps an [`OwnerIndex`] of kind `W` in the shared cache (objects by controller owner
+    /// uid, and without one by namespace), read with [`Context::owner_index`]; as a field
+    /// index on the owner in controller-runtime. The index is updated before any handler sees
+    /// a change. Adds `get/list/watch` on `W` to the derived RBAC rules.
+    pub fn index_owners<W: Object>(mut self) -> Self {
+        self.rules.add(watch_rule::<W>());
+        self.observers.push(Box::new(|informers, _| {
+            informers.get_or_create::<W>().enable_owner_index();
+        }));
+        self
+    }
+
+    /// Tells `expectations` of every creation and deletion of a `W` (by its controller
+    /// owner's uid) before this controller's handlers queue the owner, so a reconcile
+    /// triggered by the change sees it [observed](Expectations::observe). Adds
+    /// `get/list/watch` on `W` to the derived RBAC rules.
+    pub fn expectations<W: Object>(mut self, expectations: Expectations) -> Self {
+        self.rules.add(watch_rule::<W>());
+        self.observers.push(Box::new(move |informers, _| {
+            informers
+                .get_or_create::<W>()
+                .add_handler(move |change: &Change<'_, W>| expectations.observe(change));
+        }));
+        self
+    }
+
     /// How many keys are reconciled at once (default 1); one key is never reconciled twice
     /// at the same time.
     pub fn max_concurrent_reconciles(mut self, n: usize) -> Self {
@@ -443,6 +515,7 @@ impl<K: Object> Controller<K> {
         let predicate = self.predicate.clone();
         let Controller {
             name: ctrl_name,
+            observers,
             sources,
             max_concurrent,
             resync,
@@ -453,6 +526,9 @@ impl<K: Object> Controller<K> {
             let metrics = metrics.controller(&ctrl_name);
             metrics.max_concurrent.set(max_concurrent as i64);
             let queue = WorkQueue::new(backoff, metrics.queue.clone());
+            for observer in observers {
+                observer(informers, &queue);
+            }
             {
                 let queue = queue.clone();
                 informers
@@ -475,7 +551,7 @@ impl<K: Object> Controller<K> {
                     client: env.client,
                     field_manager: ctrl_name.clone(),
                     controller: ctrl_name.clone(),
-                    informers: informers.clone(),
+                    caches: Caches::new(informers.clone()),
                     data,
                 });
                 let store = informers.get_or_create::<K>().store();

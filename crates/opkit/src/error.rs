@@ -26,6 +26,11 @@ pub enum Error {
         "no cache for {0}: declare it with `for`/`owns`/`watches` on a controller of this manager"
     )]
     NotWatched(String),
+    /// An owner index was asked for a kind no controller of this manager indexes.
+    #[error(
+        "no owner index for {0}: declare it with `index_owners` on a controller of this manager"
+    )]
+    NotIndexed(String),
     /// An object has no name (or no namespace where one is required).
     #[error("object has no {0}")]
     MissingMetadata(&'static str),

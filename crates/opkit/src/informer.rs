@@ -7,12 +7,17 @@
 //! on it. Handlers see [`Change`]s with the previous object, which is what predicates such as
 //! [`generation_changed`](crate::predicate::generation_changed) need; a relist after a watch
 //! error is diffed against the cache so deletes missed meanwhile are still reported.
+//!
+//! A cache can also keep an [`OwnerIndex`] (objects by controller owner uid, and objects
+//! without a controller by namespace): a reconcile that reads its children then costs their
+//! number, not a scan of the cluster. It is updated before handlers run, so a reconcile
+//! triggered by a child's change already finds the child indexed.
 
 use std::any::{Any, TypeId};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Debug;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 use futures::StreamExt;
 use kube::api::Api;
@@ -22,6 +27,7 @@ use kube::{Client, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::error::{Error, Result};
 use crate::predicate::Change;
 
 /// What the runtime needs of a Kubernetes object type: every `k8s-openapi` kind and every
@@ -58,6 +64,116 @@ pub(crate) struct Informer<K: Object> {
     store: Store<K>,
     handlers: Mutex<Vec<Handler<K>>>,
     synced: AtomicBool,
+    owners: Arc<RwLock<Option<Owners<K>>>>,
+}
+
+/// The index key of objects without a controller owner in a namespace (uids never contain
+/// a NUL byte).
+fn orphan_key(namespace: &str) -> String {
+    format!("\0orphans/{namespace}")
+}
+
+fn controller_uid(
+    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+) -> Option<&str> {
+    meta.owner_references
+        .as_ref()?
+        .iter()
+        .find(|r| r.controller == Some(true))
+        .map(|r| r.uid.as_str())
+}
+
+fn index_key<K: Resource>(obj: &K) -> String {
+    let meta = obj.meta();
+    match controller_uid(meta) {
+        Some(uid) => uid.to_string(),
+        None => orphan_key(meta.namespace.as_deref().unwrap_or("")),
+    }
+}
+
+/// Controller owner uid (or orphan key) → objects.
+struct Owners<K: Object> {
+    by_owner: HashMap<String, HashSet<ObjectRef<K>>>,
+}
+
+impl<K: Object> Owners<K> {
+    /// Moves an object from where `old` was indexed to where `new` belongs.
+    fn update(&mut self, old: Option<&K>, new: Option<&K>) {
+        if let Some(old) = old {
+            let idx = index_key(old);
+            if let Some(set) = self.by_owner.get_mut(&idx) {
+                set.remove(&ObjectRef::from_obj(old));
+                if set.is_empty() {
+                    self.by_owner.remove(&idx);
+                }
+            }
+        }
+        if let Some(new) = new {
+            self.by_owner
+                .entry(index_key(new))
+                .or_default()
+                .insert(ObjectRef::from_obj(new));
+        }
+    }
+}
+
+/// Objects of kind `K` in a manager's cache, by controller owner; declared with
+/// [`Controller::index_owners`](crate::Controller::index_owners), read through
+/// [`Context::owner_index`](crate::Context::owner_index) or [`Caches::owner_index`].
+///
+/// Results come from the shared cache (so they are as fresh as its watch) and are checked
+/// against it: an object is returned under an owner only if its cached copy names that owner.
+pub struct OwnerIndex<K: Object> {
+    store: Store<K>,
+    owners: Arc<RwLock<Option<Owners<K>>>>,
+}
+
+impl<K: Object> Clone for OwnerIndex<K> {
+    fn clone(&self) -> Self {
+        OwnerIndex {
+            store: self.store.clone(),
+            owners: self.owners.clone(),
+        }
+    }
+}
+
+impl<K: Object> Debug for OwnerIndex<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OwnerIndex")
+            .field("kind", &K::kind(&()))
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: Object> OwnerIndex<K> {
+    fn collect(&self, key: &str, keep: impl Fn(&K) -> bool) -> Vec<Arc<K>> {
+        let owners = self.owners.read().unwrap_or_else(|p| p.into_inner());
+        let Some(owners) = owners.as_ref() else {
+            return Vec::new();
+        };
+        owners
+            .by_owner
+            .get(key)
+            .into_iter()
+            .flatten()
+            .filter_map(|r| self.store.get(r))
+            .filter(|o| keep(o))
+            .collect()
+    }
+
+    /// The cached objects whose controller owner reference has `uid`.
+    pub fn owned_by(&self, uid: &str) -> Vec<Arc<K>> {
+        self.collect(uid, |o| controller_uid(o.meta()) == Some(uid))
+    }
+
+    /// The cached objects in `namespace` (`""` for cluster-scoped ones) without a controller
+    /// owner: the candidates for adoption.
+    pub fn orphans(&self, namespace: &str) -> Vec<Arc<K>> {
+        self.collect(&orphan_key(namespace), |o| {
+            controller_uid(o.meta()).is_none()
+                && o.meta().namespace.as_deref().unwrap_or("") == namespace
+        })
+    }
 }
 
 impl<K: Object> Informer<K> {
@@ -68,11 +184,46 @@ impl<K: Object> Informer<K> {
             store,
             handlers: Mutex::new(Vec::new()),
             synced: AtomicBool::new(false),
+            owners: Arc::new(RwLock::new(None)),
         }
     }
 
     pub(crate) fn store(&self) -> Store<K> {
         self.store.clone()
+    }
+
+    /// Starts keeping the owner index (from what the cache holds now, if anything).
+    pub(crate) fn enable_owner_index(&self) {
+        let mut owners = self.owners.write().unwrap_or_else(|p| p.into_inner());
+        if owners.is_none() {
+            let mut index = Owners {
+                by_owner: HashMap::new(),
+            };
+            for obj in self.store.state() {
+                index.update(None, Some(obj.as_ref()));
+            }
+            *owners = Some(index);
+        }
+    }
+
+    /// The owner index, if some controller declared it.
+    pub(crate) fn owner_index(&self) -> Option<OwnerIndex<K>> {
+        let enabled = self
+            .owners
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some();
+        enabled.then(|| OwnerIndex {
+            store: self.store.clone(),
+            owners: self.owners.clone(),
+        })
+    }
+
+    fn index(&self, old: Option<&K>, new: Option<&K>) {
+        let mut owners = self.owners.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(owners) = owners.as_mut() {
+            owners.update(old, new);
+        }
     }
 
     pub(crate) fn add_handler(&self, h: impl Fn(&Change<'_, K>) + Send + Sync + 'static) {
@@ -114,6 +265,7 @@ impl<K: Object> Informer<K> {
                 watcher::Event::Apply(obj) => {
                     let old = self.store.get(&ObjectRef::from_obj(obj));
                     writer.apply_watcher_event(&event);
+                    self.index(old.as_deref(), Some(obj));
                     match old {
                         Some(old) => self.dispatch(&Change::Update {
                             old: &old,
@@ -123,7 +275,9 @@ impl<K: Object> Informer<K> {
                     }
                 }
                 watcher::Event::Delete(obj) => {
+                    let old = self.store.get(&ObjectRef::from_obj(obj));
                     writer.apply_watcher_event(&event);
+                    self.index(Some(old.as_deref().unwrap_or(obj)), None);
                     self.dispatch(&Change::Delete(obj));
                 }
                 watcher::Event::Init => {
@@ -142,6 +296,17 @@ impl<K: Object> Informer<K> {
                         .map(|o| (ObjectRef::from_obj(o.as_ref()), o))
                         .collect();
                     writer.apply_watcher_event(&event);
+                    let mut listed = HashSet::new();
+                    for obj in &relisted {
+                        let r = ObjectRef::from_obj(obj);
+                        self.index(before.get(&r).map(|o| o.as_ref()), Some(obj));
+                        listed.insert(r);
+                    }
+                    for (r, gone) in &before {
+                        if !listed.contains(r) {
+                            self.index(Some(gone.as_ref()), None);
+                        }
+                    }
                     self.synced.store(true, Ordering::SeqCst);
                     for obj in relisted.drain(..) {
                         match before.remove(&ObjectRef::from_obj(&obj)) {
@@ -266,5 +431,45 @@ impl Informers {
     /// How many watch streams were started.
     pub(crate) fn watches_started(&self) -> usize {
         self.watches_started.load(Ordering::SeqCst)
+    }
+}
+
+/// Read access to a manager's shared caches, for mappers that need more than the object that
+/// changed (see [`Controller::watches_with_caches`](crate::Controller::watches_with_caches));
+/// a reconcile reaches the same through its [`Context`](crate::Context).
+#[derive(Clone)]
+pub struct Caches {
+    informers: Arc<Informers>,
+}
+
+impl Debug for Caches {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Caches")
+            .field("kinds", &self.informers.kinds())
+            .finish()
+    }
+}
+
+impl Caches {
+    pub(crate) fn new(informers: Arc<Informers>) -> Caches {
+        Caches { informers }
+    }
+
+    /// The shared cache of kind `W`; any kind a controller of this manager declared with
+    /// `for`, `owns` or `watches` has one.
+    pub fn store<W: Object>(&self) -> Result<Store<W>> {
+        self.informers
+            .get::<W>()
+            .map(|i| i.store())
+            .ok_or_else(|| Error::NotWatched(W::kind(&()).into_owned()))
+    }
+
+    /// The owner index of kind `W`, declared by a controller of this manager with
+    /// [`Controller::index_owners`](crate::Controller::index_owners).
+    pub fn owner_index<W: Object>(&self) -> Result<OwnerIndex<W>> {
+        self.informers
+            .get::<W>()
+            .and_then(|i| i.owner_index())
+            .ok_or_else(|| Error::NotIndexed(W::kind(&()).into_owned()))
     }
 }

@@ -8,6 +8,9 @@
 //! ([`workqueue`]), and calls the reconcile function with the cached object — never twice at
 //! once for the same key, with per-key exponential backoff (5 ms → 1000 s) on errors.
 //!
+//! Controllers that create children read them through an [`OwnerIndex`] of the shared cache
+//! and guard their writes with [`Expectations`], as client-go's workload controllers do.
+//!
 //! Around that: leader election on a Lease ([`leader`]), Prometheus metrics under
 //! controller-runtime's names ([`metrics`]), `/healthz` and `/readyz`, graceful shutdown on
 //! SIGTERM, and helpers for what every reconcile does — [`finalizer`]s, status
@@ -102,6 +105,7 @@ pub mod conditions;
 pub mod controller;
 pub mod error;
 pub mod events;
+pub mod expectations;
 pub mod finalizer;
 pub mod informer;
 pub mod leader;
@@ -115,7 +119,8 @@ pub mod workqueue;
 pub use app::App;
 pub use controller::{Action, Context, Controller, ControllerDef, Request};
 pub use error::{Error, Result};
-pub use informer::Object;
+pub use expectations::Expectations;
+pub use informer::{Caches, Object, OwnerIndex};
 pub use leader::LeaderElection;
 pub use manager::{Manager, ManagerBuilder, Running, ShutdownHandle};
 pub use predicate::{Change, Predicate};

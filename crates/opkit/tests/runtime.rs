@@ -1126,3 +1126,241 @@ async fn test_env_rejects_unknown_controller_names() {
         "{err}"
     );
 }
+
+/// What the owner-index reconcile saw: (widget, children, orphans in its namespace).
+#[derive(Default)]
+struct Family {
+    seen: Mutex<Vec<(String, usize, usize)>>,
+}
+
+async fn count_family(w: Arc<Widget>, ctx: Arc<Context<Arc<Family>>>) -> Result<Action, TestError> {
+    let index = ctx.owner_index::<ConfigMap>()?;
+    let uid = w.uid().unwrap_or_default();
+    let children = index.owned_by(&uid).len();
+    let orphans = index.orphans("default").len();
+    ctx.seen
+        .lock()
+        .unwrap()
+        .push((w.name_any(), children, orphans));
+    Ok(Action::await_change())
+}
+
+fn config_map(name: &str, owner: Option<&Widget>) -> ConfigMap {
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some(name.into());
+    cm.metadata.owner_references = owner.map(|w| {
+        let mut r = w
+            .controller_owner_ref(&())
+            .expect("widget has a name and uid");
+        r.block_owner_deletion = Some(false);
+        vec![r]
+    });
+    cm
+}
+
+#[tokio::test]
+async fn owner_index_serves_children_and_orphans_and_a_mapper_reads_the_caches() {
+    let env = env().await;
+    let family = Arc::new(Family::default());
+    let mut mgr = Manager::builder().build();
+    mgr.add(
+        Controller::<Widget>::new("family")
+            .index_owners::<ConfigMap>()
+            // Owner or adopters: a child maps to its controller, an orphan to every Widget in
+            // its namespace (read from the shared cache).
+            .watches_with_caches::<ConfigMap>(
+                |cm, caches| match cm
+                    .owner_references()
+                    .iter()
+                    .find(|r| r.controller == Some(true))
+                {
+                    Some(owner) => vec![Request::namespaced("default", owner.name.clone())],
+                    None => caches
+                        .store::<Widget>()
+                        .map(|s| {
+                            s.state()
+                                .iter()
+                                .map(|w| Request::from_object(w.as_ref()))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                },
+                None,
+            )
+            .build(count_family, family.clone()),
+    );
+    let running = start(mgr, &env).await;
+    let a = create(&env, "a", 1).await;
+    create(&env, "b", 1).await;
+    let cms: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let pp = PostParams::default();
+    cms.create(&pp, &config_map("a-1", Some(&a))).await.unwrap();
+    cms.create(&pp, &config_map("a-2", Some(&a))).await.unwrap();
+    let saw = |name: &str, children: usize, orphans: usize| {
+        family
+            .seen
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|s| s.0 == name && s.1 == children && s.2 == orphans)
+    };
+    eventually("a sees its two children", || saw("a", 2, 0)).await;
+    cms.create(&pp, &config_map("loose", None)).await.unwrap();
+    eventually("an orphan reaches every widget", || {
+        saw("a", 2, 1) && saw("b", 0, 1)
+    })
+    .await;
+    // Adopting the orphan moves it in the index.
+    cms.patch(
+        "loose",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"ownerReferences": [
+            a.controller_owner_ref(&()).unwrap()
+        ]}})),
+    )
+    .await
+    .unwrap();
+    eventually("adopted", || saw("a", 3, 0)).await;
+    cms.delete("a-1", &DeleteParams::default()).await.unwrap();
+    eventually("a deleted child leaves the index", || saw("a", 2, 0)).await;
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_undeclared_owner_index_is_an_error() {
+    let env = env().await;
+    let family = Arc::new(Family::default());
+    let errors = Arc::new(Mutex::new(Vec::<String>::new()));
+    let mut mgr = Manager::builder().build();
+    let errs = errors.clone();
+    mgr.add(
+        Controller::<Widget>::new("unindexed")
+            .owns::<ConfigMap>()
+            .build(
+                move |w, ctx: Arc<Context<Arc<Family>>>| {
+                    let errs = errs.clone();
+                    async move {
+                        let r = count_family(w, ctx).await;
+                        if let Err(e) = &r {
+                            errs.lock().unwrap().push(e.to_string());
+                        }
+                        r.map(|_| Action::await_change())
+                            .or_else(|_| Ok::<_, TestError>(Action::await_change()))
+                    }
+                },
+                family,
+            ),
+    );
+    let running = start(mgr, &env).await;
+    create(&env, "x", 1).await;
+    eventually("reconciled", || !errors.lock().unwrap().is_empty()).await;
+    let err = errors.lock().unwrap()[0].clone();
+    assert!(err.contains("no owner index for ConfigMap"), "{err}");
+    running.shutdown().await.unwrap();
+}
+
+/// What the expectations reconcile saw: (children in the index, expectations satisfied).
+struct Creator {
+    expectations: opkit::Expectations,
+    seen: Mutex<Vec<(usize, bool)>>,
+}
+
+async fn create_one_child(
+    w: Arc<Widget>,
+    ctx: Arc<Context<Arc<Creator>>>,
+) -> Result<Action, TestError> {
+    let uid = w.uid().unwrap_or_default();
+    let children = ctx.owner_index::<ConfigMap>()?.owned_by(&uid).len();
+    let satisfied = ctx.expectations.satisfied(&uid);
+    ctx.seen.lock().unwrap().push((children, satisfied));
+    if satisfied && children == 0 {
+        ctx.expectations.expect_creations(&uid, 1);
+        let mut cm = config_map("", Some(&w));
+        cm.metadata.name = None;
+        cm.metadata.generate_name = Some(format!("{}-", w.name_any()));
+        let cms: Api<ConfigMap> = Api::namespaced(ctx.client().clone(), "default");
+        if let Err(e) = cms.create(&PostParams::default(), &cm).await {
+            ctx.expectations.creation_observed(&uid);
+            return Err(opkit::Error::Kube(e).into());
+        }
+    }
+    Ok(Action::await_change())
+}
+
+#[tokio::test]
+async fn expectations_are_observed_before_the_owner_is_queued_so_no_child_is_created_twice() {
+    let env = env().await;
+    let creator = Arc::new(Creator {
+        expectations: opkit::Expectations::new(),
+        seen: Mutex::new(Vec::new()),
+    });
+    let mut mgr = Manager::builder().build();
+    mgr.add(
+        Controller::<Widget>::new("creator")
+            .owns::<ConfigMap>()
+            .index_owners::<ConfigMap>()
+            .expectations::<ConfigMap>(creator.expectations.clone())
+            .build(create_one_child, creator.clone()),
+    );
+    let running = start(mgr, &env).await;
+    create(&env, "w", 1).await;
+    // Reconciles racing the child's watch event: each one is either before the creation was
+    // observed (expectations pending: no second child) or after (child indexed).
+    for size in 2..10 {
+        patch_spec(&env, "w", size).await;
+    }
+    eventually("the child's creation is observed", || {
+        creator.seen.lock().unwrap().contains(&(1, true))
+    })
+    .await;
+    let seen = creator.seen.lock().unwrap().clone();
+    assert!(
+        !seen.contains(&(1, false)),
+        "the index had the child while its creation was still expected: {seen:?}"
+    );
+    let cms: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let children = cms
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|c| c.name_any().starts_with("w-"))
+        .count();
+    assert_eq!(children, 1, "{seen:?}");
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_manager_without_addresses_or_election_binds_no_port_and_takes_no_lease() {
+    let env = env().await;
+    let probe = Arc::new(Probe::default());
+    let mut mgr = Manager::builder().build();
+    mgr.add(Controller::<Widget>::new("embedded").build(record, probe.clone()));
+    assert!(
+        !mgr.rbac_rules()
+            .iter()
+            .any(|r| r.resources.iter().flatten().any(|res| res == "leases")),
+        "no leader election, no lease rule"
+    );
+    let running = start(mgr, &env).await;
+    assert_eq!(running.metrics_addr(), None);
+    assert_eq!(running.probe_addr(), None);
+    eventually("controllers run without an election", || {
+        running.is_leader()
+    })
+    .await;
+    create(&env, "e", 1).await;
+    eventually("reconciled", || probe.count("e") == 1).await;
+    let leases: Api<Lease> = Api::all(env.client());
+    assert!(
+        leases
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty(),
+        "no Lease taken"
+    );
+    running.shutdown().await.unwrap();
+}

@@ -13,49 +13,34 @@ use k8s_openapi::api::batch::v1::{CronJob, CronJobStatus, Job};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use kube::runtime::controller::{Action, Controller};
-use kube::runtime::watcher;
+use opkit::{Action, Context, Controller, ControllerDef};
 use serde_json::json;
 
-use super::cache::{self, Cache};
 use super::cron::Schedule;
 use super::job::finished;
-use super::{Clock, HasRetry, Result, Retry, controller_ref, drive, is_status};
+use super::{BACKOFF, Clock, Result, WORKERS, controller_ref, is_status, reconciler};
 use crate::Settings;
 
-struct Ctx {
-    client: kube::Client,
-    jobs: Arc<Cache<Job>>,
+/// The CronJob controller's data: the clock it schedules by.
+struct Scheduler {
     clock: Clock,
-    retry: Retry,
 }
 
-impl HasRetry for Ctx {
-    fn retry(&self) -> &Retry {
-        &self.retry
-    }
-}
+type Ctx = Context<Scheduler>;
 
-/// Runs the CronJob controller.
-pub(crate) async fn run(client: kube::Client, settings: Settings) {
-    let jobs = Cache::new(None);
-    let job_events = cache::watch(
-        Api::<Job>::all(client.clone()),
-        watcher::Config::default(),
-        jobs.clone(),
-    );
-    let controller = Controller::new(
-        Api::<CronJob>::all(client.clone()),
-        watcher::Config::default(),
-    )
-    .watches_stream(job_events, super::owner_of::<_, Job>("CronJob"));
-    let ctx = Arc::new(Ctx {
-        client,
-        jobs,
-        clock: settings.clock.clone(),
-        retry: Retry::default(),
-    });
-    drive("cronjob", controller, ctx, reconcile).await;
+/// The CronJob controller.
+pub(crate) fn controller(settings: Settings) -> ControllerDef {
+    Controller::<CronJob>::new("cronjob")
+        .index_owners::<Job>()
+        .owns::<Job>()
+        .backoff(BACKOFF)
+        .max_concurrent_reconciles(WORKERS)
+        .build(
+            reconciler("cronjob", reconcile),
+            Scheduler {
+                clock: settings.clock,
+            },
+        )
 }
 
 fn created(job: &Job) -> Option<Timestamp> {
@@ -70,12 +55,12 @@ async fn reconcile(cj: Arc<CronJob>, ctx: Arc<Ctx>) -> Result<Action> {
     let name = cj.metadata.name.clone().unwrap_or_default();
     let uid = cj.metadata.uid.clone().unwrap_or_default();
     let spec = cj.spec.clone().unwrap_or_default();
-    let jobs_api: Api<Job> = Api::namespaced(ctx.client.clone(), &ns);
+    let jobs_api: Api<Job> = Api::namespaced(ctx.client().clone(), &ns);
     let now = ctx.clock.now();
     let old = cj.status.clone().unwrap_or_default();
     let mut status = old.clone();
 
-    let mut jobs: Vec<Arc<Job>> = ctx.jobs.owned_by(&uid);
+    let mut jobs: Vec<Arc<Job>> = ctx.owner_index::<Job>()?.owned_by(&uid);
     jobs.sort_by_key(|j| created(j));
     let mut active: Vec<Arc<Job>> = jobs
         .iter()
@@ -188,7 +173,7 @@ async fn reconcile(cj: Arc<CronJob>, ctx: Arc<Ctx>) -> Result<Action> {
     )
     .filter(|a: &Vec<_>| !a.is_empty());
     if status != old {
-        let api: Api<CronJob> = Api::namespaced(ctx.client.clone(), &ns);
+        let api: Api<CronJob> = Api::namespaced(ctx.client().clone(), &ns);
         let patch = json!({"status": CronJobStatus { active: status.active.clone().or(Some(Vec::new())), ..status }});
         match api
             .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))

@@ -10,26 +10,27 @@ use std::sync::Arc;
 use k8s_openapi::api::apps::v1::{DaemonSet, DaemonSetStatus};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::controller::{Action, Controller};
-use kube::runtime::watcher;
+use opkit::{Action, Context, Controller, ControllerDef};
 use serde_json::json;
 
-use super::cache::PodOwnerCtx;
 use super::pods::{self, Availability, Naming};
-use super::{Result, controller_ref, drive, is_status, stable_hash};
+use super::{
+    BACKOFF, PodOwners, Result, WORKERS, controller_ref, is_status, reconciler, stable_hash,
+};
 use crate::Settings;
 
-type Ctx = PodOwnerCtx;
+type Ctx = Context<PodOwners>;
 
-/// Runs the DaemonSet controller.
-pub(crate) async fn run(client: kube::Client, settings: Settings) {
-    let (ctx, pod_events) = PodOwnerCtx::new(client.clone(), settings);
-    let controller = Controller::new(
-        Api::<DaemonSet>::all(client.clone()),
-        watcher::Config::default(),
-    )
-    .watches_stream(pod_events, super::owner_of::<_, Pod>("DaemonSet"));
-    drive("daemonset", controller, ctx, reconcile).await;
+/// The DaemonSet controller.
+pub(crate) fn controller(settings: Settings) -> ControllerDef {
+    let data = PodOwners::new(settings);
+    Controller::<DaemonSet>::new("daemonset")
+        .index_owners::<Pod>()
+        .expectations::<Pod>(data.expectations.clone())
+        .owns::<Pod>()
+        .backoff(BACKOFF)
+        .max_concurrent_reconciles(WORKERS)
+        .build(reconciler("daemonset", reconcile), data)
 }
 
 /// The labels of the simulated node, for `nodeSelector`.
@@ -67,9 +68,9 @@ async fn reconcile(ds: Arc<DaemonSet>, ctx: Arc<Ctx>) -> Result<Action> {
         ds.status.as_ref().and_then(|s| s.collision_count),
     );
     let generation = ds.metadata.generation.unwrap_or(1);
-    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+    let api: Api<Pod> = Api::namespaced(ctx.client().clone(), &ns);
     let mut active: Vec<Arc<Pod>> = ctx
-        .pods
+        .owner_index::<Pod>()?
         .owned_by(&uid)
         .into_iter()
         .filter(|p| pods::is_active(p))
@@ -153,7 +154,7 @@ async fn reconcile(ds: Arc<DaemonSet>, ctx: Arc<Ctx>) -> Result<Action> {
         conditions: old.conditions.clone(),
     };
     if status != old {
-        let ds_api: Api<DaemonSet> = Api::namespaced(ctx.client.clone(), &ns);
+        let ds_api: Api<DaemonSet> = Api::namespaced(ctx.client().clone(), &ns);
         let patch = json!({"status": status});
         match ds_api
             .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))

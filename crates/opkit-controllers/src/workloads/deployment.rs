@@ -18,17 +18,13 @@ use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use kube::runtime::controller::{Action, Controller};
-use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::watcher;
+use opkit::{Action, Caches, Context, Controller, ControllerDef, Request};
 use serde_json::json;
 
-use super::cache::{self, Cache};
 use super::{
-    HasRetry, Result, Retry, controller_ref, drive, is_status, owner_or_adopters, selects,
+    BACKOFF, Result, WORKERS, controller_ref, is_status, owner_or_adopters, reconciler, selects,
     stable_hash, workload_selector,
 };
-use crate::Settings;
 
 /// The revision of a ReplicaSet (and of its Deployment: the newest ReplicaSet's).
 pub(crate) const REVISION: &str = "deployment.kubernetes.io/revision";
@@ -47,45 +43,25 @@ const NOT_COPIED: [&str; 6] = [
     "deprecated.deployment.rollback.to",
 ];
 
-struct Ctx {
-    client: kube::Client,
-    replica_sets: Arc<Cache<ReplicaSet>>,
-    retry: Retry,
-}
+type Ctx = Context<()>;
 
-impl HasRetry for Ctx {
-    fn retry(&self) -> &Retry {
-        &self.retry
-    }
-}
-
-/// Runs the Deployment controller.
-pub(crate) async fn run(client: kube::Client, _settings: Settings) {
-    let replica_sets = Cache::new(None);
-    let rs_events = cache::watch(
-        Api::<ReplicaSet>::all(client.clone()),
-        watcher::Config::default(),
-        replica_sets.clone(),
-    );
-    let controller = Controller::new(
-        Api::<Deployment>::all(client.clone()),
-        watcher::Config::default(),
-    );
-    let store = controller.store();
-    let controller =
-        controller.watches_stream(rs_events, move |rs: ReplicaSet| owners(&store, &rs));
-    let ctx = Arc::new(Ctx {
-        client,
-        replica_sets,
-        retry: Retry::default(),
-    });
-    drive("deployment", controller, ctx, reconcile).await;
+/// The Deployment controller.
+pub(crate) fn controller() -> ControllerDef {
+    Controller::<Deployment>::new("deployment")
+        .index_owners::<ReplicaSet>()
+        .watches_with_caches(owners, None)
+        .backoff(BACKOFF)
+        .max_concurrent_reconciles(WORKERS)
+        .build(reconciler("deployment", reconcile), ())
 }
 
 /// The Deployments a ReplicaSet event concerns: its controller if that is a Deployment, else
 /// (an orphan) those whose selector matches it.
-fn owners(store: &Store<Deployment>, rs: &ReplicaSet) -> Vec<ObjectRef<Deployment>> {
-    owner_or_adopters(store, rs, |d| d.spec.as_ref().map(|s| &s.selector))
+fn owners(rs: &ReplicaSet, caches: &Caches) -> Vec<Request> {
+    let Ok(store) = caches.store::<Deployment>() else {
+        return Vec::new();
+    };
+    owner_or_adopters(&store, rs, |d| d.spec.as_ref().map(|s| &s.selector))
 }
 
 /// Resolves an int-or-percent against `total`, rounding percentages up or down.
@@ -225,7 +201,7 @@ async fn reconcile(d: Arc<Deployment>, ctx: Arc<Ctx>) -> Result<Action> {
         return Ok(Action::await_change());
     };
     let ns = d.metadata.namespace.clone().unwrap_or_default();
-    let api: Api<ReplicaSet> = Api::namespaced(ctx.client.clone(), &ns);
+    let api: Api<ReplicaSet> = Api::namespaced(ctx.client().clone(), &ns);
     let mut all = claim(&ctx, &d, &selector, &api).await?;
     all.sort_by(by_creation);
     let template = without_hash(&spec.template);
@@ -309,8 +285,9 @@ async fn claim(
 ) -> Result<Vec<ReplicaSet>> {
     let uid = d.metadata.uid.as_deref().unwrap_or_default();
     let ns = d.metadata.namespace.as_deref().unwrap_or_default();
+    let index = ctx.owner_index::<ReplicaSet>()?;
     let mut owned = Vec::new();
-    for rs in ctx.replica_sets.owned_by(uid) {
+    for rs in index.owned_by(uid) {
         if selects(selector, rs.metadata.labels.as_ref()) {
             owned.push(rs.as_ref().clone());
         } else if rs.metadata.deletion_timestamp.is_none() {
@@ -326,7 +303,7 @@ async fn claim(
         }
     }
     if d.metadata.deletion_timestamp.is_none() {
-        for rs in ctx.replica_sets.orphans(ns) {
+        for rs in index.orphans(ns) {
             if rs.metadata.deletion_timestamp.is_none()
                 && selects(selector, rs.metadata.labels.as_ref())
             {
@@ -517,7 +494,7 @@ impl Sync<'_> {
         {
             let patch = json!({"metadata": {"annotations": {REVISION: wanted.to_string()}}});
             let api: Api<Deployment> = Api::namespaced(
-                self.ctx.client.clone(),
+                self.ctx.client().clone(),
                 self.d.metadata.namespace.as_deref().unwrap_or_default(),
             );
             match api
@@ -602,7 +579,7 @@ impl Sync<'_> {
                 // A hash collision: bump collisionCount so the next sync hashes differently.
                 let count = self.collision_count.unwrap_or(0) + 1;
                 let api: Api<Deployment> = Api::namespaced(
-                    self.ctx.client.clone(),
+                    self.ctx.client().clone(),
                     d.metadata.namespace.as_deref().unwrap_or_default(),
                 );
                 let patch = json!({"status": {"collisionCount": count}});
@@ -971,7 +948,7 @@ impl Sync<'_> {
         status.conditions = Some(self.conditions.clone());
         if d.status.as_ref() != Some(&status) {
             let api: Api<Deployment> = Api::namespaced(
-                self.ctx.client.clone(),
+                self.ctx.client().clone(),
                 d.metadata.namespace.as_deref().unwrap_or_default(),
             );
             let patch = json!({"status": status});

@@ -10,52 +10,26 @@ use k8s_openapi::api::core::v1::{Endpoints, Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::api::{Api, PostParams};
-use kube::runtime::controller::{Action, Controller};
-use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::watcher;
+use opkit::{Action, Caches, Context, Controller, ControllerDef, Request};
 use opkit_apimachinery::LabelSelector as Selector;
 use serde_json::{Value, json};
 
-use super::cache::{self, Cache};
 use super::pods;
-use super::{HasRetry, Result, Retry, controller_ref, drive, is_status, selects, stable_hash};
-use crate::Settings;
+use super::{
+    BACKOFF, Result, WORKERS, controller_ref, is_status, reconciler, selects, stable_hash,
+};
 
 const MANAGED_BY: &str = "endpointslice-controller.k8s.io";
 
-struct Ctx {
-    client: kube::Client,
-    pods: Arc<Cache<Pod>>,
-    retry: Retry,
-}
+type Ctx = Context<()>;
 
-impl HasRetry for Ctx {
-    fn retry(&self) -> &Retry {
-        &self.retry
-    }
-}
-
-/// Runs the endpoints controller.
-pub(crate) async fn run(client: kube::Client, _settings: Settings) {
-    let pods = Cache::new(None);
-    let pod_events = cache::watch(
-        Api::<Pod>::all(client.clone()),
-        watcher::Config::default(),
-        pods.clone(),
-    );
-    let controller = Controller::new(
-        Api::<Service>::all(client.clone()),
-        watcher::Config::default(),
-    );
-    let store = controller.store();
-    let controller =
-        controller.watches_stream(pod_events, move |pod: Pod| services_of(&store, &pod));
-    let ctx = Arc::new(Ctx {
-        client,
-        pods,
-        retry: Retry::default(),
-    });
-    drive("endpoints", controller, ctx, reconcile).await;
+/// The endpoints controller.
+pub(crate) fn controller() -> ControllerDef {
+    Controller::<Service>::new("endpoints")
+        .watches_with_caches(services_of, None)
+        .backoff(BACKOFF)
+        .max_concurrent_reconciles(WORKERS)
+        .build(reconciler("endpoints", reconcile), ())
 }
 
 /// A Service's `spec.selector` (upstream's `SelectorFromSet`); an absent or empty one selects no
@@ -69,14 +43,18 @@ fn selector(svc: &Service) -> Option<Selector> {
         .map(Selector::from_set)
 }
 
-fn services_of(store: &Store<Service>, pod: &Pod) -> Vec<ObjectRef<Service>> {
+/// The Services whose selector matches a pod (before or after its change).
+fn services_of(pod: &Pod, caches: &Caches) -> Vec<Request> {
+    let Ok(store) = caches.store::<Service>() else {
+        return Vec::new();
+    };
     let ns = pod.metadata.namespace.as_deref();
     store
         .state()
         .iter()
         .filter(|s| s.metadata.namespace.as_deref() == ns)
         .filter(|s| selector(s).is_some_and(|sel| selects(&sel, pod.metadata.labels.as_ref())))
-        .map(|s| ObjectRef::from_obj(s.as_ref()))
+        .map(|s| Request::from_object(s.as_ref()))
         .collect()
 }
 
@@ -111,8 +89,8 @@ async fn reconcile(svc: Arc<Service>, ctx: Arc<Ctx>) -> Result<Action> {
         .and_then(|s| s.ports.clone())
         .unwrap_or_default();
     let mut selected: Vec<Arc<Pod>> = ctx
-        .pods
-        .all()
+        .store::<Pod>()?
+        .state()
         .into_iter()
         .filter(|p| p.metadata.namespace.as_deref() == Some(ns.as_str()))
         .filter(|p| selects(&sel, p.metadata.labels.as_ref()) && pods::is_active(p))
@@ -179,7 +157,7 @@ async fn reconcile(svc: Arc<Service>, ctx: Arc<Ctx>) -> Result<Action> {
         "metadata": {"name": name, "namespace": ns, "labels": labels},
         "subsets": subsets,
     }))?;
-    let ep_api: Api<Endpoints> = Api::namespaced(ctx.client.clone(), &ns);
+    let ep_api: Api<Endpoints> = Api::namespaced(ctx.client().clone(), &ns);
     match ep_api.get_opt(&name).await? {
         None => create(&ep_api, &endpoints).await?,
         Some(current)
@@ -211,7 +189,7 @@ async fn reconcile(svc: Arc<Service>, ctx: Arc<Ctx>) -> Result<Action> {
         "endpoints": slice_endpoints,
         "ports": slice_ports.unwrap_or_default(),
     }))?;
-    let slice_api: Api<EndpointSlice> = Api::namespaced(ctx.client.clone(), &ns);
+    let slice_api: Api<EndpointSlice> = Api::namespaced(ctx.client().clone(), &ns);
     match slice_api.get_opt(&slice_name).await? {
         None => create(&slice_api, &slice).await?,
         Some(current) if current.endpoints != slice.endpoints || current.ports != slice.ports => {

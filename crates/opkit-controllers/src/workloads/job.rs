@@ -12,23 +12,25 @@ use k8s_openapi::api::batch::v1::{Job, JobCondition, JobStatus};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
-use kube::runtime::controller::{Action, Controller};
-use kube::runtime::watcher;
+use opkit::{Action, Context, Controller, ControllerDef};
 use serde_json::json;
 
-use super::cache::PodOwnerCtx;
 use super::pods::{self, Naming};
-use super::{Result, controller_ref, drive, is_status};
+use super::{BACKOFF, PodOwners, Result, WORKERS, controller_ref, is_status, reconciler};
 use crate::Settings;
 
-type Ctx = PodOwnerCtx;
+type Ctx = Context<PodOwners>;
 
-/// Runs the Job controller.
-pub(crate) async fn run(client: kube::Client, settings: Settings) {
-    let (ctx, pod_events) = PodOwnerCtx::new(client.clone(), settings);
-    let controller = Controller::new(Api::<Job>::all(client.clone()), watcher::Config::default())
-        .watches_stream(pod_events, super::owner_of::<_, Pod>("Job"));
-    drive("job", controller, ctx, reconcile).await;
+/// The Job controller.
+pub(crate) fn controller(settings: Settings) -> ControllerDef {
+    let data = PodOwners::new(settings);
+    Controller::<Job>::new("job")
+        .index_owners::<Pod>()
+        .expectations::<Pod>(data.expectations.clone())
+        .owns::<Pod>()
+        .backoff(BACKOFF)
+        .max_concurrent_reconciles(WORKERS)
+        .build(reconciler("job", reconcile), data)
 }
 
 /// Whether a Job has a True `Complete` or `Failed` condition.
@@ -74,7 +76,7 @@ async fn reconcile(job: Arc<Job>, ctx: Arc<Ctx>) -> Result<Action> {
     let ns = job.metadata.namespace.clone().unwrap_or_default();
     let name = job.metadata.name.clone().unwrap_or_default();
     let uid = job.metadata.uid.clone().unwrap_or_default();
-    let jobs: Api<Job> = Api::namespaced(ctx.client.clone(), &ns);
+    let jobs: Api<Job> = Api::namespaced(ctx.client().clone(), &ns);
     if job.metadata.deletion_timestamp.is_some() {
         return Ok(Action::await_change());
     }
@@ -82,8 +84,8 @@ async fn reconcile(job: Arc<Job>, ctx: Arc<Ctx>) -> Result<Action> {
     if let Some((_, at)) = finished(&job) {
         return ttl(&jobs, &job, at).await;
     }
-    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
-    let owned = ctx.pods.owned_by(&uid);
+    let api: Api<Pod> = Api::namespaced(ctx.client().clone(), &ns);
+    let owned = ctx.owner_index::<Pod>()?.owned_by(&uid);
     let mut active: Vec<Arc<Pod>> = owned
         .iter()
         .filter(|p| pods::is_active(p))

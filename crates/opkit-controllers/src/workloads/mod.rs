@@ -8,13 +8,16 @@
 //! controllers' algorithms closely enough that `kubectl rollout status`, `kubectl wait` and
 //! operators reading status see what they see on a real cluster.
 //!
-//! Every controller is a kube-runtime [`Controller`](kube::runtime::Controller) over its main
-//! kind; the children it owns are watched into a [`cache::Cache`] indexed by controller owner, so
-//! a reconcile reads its children in time proportional to their number, never by scanning the
-//! cluster. Creations and deletions are tracked with [`cache::Expectations`] (as upstream's
-//! `ControllerExpectations`) so a reconcile racing its own watch never creates or deletes twice.
+//! Every controller is an [`opkit::Controller`] over its main kind, and all of them run in one
+//! [`opkit::Manager`] with the namespace and aggregation controllers (see [`crate::spawn`]),
+//! so each kind has one
+//! watch and one cache however many controllers read it (the pods cache serves the node,
+//! ReplicaSet, StatefulSet, DaemonSet, Job and endpoints controllers). Children are read
+//! through the cache's [`opkit::OwnerIndex`], so a reconcile reads its children in time
+//! proportional to their number, never by scanning the cluster. Creations and deletions are
+//! tracked with [`opkit::Expectations`] (upstream's `ControllerExpectations`) so a reconcile
+//! racing its own watch never creates or deletes twice.
 
-pub(crate) mod cache;
 mod clock;
 mod cron;
 mod cronjob;
@@ -30,19 +33,17 @@ mod statefulset;
 
 pub use clock::Clock;
 
-use std::collections::{BTreeMap, HashMap};
-use std::fmt::Debug;
+use std::collections::BTreeMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use kube::Resource;
-use kube::runtime::controller::Action;
-use kube::runtime::reflector::{ObjectRef, Store};
+use opkit::workqueue::Backoff;
+use opkit::{Action, Context, ControllerDef, Expectations, Object, Request, Store};
 use opkit_apimachinery::LabelSelector as Selector;
-use serde::de::DeserializeOwned;
 
 use crate::{Controller, Settings};
 
@@ -55,136 +56,96 @@ pub enum Error {
     /// An object could not be (de)serialized.
     #[error("cannot encode object: {0}")]
     Json(#[from] serde_json::Error),
+    /// The runtime could not serve a cache or index.
+    #[error(transparent)]
+    Runtime(#[from] opkit::Error),
 }
 
 /// Result of a reconcile.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Runs one workload controller until aborted.
-pub(crate) async fn run(controller: Controller, client: kube::Client, settings: Settings) {
-    match controller {
-        Controller::Node => node::run(client, settings).await,
-        Controller::Deployment => deployment::run(client, settings).await,
-        Controller::ReplicaSet => replicaset::run(client, settings).await,
-        Controller::StatefulSet => statefulset::run(client, settings).await,
-        Controller::DaemonSet => daemonset::run(client, settings).await,
-        Controller::Job => job::run(client, settings).await,
-        Controller::CronJob => cronjob::run(client, settings).await,
-        Controller::Endpoints => endpoints::run(client, settings).await,
-        other => {
-            tracing::warn!(controller = other.name(), "not a workload controller");
-            std::future::pending::<()>().await
+/// The workload controller `controller`, for the control plane's manager; `None` for the
+/// controllers that are not workload controllers.
+pub(crate) fn controller(controller: Controller, settings: &Settings) -> Option<ControllerDef> {
+    let settings = settings.clone();
+    Some(match controller {
+        Controller::Node => node::controller(settings),
+        Controller::Deployment => deployment::controller(),
+        Controller::ReplicaSet => replicaset::controller(settings),
+        Controller::StatefulSet => statefulset::controller(settings),
+        Controller::DaemonSet => daemonset::controller(settings),
+        Controller::Job => job::controller(settings),
+        Controller::CronJob => cronjob::controller(settings),
+        Controller::Endpoints => endpoints::controller(),
+        _ => return None,
+    })
+}
+
+/// The node's heartbeat (registration and Lease renewal), which runs beside its controller.
+pub(crate) async fn node_heartbeat(client: kube::Client, settings: Settings) {
+    node::heartbeat(client, settings).await
+}
+
+/// Per-key retry backoff: from 5 ms, capped at 30 s (the simulation favours quick recovery
+/// over upstream's 1000 s cap).
+pub(crate) const BACKOFF: Backoff = Backoff {
+    base: Duration::from_millis(5),
+    max: Duration::from_secs(30),
+};
+
+/// Keys reconciled at once by each workload controller (one key is never reconciled twice at
+/// once); the node, which reconciles every pod, has more.
+pub(crate) const WORKERS: usize = 16;
+
+/// How long expectations wait for their watch events before they are given up.
+pub(crate) const EXPECTATIONS_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The data of a controller that owns pods (ReplicaSet, StatefulSet, DaemonSet, Job): the
+/// settings and the create/delete expectations that keep a reconcile from acting on a cache
+/// that has not caught up with its own writes. Its pods are read from the shared pods cache's
+/// owner index.
+pub(crate) struct PodOwners {
+    pub(crate) settings: Settings,
+    pub(crate) expectations: Expectations,
+}
+
+impl PodOwners {
+    pub(crate) fn new(settings: Settings) -> PodOwners {
+        PodOwners {
+            settings,
+            expectations: Expectations::new().with_timeout(EXPECTATIONS_TIMEOUT),
         }
     }
 }
 
-/// Per-key retry state: exponential backoff from 5 ms, capped at 30 s (the simulation favours
-/// quick recovery over upstream's 1000 s cap).
-#[derive(Default)]
-pub(crate) struct Retry {
-    failures: Mutex<HashMap<String, u32>>,
-}
+/// A reconcile's future, boxed so every controller's reconcile has one type.
+pub(crate) type Reconciling = Pin<Box<dyn Future<Output = Result<Action>> + Send>>;
 
-impl Retry {
-    const BASE: Duration = Duration::from_millis(5);
-    const CAP: Duration = Duration::from_secs(30);
-
-    /// The delay before retrying `key` after another failure.
-    pub(crate) fn next(&self, key: &str) -> Duration {
-        let mut failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
-        let n = failures.entry(key.to_string()).or_insert(0);
-        *n = n.saturating_add(1);
-        let factor = 2u32.saturating_pow(n.saturating_sub(1).min(20));
-        Self::BASE.saturating_mul(factor).min(Self::CAP)
-    }
-
-    /// Forgets `key`'s failures after a successful reconcile.
-    pub(crate) fn reset(&self, key: &str) {
-        let mut failures = self.failures.lock().unwrap_or_else(|p| p.into_inner());
-        if !failures.is_empty() {
-            failures.remove(key);
-        }
-    }
-}
-
-/// What every controller context provides to [`drive`].
-pub(crate) trait HasRetry {
-    fn retry(&self) -> &Retry;
-}
-
-/// `namespace/name` of an object, for logs and retry keys.
-pub(crate) fn key_of<K: Resource>(obj: &K) -> String {
-    let meta = obj.meta();
-    format!(
-        "{}/{}",
-        meta.namespace.as_deref().unwrap_or(""),
-        meta.name.as_deref().unwrap_or("")
-    )
-}
-
-/// Runs a kube-runtime controller to completion with logging and per-key backoff.
-pub(crate) async fn drive<K, C, F, Fut>(
+/// Wraps a reconcile: a conflict or a vanished object (409, 404) is an expected race with
+/// another writer, logged at debug and retried with the key's backoff without counting as an
+/// error; other errors go to the runtime, which logs, counts and retries them with backoff.
+pub(crate) fn reconciler<K, T, F, Fut>(
     name: &'static str,
-    controller: kube::runtime::Controller<K>,
-    ctx: Arc<C>,
     reconcile: F,
-) where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-    C: HasRetry + Send + Sync + 'static,
-    F: Fn(Arc<K>, Arc<C>) -> Fut + Send + Sync + Clone + 'static,
+) -> impl Fn(Arc<K>, Arc<Context<T>>) -> Reconciling + Send + Sync + 'static
+where
+    K: Object,
+    T: Send + Sync + 'static,
+    F: Fn(Arc<K>, Arc<Context<T>>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Action>> + Send + 'static,
 {
-    controller
-        .run(
-            move |obj, ctx: Arc<C>| {
-                let reconcile = reconcile.clone();
-                async move {
-                    let key = key_of(obj.as_ref());
-                    let result = reconcile(obj, ctx.clone()).await;
-                    if result.is_ok() {
-                        ctx.retry().reset(&key);
-                    }
-                    result
+    move |obj: Arc<K>, ctx: Arc<Context<T>>| {
+        let key = Request::from_object(obj.as_ref());
+        let running = reconcile(obj, ctx);
+        Box::pin(async move {
+            match running.await {
+                Err(Error::Api(e)) if is_status(&e, 409) || is_status(&e, 404) => {
+                    tracing::debug!(controller = name, %key, error = %e, "retrying");
+                    Ok(Action::requeue_with_backoff())
                 }
-            },
-            move |obj, err: &Error, ctx: Arc<C>| {
-                let key = key_of(obj.as_ref());
-                let delay = ctx.retry().next(&key);
-                match err {
-                    Error::Api(kube::Error::Api(s)) if s.code == 409 || s.code == 404 => {
-                        tracing::debug!(controller = name, %key, error = %err, "retrying")
-                    }
-                    _ => tracing::warn!(controller = name, %key, error = %err, "reconcile failed"),
-                }
-                Action::requeue(delay)
-            },
-            ctx,
-        )
-        .for_each(|result| {
-            if let Err(e) = result {
-                tracing::debug!(controller = name, error = %e, "controller event");
+                other => other,
             }
-            futures::future::ready(())
         })
-        .await;
-}
-
-/// The `kind` controller owning `child`, as a reconcile request (for `watches_stream`).
-pub(crate) fn owner_of<K, C>(
-    kind: &'static str,
-) -> impl Fn(C) -> Option<ObjectRef<K>> + Send + Sync + 'static
-where
-    K: Resource<DynamicType = ()>,
-    C: Resource,
-{
-    move |child: C| {
-        let meta = child.meta();
-        let ns = meta.namespace.clone().unwrap_or_default();
-        meta.owner_references
-            .iter()
-            .flatten()
-            .find(|r| r.controller == Some(true) && r.kind == kind)
-            .map(|r| ObjectRef::new(&r.name).within(&ns))
     }
 }
 
@@ -195,7 +156,7 @@ pub(crate) fn owner_or_adopters<K, C>(
     store: &Store<K>,
     child: &C,
     selector: impl Fn(&K) -> Option<&LabelSelector>,
-) -> Vec<ObjectRef<K>>
+) -> Vec<Request>
 where
     K: Resource<DynamicType = ()> + Clone,
     C: Resource,
@@ -205,7 +166,7 @@ where
     let refs = meta.owner_references.as_deref().unwrap_or_default();
     if let Some(owner) = refs.iter().find(|r| r.controller == Some(true)) {
         if owner.kind == K::kind(&()) && owner.api_version == K::api_version(&()) {
-            return vec![ObjectRef::new(&owner.name).within(ns)];
+            return vec![Request::namespaced(ns, owner.name.clone())];
         }
         return Vec::new();
     }
@@ -218,7 +179,7 @@ where
                 .and_then(workload_selector)
                 .is_some_and(|s| selects(&s, meta.labels.as_ref()))
         })
-        .map(|k| ObjectRef::from_obj(k.as_ref()))
+        .map(|k| Request::from_object(k.as_ref()))
         .collect()
 }
 
@@ -282,36 +243,10 @@ pub(crate) fn is_status(err: &kube::Error, code: u16) -> bool {
     matches!(err, kube::Error::Api(s) if s.code == code)
 }
 
-/// A namespaced key (namespace, name).
-pub(crate) type Key = (String, String);
-
-/// A map key for `Hash + Eq` use by value.
-pub(crate) fn key_pair<K: Resource>(obj: &K) -> Key {
-    let m = obj.meta();
-    (
-        m.namespace.clone().unwrap_or_default(),
-        m.name.clone().unwrap_or_default(),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement;
-
-    #[test]
-    fn retry_backs_off_exponentially_and_resets() {
-        let r = Retry::default();
-        assert_eq!(r.next("a"), Duration::from_millis(5));
-        assert_eq!(r.next("a"), Duration::from_millis(10));
-        assert_eq!(r.next("a"), Duration::from_millis(20));
-        r.reset("a");
-        assert_eq!(r.next("a"), Duration::from_millis(5));
-        for _ in 0..40 {
-            r.next("b");
-        }
-        assert_eq!(r.next("b"), Duration::from_secs(30));
-    }
 
     #[test]
     fn selectors_match_labels_and_expressions() {

@@ -17,13 +17,11 @@ use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Container, Node, Pod};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use kube::runtime::controller::{Action, Controller};
-use kube::runtime::reflector::Store;
-use kube::runtime::watcher;
+use opkit::{Action, Context, Controller, ControllerDef};
 use serde_json::{Value, json};
 
 use super::sim::{Behavior, Sim};
-use super::{Error, HasRetry, Result, Retry, drive, is_status, stable_hash};
+use super::{BACKOFF, Error, Result, is_status, reconciler, stable_hash};
 use crate::Settings;
 
 /// The node's InternalIP (every pod's `hostIP`).
@@ -32,38 +30,32 @@ const HOST_IP: &str = "10.0.0.1";
 const LEASE_RENEW: Duration = Duration::from_secs(10);
 /// How often the Node's conditions get a new heartbeat.
 const STATUS_EVERY: u32 = 6;
+/// Pods the kubelet reconciles at once.
+const WORKERS: usize = 64;
 
-struct Ctx {
-    client: kube::Client,
+/// The kubelet's state.
+struct Kubelet {
     settings: Settings,
-    store: Store<Pod>,
+    /// When the kubelet started on each pod (by uid).
     bound: Mutex<HashMap<String, Instant>>,
     next_ip: AtomicU32,
-    retry: Retry,
 }
 
-impl HasRetry for Ctx {
-    fn retry(&self) -> &Retry {
-        &self.retry
-    }
-}
+type Ctx = Context<Kubelet>;
 
-/// Runs the node: registration, heartbeats and the pod lifecycle.
-pub(crate) async fn run(client: kube::Client, settings: Settings) {
-    let heartbeat = heartbeat(client.clone(), settings.clone());
-    let pods: Api<Pod> = Api::all(client.clone());
-    let controller = Controller::new(pods.clone(), watcher::Config::default())
-        .with_config(kube::runtime::controller::Config::default().concurrency(64));
-    let ctx = Arc::new(Ctx {
-        client,
-        settings,
-        store: controller.store(),
-        bound: Mutex::new(HashMap::new()),
-        next_ip: AtomicU32::new(0),
-        retry: Retry::default(),
-    });
-    let kubelet = drive("node", controller, ctx, reconcile);
-    futures::future::join(heartbeat, kubelet).await;
+/// The pod lifecycle (scheduler and kubelet); [`heartbeat`] registers the node beside it.
+pub(crate) fn controller(settings: Settings) -> ControllerDef {
+    Controller::<Pod>::new("node")
+        .backoff(BACKOFF)
+        .max_concurrent_reconciles(WORKERS)
+        .build(
+            reconciler("node", reconcile),
+            Kubelet {
+                settings,
+                bound: Mutex::new(HashMap::new()),
+                next_ip: AtomicU32::new(0),
+            },
+        )
 }
 
 fn node_object(settings: &Settings) -> Value {
@@ -174,7 +166,7 @@ async fn renew_lease(client: &kube::Client, settings: &Settings) -> Result<()> {
 }
 
 /// Registers the node, then renews its Lease and heartbeats its conditions forever.
-async fn heartbeat(client: kube::Client, settings: Settings) {
+pub(crate) async fn heartbeat(client: kube::Client, settings: Settings) {
     let mut delay = Duration::from_millis(50);
     while let Err(e) = register(&client, &settings).await {
         tracing::warn!(error = %e, "registering the node failed; retrying");
@@ -235,7 +227,7 @@ async fn reconcile(pod: Arc<Pod>, ctx: Arc<Ctx>) -> Result<Action> {
     let name = pod.metadata.name.as_deref().unwrap_or_default();
     let ns = pod.metadata.namespace.as_deref().unwrap_or_default();
     let uid = pod.metadata.uid.clone().unwrap_or_default();
-    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), ns);
+    let api: Api<Pod> = Api::namespaced(ctx.client().clone(), ns);
     let node = ctx.settings.node_name.as_str();
     let bound_to = pod.spec.as_ref().and_then(|s| s.node_name.as_deref());
     if pod.metadata.deletion_timestamp.is_some() {
@@ -344,12 +336,14 @@ fn forget(ctx: &Ctx, uid: &str) {
 
 /// Drops start times of pods that are gone, once the map has grown past the live pods.
 fn prune(ctx: &Ctx) {
+    let Ok(store) = ctx.store::<Pod>() else {
+        return;
+    };
     let mut bound = ctx.bound.lock().unwrap_or_else(|p| p.into_inner());
-    if bound.len() < 1024 || bound.len() < 2 * ctx.store.len() {
+    if bound.len() < 1024 || bound.len() < 2 * store.len() {
         return;
     }
-    let live: std::collections::HashSet<String> = ctx
-        .store
+    let live: std::collections::HashSet<String> = store
         .state()
         .iter()
         .filter_map(|p| p.metadata.uid.clone())

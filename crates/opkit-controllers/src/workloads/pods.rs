@@ -3,7 +3,6 @@
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use futures::{StreamExt, stream};
 use jiff::Timestamp;
@@ -11,8 +10,8 @@ use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::api::{Api, DeleteParams, PostParams};
 
-use super::cache::Expectations;
 use super::{Error, is_status};
+use opkit::Expectations;
 
 /// How many creations or deletions a controller has in flight at once.
 pub(crate) const BURST: usize = 32;
@@ -159,16 +158,16 @@ pub(crate) enum Naming<'a> {
 pub(crate) async fn create_all(
     api: &Api<Pod>,
     pods: Vec<Pod>,
-    expectations: &Arc<Expectations>,
+    expectations: &Expectations,
     uid: &str,
 ) -> Result<(), Error> {
-    expectations.expect_creates(uid, pods.len());
+    expectations.expect_creations(uid, pods.len());
     let results: Vec<Result<(), Error>> = stream::iter(pods)
         .map(|pod| async move {
             match api.create(&PostParams::default(), &pod).await {
                 Ok(_) => Ok(()),
                 Err(e) => {
-                    expectations.observe_add(uid);
+                    expectations.creation_observed(uid);
                     if is_status(&e, 409) {
                         Ok(())
                     } else {
@@ -188,16 +187,16 @@ pub(crate) async fn create_all(
 pub(crate) async fn delete_all(
     api: &Api<Pod>,
     names: Vec<String>,
-    expectations: &Arc<Expectations>,
+    expectations: &Expectations,
     uid: &str,
 ) -> Result<(), Error> {
-    expectations.expect_deletes(uid, names.iter().cloned());
+    expectations.expect_deletions(uid, names.iter().cloned());
     let results: Vec<Result<(), Error>> = stream::iter(names)
         .map(|name| async move {
             match api.delete(&name, &DeleteParams::background()).await {
                 Ok(_) => Ok(()),
                 Err(e) => {
-                    expectations.observe_delete(uid, &name);
+                    expectations.deletion_observed(uid, &name);
                     if is_status(&e, 404) {
                         Ok(())
                     } else {

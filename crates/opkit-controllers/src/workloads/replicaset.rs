@@ -9,43 +9,44 @@ use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::{ReplicaSet, ReplicaSetStatus};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::controller::{Action, Controller};
-use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::watcher;
+use opkit::{Action, Caches, Context, Controller, ControllerDef, Request};
 use serde_json::json;
 
-use super::cache::PodOwnerCtx;
 use super::pods::{self, Availability, Naming};
 use super::{
-    Result, controller_ref, drive, is_status, owner_or_adopters, selects, workload_selector,
+    BACKOFF, PodOwners, Result, WORKERS, controller_ref, is_status, owner_or_adopters, reconciler,
+    selects, workload_selector,
 };
 use crate::Settings;
 
 /// Upstream's `BurstReplicas`: at most this many pods created or deleted per sync.
 const BURST_REPLICAS: usize = 500;
 
-type Ctx = PodOwnerCtx;
+type Ctx = Context<PodOwners>;
 
-/// Runs the ReplicaSet controller.
-pub(crate) async fn run(client: kube::Client, settings: Settings) {
-    let (ctx, pod_events) = PodOwnerCtx::new(client.clone(), settings);
-    let controller = Controller::new(
-        Api::<ReplicaSet>::all(client.clone()),
-        watcher::Config::default(),
-    );
-    let store = controller.store();
-    let controller = controller.watches_stream(pod_events, move |pod: Pod| owners(&store, &pod));
-    drive("replicaset", controller, ctx, reconcile).await;
+/// The ReplicaSet controller.
+pub(crate) fn controller(settings: Settings) -> ControllerDef {
+    let data = PodOwners::new(settings);
+    Controller::<ReplicaSet>::new("replicaset")
+        .index_owners::<Pod>()
+        .expectations::<Pod>(data.expectations.clone())
+        .watches_with_caches(owners, None)
+        .backoff(BACKOFF)
+        .max_concurrent_reconciles(WORKERS)
+        .build(reconciler("replicaset", reconcile), data)
 }
 
 /// The ReplicaSets a pod event concerns: its controller if that is a ReplicaSet, else (an
 /// orphan) those whose selector matches it.
-fn owners(store: &Store<ReplicaSet>, pod: &Pod) -> Vec<ObjectRef<ReplicaSet>> {
+fn owners(pod: &Pod, caches: &Caches) -> Vec<Request> {
     if pod.metadata.deletion_timestamp.is_some() && super::controller_uid(&pod.metadata).is_none() {
         // A deleting orphan is not adopted.
         return Vec::new();
     }
-    owner_or_adopters(store, pod, |rs| rs.spec.as_ref().map(|s| &s.selector))
+    let Ok(store) = caches.store::<ReplicaSet>() else {
+        return Vec::new();
+    };
+    owner_or_adopters(&store, pod, |rs| rs.spec.as_ref().map(|s| &s.selector))
 }
 
 async fn reconcile(rs: Arc<ReplicaSet>, ctx: Arc<Ctx>) -> Result<Action> {
@@ -59,7 +60,7 @@ async fn reconcile(rs: Arc<ReplicaSet>, ctx: Arc<Ctx>) -> Result<Action> {
         tracing::warn!(replicaset = %name, "empty or invalid selector; ignored");
         return Ok(Action::await_change());
     };
-    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+    let api: Api<Pod> = Api::namespaced(ctx.client().clone(), &ns);
     let pods = claim(&ctx, &rs, &selector, &api, &uid).await?;
     let mut active: Vec<Arc<Pod>> = pods.into_iter().filter(|p| pods::is_active(p)).collect();
     let replicas = usize::try_from(spec.replicas.unwrap_or(1)).unwrap_or(0);
@@ -105,8 +106,9 @@ async fn claim(
     uid: &str,
 ) -> Result<Vec<Arc<Pod>>> {
     let ns = rs.metadata.namespace.as_deref().unwrap_or_default();
+    let index = ctx.owner_index::<Pod>()?;
     let mut owned = Vec::new();
-    for pod in ctx.pods.owned_by(uid) {
+    for pod in index.owned_by(uid) {
         if selects(selector, pod.metadata.labels.as_ref()) {
             owned.push(pod);
         } else if pod.metadata.deletion_timestamp.is_none() {
@@ -116,7 +118,7 @@ async fn claim(
     if rs.metadata.deletion_timestamp.is_some() {
         return Ok(owned);
     }
-    for pod in ctx.pods.orphans(ns) {
+    for pod in index.orphans(ns) {
         if pod.metadata.deletion_timestamp.is_none()
             && selects(selector, pod.metadata.labels.as_ref())
         {
@@ -209,7 +211,7 @@ async fn update_status(ctx: &Ctx, rs: &ReplicaSet, active: &[Arc<Pod>]) -> Resul
     };
     if status != old {
         let api: Api<ReplicaSet> = Api::namespaced(
-            ctx.client.clone(),
+            ctx.client().clone(),
             rs.metadata.namespace.as_deref().unwrap_or_default(),
         );
         let patch = json!({"status": status});

@@ -15,28 +15,29 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
 use kube::api::{Api, Patch, PatchParams, PostParams};
-use kube::runtime::controller::{Action, Controller};
-use kube::runtime::watcher;
+use opkit::{Action, Context, Controller, ControllerDef};
 use serde_json::json;
 
-use super::cache::PodOwnerCtx;
 use super::pods::{self, Availability, Naming};
-use super::{Result, controller_ref, drive, is_status, stable_hash};
+use super::{
+    BACKOFF, PodOwners, Result, WORKERS, controller_ref, is_status, reconciler, stable_hash,
+};
 use crate::Settings;
 
 const REVISION_LABEL: &str = "controller-revision-hash";
 
-type Ctx = PodOwnerCtx;
+type Ctx = Context<PodOwners>;
 
-/// Runs the StatefulSet controller.
-pub(crate) async fn run(client: kube::Client, settings: Settings) {
-    let (ctx, pod_events) = PodOwnerCtx::new(client.clone(), settings);
-    let controller = Controller::new(
-        Api::<StatefulSet>::all(client.clone()),
-        watcher::Config::default(),
-    )
-    .watches_stream(pod_events, super::owner_of::<_, Pod>("StatefulSet"));
-    drive("statefulset", controller, ctx, reconcile).await;
+/// The StatefulSet controller.
+pub(crate) fn controller(settings: Settings) -> ControllerDef {
+    let data = PodOwners::new(settings);
+    Controller::<StatefulSet>::new("statefulset")
+        .index_owners::<Pod>()
+        .expectations::<Pod>(data.expectations.clone())
+        .owns::<Pod>()
+        .backoff(BACKOFF)
+        .max_concurrent_reconciles(WORKERS)
+        .build(reconciler("statefulset", reconcile), data)
 }
 
 fn ordinal(set: &str, pod: &Pod) -> Option<i32> {
@@ -80,7 +81,7 @@ async fn reconcile(sts: Arc<StatefulSet>, ctx: Arc<Ctx>) -> Result<Action> {
         .and_then(|r| r.partition)
         .unwrap_or(0);
     let min_ready = spec.min_ready_seconds.unwrap_or(0);
-    let pod_api: Api<Pod> = Api::namespaced(ctx.client.clone(), &ns);
+    let pod_api: Api<Pod> = Api::namespaced(ctx.client().clone(), &ns);
 
     // Salted with the collision count, 0 until set, as upstream's controller does: a hash
     // salted with "unset" before the first status write and with 0 after it would name two
@@ -101,7 +102,7 @@ async fn reconcile(sts: Arc<StatefulSet>, ctx: Arc<Ctx>) -> Result<Action> {
         .unwrap_or_else(|| update_revision.clone());
 
     let mut by_ordinal: HashMap<i32, Arc<Pod>> = HashMap::new();
-    for pod in ctx.pods.owned_by(&uid) {
+    for pod in ctx.owner_index::<Pod>()?.owned_by(&uid) {
         if let Some(o) = ordinal(&name, &pod) {
             by_ordinal.insert(o, pod);
         }
@@ -215,7 +216,7 @@ async fn reconcile(sts: Arc<StatefulSet>, ctx: Arc<Ctx>) -> Result<Action> {
     }
     status.conditions = old.conditions.clone();
     if status != old {
-        let api: Api<StatefulSet> = Api::namespaced(ctx.client.clone(), &ns);
+        let api: Api<StatefulSet> = Api::namespaced(ctx.client().clone(), &ns);
         let patch = json!({"status": status});
         match api
             .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
@@ -235,7 +236,7 @@ async fn reconcile(sts: Arc<StatefulSet>, ctx: Arc<Ctx>) -> Result<Action> {
 /// Creates the ControllerRevision of the current template if missing.
 async fn ensure_revision(ctx: &Ctx, sts: &StatefulSet, name: &str) -> Result<()> {
     let ns = sts.metadata.namespace.clone().unwrap_or_default();
-    let api: Api<ControllerRevision> = Api::namespaced(ctx.client.clone(), &ns);
+    let api: Api<ControllerRevision> = Api::namespaced(ctx.client().clone(), &ns);
     if api.get_opt(name).await?.is_some() {
         return Ok(());
     }
@@ -277,7 +278,7 @@ async fn make_pod(ctx: &Ctx, sts: &StatefulSet, ordinal: i32, revision: &str) ->
     let name = sts.metadata.name.clone().unwrap_or_default();
     let spec = sts.spec.clone().unwrap_or_default();
     let pod_name = format!("{name}-{ordinal}");
-    let pvcs: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client.clone(), &ns);
+    let pvcs: Api<PersistentVolumeClaim> = Api::namespaced(ctx.client().clone(), &ns);
     let mut volumes = Vec::new();
     let retain_on_delete = spec
         .persistent_volume_claim_retention_policy
