@@ -54,39 +54,31 @@ pub fn pod_spec(spec: &mut Map<String, Value>) {
     set_default(spec, "schedulerName", json!("default-scheduler"));
     set_default(spec, "terminationGracePeriodSeconds", json!(30));
     set_default(spec, "securityContext", json!({}));
-    for key in ["containers", "initContainers"] {
-        for c in spec
-            .get_mut(key)
-            .and_then(Value::as_array_mut)
-            .into_iter()
-            .flatten()
-        {
-            container(c);
-        }
-    }
+    containers_mut(spec).for_each(container);
+}
+
+/// A pod spec's containers and init containers.
+fn containers_mut(spec: &mut Map<String, Value>) -> impl Iterator<Item = &mut Value> {
+    spec.iter_mut()
+        .filter(|(key, _)| matches!(key.as_str(), "containers" | "initContainers"))
+        .filter_map(|(_, list)| list.as_array_mut())
+        .flatten()
 }
 
 /// A pod's containers request what they limit unless they say otherwise (upstream's
 /// `SetDefaults_Pod`; pod templates are left alone, as upstream does).
 fn requests_from_limits(spec: &mut Map<String, Value>) {
-    for key in ["containers", "initContainers"] {
-        for c in spec
-            .get_mut(key)
-            .and_then(Value::as_array_mut)
-            .into_iter()
-            .flatten()
-        {
-            let Some(resources) = c.get_mut("resources").and_then(Value::as_object_mut) else {
-                continue;
-            };
-            let Some(limits) = resources.get("limits").and_then(Value::as_object).cloned() else {
-                continue;
-            };
-            let requests = resources.entry("requests").or_insert_with(|| json!({}));
-            if let Some(requests) = requests.as_object_mut() {
-                for (name, q) in limits {
-                    requests.entry(name).or_insert(q);
-                }
+    for c in containers_mut(spec) {
+        let Some(resources) = c.get_mut("resources").and_then(Value::as_object_mut) else {
+            continue;
+        };
+        let Some(limits) = resources.get("limits").and_then(Value::as_object).cloned() else {
+            continue;
+        };
+        let requests = resources.entry("requests").or_insert_with(|| json!({}));
+        if let Some(requests) = requests.as_object_mut() {
+            for (name, q) in limits {
+                requests.entry(name).or_insert(q);
             }
         }
     }

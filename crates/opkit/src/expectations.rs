@@ -50,15 +50,6 @@ impl Default for Expectations {
     }
 }
 
-fn controller_uid<K: Resource>(obj: &K) -> Option<&str> {
-    obj.meta()
-        .owner_references
-        .as_ref()?
-        .iter()
-        .find(|r| r.controller == Some(true))
-        .map(|r| r.uid.as_str())
-}
-
 impl Expectations {
     /// No expectations, with client-go's five-minute timeout.
     pub fn new() -> Expectations {
@@ -142,12 +133,12 @@ impl Expectations {
     pub fn observe<C: Resource>(&self, change: &Change<'_, C>) {
         match change {
             Change::Create(obj) => {
-                if let Some(uid) = controller_uid(*obj) {
+                if let Some(uid) = crate::informer::controller_uid(obj.meta()) {
                     self.creation_observed(uid);
                 }
             }
             Change::Delete(obj) => {
-                if let Some(uid) = controller_uid(*obj) {
+                if let Some(uid) = crate::informer::controller_uid(obj.meta()) {
                     let name = obj.meta().name.as_deref().unwrap_or_default();
                     self.deletion_observed(uid, name);
                 }

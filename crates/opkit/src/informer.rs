@@ -73,7 +73,9 @@ fn orphan_key(namespace: &str) -> String {
     format!("\0orphans/{namespace}")
 }
 
-fn controller_uid(
+/// The uid of an object's controller (its owner reference with `controller: true`), if any:
+/// the key of the owner index, and what controllers compare with their own uid.
+pub fn controller_uid(
     meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
 ) -> Option<&str> {
     meta.owner_references

@@ -566,7 +566,8 @@ impl Sync<'_> {
             }
             Err(e) if is_status(&e, 409) => {
                 let existing = self.api.get(&name).await?;
-                let ours = super::controller_uid(&existing.metadata) == d.metadata.uid.as_deref();
+                let ours = opkit::informer::controller_uid(&existing.metadata)
+                    == d.metadata.uid.as_deref();
                 let same = existing
                     .spec
                     .as_ref()

@@ -39,7 +39,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};
 use kube::Resource;
 use opkit::workqueue::Backoff;
 use opkit::{Action, Context, ControllerDef, Expectations, Object, Request, Store};
@@ -194,15 +194,6 @@ pub(crate) fn controller_ref<K: Resource<DynamicType = ()>>(owner: &K) -> OwnerR
         controller: Some(true),
         block_owner_deletion: Some(true),
     }
-}
-
-/// The uid of an object's controller owner, if any.
-pub(crate) fn controller_uid(meta: &ObjectMeta) -> Option<&str> {
-    meta.owner_references
-        .as_ref()?
-        .iter()
-        .find(|r| r.controller == Some(true))
-        .map(|r| r.uid.as_str())
 }
 
 /// A workload's `spec.selector` as upstream's controllers use it (`LabelSelectorAsSelector`):

@@ -39,7 +39,9 @@ pub(crate) fn controller(settings: Settings) -> ControllerDef {
 /// The ReplicaSets a pod event concerns: its controller if that is a ReplicaSet, else (an
 /// orphan) those whose selector matches it.
 fn owners(pod: &Pod, caches: &Caches) -> Vec<Request> {
-    if pod.metadata.deletion_timestamp.is_some() && super::controller_uid(&pod.metadata).is_none() {
+    if pod.metadata.deletion_timestamp.is_some()
+        && opkit::informer::controller_uid(&pod.metadata).is_none()
+    {
         // A deleting orphan is not adopted.
         return Vec::new();
     }

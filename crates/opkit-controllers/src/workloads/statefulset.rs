@@ -246,7 +246,7 @@ async fn ensure_revision(ctx: &Ctx, sts: &StatefulSet, name: &str) -> Result<()>
         .await?
         .items
         .iter()
-        .filter(|r| super::controller_uid(&r.metadata) == sts.metadata.uid.as_deref())
+        .filter(|r| opkit::informer::controller_uid(&r.metadata) == sts.metadata.uid.as_deref())
         .map(|r| r.revision)
         .max()
         .unwrap_or(0)
