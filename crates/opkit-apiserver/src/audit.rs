@@ -17,7 +17,7 @@ use std::sync::{Arc, mpsc};
 use serde_json::{Value, json};
 
 use crate::auth::User;
-use crate::authz::Attributes;
+use crate::request::Attributes;
 
 /// How many events may wait for the writer.
 const QUEUE: usize = 65_536;

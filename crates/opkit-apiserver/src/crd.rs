@@ -10,11 +10,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::admission::Part;
 use crate::error::{ApiError, ApiResult, Cause};
-use crate::handlers::{ObjectRef, Query};
 use crate::object;
 use crate::registry::{ALL_VERBS, CustomVersion, Origin, Resource, ScalePaths};
+use crate::request::Part;
+use crate::request::{ObjectRef, Query};
 use crate::server::ApiServer;
 
 /// The finalizer that holds a deleted CRD until its objects are gone.

@@ -13,7 +13,8 @@ use std::task::{Context, Poll};
 
 use http::{HeaderValue, Request, Response, header};
 
-use crate::server::{ApiServer, ResponseBody};
+use crate::response::ResponseBody;
+use crate::server::ApiServer;
 
 /// A `tower::Service` that hands each request to an [`ApiServer`] in the same process.
 #[derive(Clone)]

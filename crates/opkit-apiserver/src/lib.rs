@@ -33,6 +33,7 @@ mod patch;
 mod qos;
 mod registry;
 mod request;
+mod response;
 mod scale;
 mod server;
 mod services;
@@ -47,6 +48,7 @@ pub use error::ApiError;
 pub use in_process::InProcess;
 pub use limits::Limits;
 pub use listener::serve_tls;
+pub use response::ResponseBody;
 pub use server::{ApiServer, ServerOptions};
 pub use tls::{
     ClientCertificate, Credentials, KubeconfigUser, TlsError, credentials,

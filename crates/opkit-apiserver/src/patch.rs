@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::admission::{BodyFields, Part, Wording};
 use crate::error::{ApiError, ApiResult, Cause};
-use crate::handlers::{Answer, ObjectRef, Query};
+use crate::request::{BodyFields, ObjectRef, Part, Query, Wording};
+use crate::response::Answer;
 use crate::server::ApiServer;
 
 /// The patch formats.

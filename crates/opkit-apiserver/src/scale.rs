@@ -2,12 +2,13 @@
 
 use serde_json::{Value, json};
 
-use crate::admission::Part;
 use crate::error::{ApiError, ApiResult};
-use crate::handlers::{Answer, ObjectRef, Payload, Query};
 use crate::object;
 use crate::patch::{self, PatchType};
 use crate::registry::{Resource, ScalePaths};
+use crate::request::Part;
+use crate::request::{ObjectRef, Query};
+use crate::response::{Answer, Payload};
 use crate::server::ApiServer;
 
 fn path_segments(path: &str) -> Vec<&str> {

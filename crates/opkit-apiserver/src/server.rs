@@ -1,27 +1,29 @@
 //! The HTTP front: authentication, routing a request to its handler, and writing the answer.
 
 use std::collections::HashSet;
-use std::convert::Infallible;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, header};
-use http_body_util::{BodyExt, Full, StreamBody, combinators::BoxBody};
+use http_body_util::{BodyExt, StreamBody};
 use serde_json::Value;
 
-use crate::admission::Part;
 use crate::audit::{AuditLog, AuditRecord};
 use crate::auth::User;
 use crate::auth::tokens::TokenSigner;
-use crate::authz::{Attributes, Authorizer};
+use crate::authz::Authorizer;
 use crate::discovery;
 use crate::error::{ApiError, ApiResult};
-use crate::handlers::{Answer, ObjectRef, Payload, Query, list_json, render};
 use crate::limits::{Gates, Limits};
 use crate::negotiate::{self, Encoding, Output};
 use crate::patch::PatchType;
 use crate::registry::{Registry, Resource};
-use crate::request::{self, ResourcePath, Target};
+use crate::request::Part;
+use crate::request::{self, Attributes, ObjectRef, Query, ResourcePath, Target};
+use crate::response::{
+    Answer, Payload, ResponseBody, bytes_response, error_response, hold_while_streaming,
+    json_response, list_json, render,
+};
 use opkit_store::Store;
 
 /// Upstream's request body limit (3 MiB).
@@ -30,9 +32,6 @@ pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
 /// How much of a body over [`MAX_BODY_BYTES`] is read (and thrown away) before the 413 goes
 /// out (16 MiB).
 pub const DRAIN_BODY_BYTES: usize = 16 * 1024 * 1024;
-
-/// The response body type.
-pub type ResponseBody = BoxBody<Bytes, Infallible>;
 
 /// What an [`ApiServer`] runs with besides its store.
 pub struct ServerOptions {
@@ -71,10 +70,6 @@ pub struct ApiServer {
     openapi: crate::openapi::OpenApi,
     /// Serialises Service writes that allocate cluster IPs and node ports.
     pub(crate) services: crate::services::Allocator,
-}
-
-fn full(bytes: impl Into<Bytes>) -> ResponseBody {
-    Full::new(bytes.into()).boxed()
 }
 
 /// Decodes a request body (JSON, YAML or protobuf) into an object.
@@ -158,51 +153,6 @@ where
     })
 }
 
-fn error_response(e: &ApiError) -> Response<ResponseBody> {
-    let body = serde_json::to_vec(&e.to_status()).unwrap_or_default();
-    let mut resp = Response::new(full(body));
-    *resp.status_mut() =
-        StatusCode::from_u16(e.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    resp.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    if let Some(secs) = e.retry_after {
-        resp.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
-    }
-    resp
-}
-
-fn bytes_response(
-    code: u16,
-    body: Vec<u8>,
-    content_type: &str,
-    warnings: &[String],
-) -> Response<ResponseBody> {
-    let mut resp = Response::new(full(body));
-    *resp.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
-    if let Ok(v) = HeaderValue::from_str(content_type) {
-        resp.headers_mut().insert(header::CONTENT_TYPE, v);
-    }
-    for w in warnings {
-        let text = format!("299 - \"{}\"", w.replace('"', "\\\""));
-        if let Ok(v) = HeaderValue::from_str(&text) {
-            resp.headers_mut().append(header::WARNING, v);
-        }
-    }
-    resp
-}
-
-fn json_response(value: &Value) -> Response<ResponseBody> {
-    bytes_response(
-        200,
-        serde_json::to_vec(value).unwrap_or_default(),
-        "application/json",
-        &[],
-    )
-}
-
 fn header_str(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
@@ -284,7 +234,7 @@ impl ApiServer {
                     &ns_res,
                     None,
                     obj,
-                    &crate::admission::FieldValidation::Ignore.into(),
+                    &crate::request::FieldValidation::Ignore.into(),
                 )?;
                 match self.insert(&ns_res, None, obj, false).await {
                     Ok(_) => {}
@@ -326,7 +276,7 @@ impl ApiServer {
                 &res,
                 Some("default"),
                 obj,
-                &crate::admission::FieldValidation::Ignore.into(),
+                &crate::request::FieldValidation::Ignore.into(),
             )?;
             let _allocating = if crate::services::is_services(&res) {
                 let guard = self.services.lock().await;
@@ -580,7 +530,7 @@ impl ApiServer {
                 let request = decode_body(&res, content_type, &body)?;
                 let name = path.name.as_deref().unwrap_or("");
                 let issued = self.token_request(ns.unwrap_or(""), name, &request)?;
-                let out = created(issued);
+                let out = Answer::created(issued);
                 return self.answer(None, &output, out, false);
             }
             Some("status") if res.status => Part::Status,
@@ -654,7 +604,7 @@ impl ApiServer {
                 }
                 let mut parsed = Vec::with_capacity(items.len());
                 for item in &items {
-                    let item = crate::handlers::convert_version(&res, item.clone());
+                    let item = crate::response::convert_version(&res, item.clone());
                     parsed
                         .push(serde_json::from_slice::<Value>(&item).map_err(ApiError::internal)?);
                 }
@@ -738,7 +688,7 @@ impl ApiServer {
             ("authentication.k8s.io", _) => self.self_subject_review(user),
             _ => self.access_review(&res.plural, path.namespace.as_deref(), user, &review)?,
         };
-        self.answer(None, output, created(out), false)
+        self.answer(None, output, Answer::created(out), false)
     }
 
     fn answer(
@@ -801,12 +751,10 @@ fn decode_whole_object(
     query: &Query,
 ) -> ApiResult<(Value, Query)> {
     let (obj, duplicates) = decode_object(res, content_type, body)?;
-    let query = query
-        .clone()
-        .with_body_fields(crate::admission::BodyFields {
-            errors: duplicates,
-            wording: crate::admission::Wording::Object,
-        });
+    let query = query.clone().with_body_fields(crate::request::BodyFields {
+        errors: duplicates,
+        wording: crate::request::Wording::Object,
+    });
     Ok((obj, query))
 }
 
@@ -821,25 +769,4 @@ fn delete_options(content_type: Option<&str>, body: &[u8]) -> ApiResult<Value> {
     serde_json::from_slice(body)
         .or_else(|_| serde_yaml::from_slice(body))
         .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")))
-}
-
-fn created(value: Value) -> Answer {
-    Answer {
-        code: 201,
-        payload: Payload::Value(value),
-        warnings: Vec::new(),
-    }
-}
-
-/// Keeps `slot` alive for as long as the response body streams.
-fn hold_while_streaming<T: Send + Sync + 'static>(
-    resp: Response<ResponseBody>,
-    slot: T,
-) -> Response<ResponseBody> {
-    let (parts, body) = resp.into_parts();
-    let body = http_body_util::BodyExt::map_frame(body, move |frame| {
-        let _held = &slot;
-        frame
-    });
-    Response::from_parts(parts, BodyExt::boxed(body))
 }

@@ -16,9 +16,11 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::error::{ApiError, ApiResult};
-use crate::handlers::{Query, Selectors, convert_version};
+use crate::handlers::Selectors;
 use crate::negotiate::{Encoding, Output};
 use crate::registry::Resource;
+use crate::request::Query;
+use crate::response::convert_version;
 use crate::server::ApiServer;
 
 /// How often a BOOKMARK is sent when the client allows them.

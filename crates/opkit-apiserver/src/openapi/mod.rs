@@ -42,9 +42,9 @@ use http_body_util::{BodyExt, Full};
 use serde_json::{Map, Value, json};
 
 use crate::error::{ApiError, ApiResult};
-use crate::handlers::Query;
 use crate::registry::{Resource, Snapshot};
-use crate::server::ResponseBody;
+use crate::request::Query;
+use crate::response::ResponseBody;
 use builtin::{V3_PREFIX, names};
 pub use paths::gv_path;
 

@@ -11,11 +11,11 @@ use opkit_apply::{ApplyError, ManagedFields, Reset, Scope, Types};
 use opkit_strategic::{BuiltinPatchMeta, NoPatchMeta, SchemaPatchMeta};
 use serde_json::{Value, json};
 
-use crate::admission::Part;
 use crate::error::{ApiError, ApiResult, Cause, Details};
-use crate::handlers::Query;
 use crate::object;
 use crate::registry::Resource;
+use crate::request::Part;
+use crate::request::Query;
 
 /// Upstream's `FieldManagerMaxLength`.
 const MAX_MANAGER_LEN: usize = 128;
