@@ -18,6 +18,9 @@ fi
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
+step "module layering (no import cycle longer than two modules)"
+python3 scripts/module-cycles.py crates/opkit-apiserver/src
+
 step "cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 

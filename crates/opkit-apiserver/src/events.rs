@@ -15,7 +15,6 @@
 //! place upstream does fall back is the `source` field selector, which matches
 //! `reportingComponent` when `source.component` is empty ([`field_value`]).
 
-use bytes::Bytes;
 use serde_json::{Map, Value};
 
 use crate::registry::View;
@@ -41,9 +40,6 @@ pub static EVENTS_V1: View = View {
     to_storage: to_core,
     field_label: events_v1_field_label,
 };
-
-/// Keys of events.k8s.io/v1 events written before both APIs shared one storage.
-const LEGACY_PREFIX: &str = "/events.k8s.io/events/";
 
 /// Renames the top-level fields of an event and sets its `apiVersion`.
 fn convert(obj: Value, api_version: &str, to_core: bool) -> Value {
@@ -131,58 +127,6 @@ pub fn stores_events(res: &crate::registry::Resource) -> bool {
         None => (res.group.as_str(), res.plural.as_str()),
     };
     !res.is_custom() && group.is_empty() && plural == "events"
-}
-
-/// Moves events.k8s.io/v1 events stored under their own keys (before the two APIs shared one
-/// storage) to the core events' keys, converted. An event whose core key is taken is dropped
-/// with a warning (events are short-lived records; the core one wins). Returns how many moved.
-pub(crate) async fn migrate_legacy_keys(store: &opkit_store::Store) -> usize {
-    let Ok(list) = store.list(LEGACY_PREFIX, &opkit_store::ListOptions::default()) else {
-        return 0;
-    };
-    let mut moved = 0;
-    for entry in list.entries {
-        let old_key = entry.key.to_string();
-        let new_key = format!("/core/events/{}", &old_key[LEGACY_PREFIX.len()..]);
-        let converted = serde_json::from_slice::<Value>(&entry.value)
-            .map_err(|e| e.to_string())
-            .and_then(to_core);
-        let mut obj = match converted {
-            Ok(obj) => obj,
-            Err(e) => {
-                tracing::warn!(key = %old_key, error = %e, "cannot convert a stored events.k8s.io/v1 event; left in place");
-                continue;
-            }
-        };
-        let result = store
-            .transact(|txn| {
-                let Some(old) = txn.get(&old_key) else {
-                    return Ok::<_, opkit_store::StoreError>(false);
-                };
-                let free = txn.get(&new_key).is_none();
-                if free {
-                    crate::object::meta_mut(&mut obj).insert(
-                        "resourceVersion".into(),
-                        Value::from(txn.revision().to_string()),
-                    );
-                    let bytes = serde_json::to_vec(&obj).unwrap_or_default();
-                    txn.put(&new_key, Bytes::from(bytes));
-                }
-                txn.delete(&old_key, old.value);
-                Ok(free)
-            })
-            .await;
-        match result {
-            Ok((true, _)) => moved += 1,
-            Ok((false, _)) => {
-                tracing::warn!(key = %old_key, "an events.k8s.io/v1 event had the name of a core event; dropped");
-            }
-            Err(e) => {
-                tracing::warn!(key = %old_key, error = %e, "cannot move a stored events.k8s.io/v1 event")
-            }
-        }
-    }
-    moved
 }
 
 #[cfg(test)]

@@ -6,23 +6,27 @@
 //! whole control plane (store, credentials, this server, the built-in controllers) is the job
 //! of the `opkit-controlplane` crate.
 //!
-//! A request flows through the modules in this order: `server` (routing), `auth` (who: admin
-//! token, service-account tokens, client certificates, impersonation), `authz` (may they:
-//! RBAC), `limits` (in-flight caps, timeouts, watch caps), `negotiate` (encodings), `registry`
-//! (which resource), `admission` (metadata, validation, defaulting), `handlers` / `patch` /
-//! `scale` / `watch` (the verbs), and the `opkit-store` crate (compare-and-swap, group commit,
-//! event history). `docs/ARCHITECTURE.md` maps each behaviour to its module.
+//! A request flows through, in this order: `filters` (the chain: request info,
+//! authentication, audit, impersonation, authorization, limits — composed in
+//! `filters::chain`), `router` (discovery, OpenAPI, reviews, or a verb on a resource),
+//! `endpoints` (one module per verb), the kind's `strategy` (the one table of per-kind
+//! behaviour is `strategy::of`), `admission` (the plugin chain) and `storage` (keys and
+//! compare-and-swap over the `opkit-store` crate). The vocabulary they share lives in leaf
+//! modules: `request`, `response`, `error`, `object`, `registry`. `docs/ARCHITECTURE.md` maps
+//! each behaviour to its module.
 
 mod admission;
+mod api;
 mod audit;
 mod auth;
 mod authz;
-mod crd;
+mod bootstrap;
 mod defaults;
 mod discovery;
+mod endpoints;
 mod error;
 mod events;
-mod handlers;
+mod filters;
 mod in_process;
 mod limits;
 mod listener;
@@ -34,14 +38,15 @@ mod qos;
 mod registry;
 mod request;
 mod response;
-mod scale;
+mod router;
 mod server;
-mod services;
+mod storage;
+mod strategy;
 mod strict;
 mod tables;
 mod tls;
-mod watch;
 
+pub use admission::{AdmissionPlugin, AdmissionRequest, Operation};
 pub use audit::AuditLog;
 pub use auth::tokens::{TokenError, TokenSigner};
 pub use error::ApiError;
@@ -61,6 +66,6 @@ pub use tls::{
 pub mod fuzzing {
     pub use crate::patch::{apply_json_patch, apply_merge_patch};
     pub use crate::registry::Registry;
+    pub use crate::request::decode_body;
     pub use crate::request::{Target, parse_path, parse_query};
-    pub use crate::server::decode_body;
 }

@@ -10,7 +10,8 @@ use tokio::net::TcpListener;
 use tokio::sync::watch as signal;
 use tokio::task::JoinSet;
 
-use crate::server::{ApiServer, ConnectionInfo};
+use crate::request::ConnectionInfo;
+use crate::server::ApiServer;
 
 /// Serves `server` on `listener` until `stopped` turns true, then closes open connections.
 /// `idle_timeout` bounds the TLS handshake (at most 10 s), HTTP/1.1 header reads and HTTP/2

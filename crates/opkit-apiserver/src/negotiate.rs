@@ -18,17 +18,6 @@ pub enum Encoding {
     Protobuf,
 }
 
-impl Encoding {
-    /// The media type to send in `Content-Type`.
-    pub fn media_type(self) -> &'static str {
-        match self {
-            Encoding::Json => "application/json",
-            Encoding::Yaml => "application/yaml",
-            Encoding::Protobuf => opkit_protobuf::MEDIA_TYPE,
-        }
-    }
-}
-
 /// What to answer with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Output {

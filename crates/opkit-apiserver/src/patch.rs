@@ -1,18 +1,12 @@
-//! PATCH: JSON patch (RFC 6902), JSON merge patch (RFC 7386) and strategic merge patch applied
-//! to the current object, then handled as an update (admission, compare-and-swap, retry on a
-//! lost race); server-side apply (`application/apply-patch+yaml`) merges the applied
-//! configuration with ownership tracking ([`managed`]) and creates the object when missing.
+//! The patch formats: JSON patch (RFC 6902), JSON merge patch (RFC 7386) and strategic merge
+//! patch applied to an object; server-side apply's ownership tracking is [`managed`]. The
+//! PATCH verb itself is `endpoints::patch`.
 
 pub(crate) mod managed;
-
-use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult, Cause};
-use crate::request::{BodyFields, ObjectRef, Part, Query, Wording};
-use crate::response::Answer;
-use crate::server::ApiServer;
 
 /// The patch formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,7 +54,7 @@ impl PatchType {
 /// The strict-decoding errors of a JSON patch document itself: duplicate fields anywhere and
 /// operation fields other than `op`, `path`, `from` and `value`, worded as upstream does
 /// (`json patch unknown field "[0].foo"`).
-fn json_patch_errors(patch: &Value, duplicates: Vec<String>) -> Vec<String> {
+pub(crate) fn json_patch_errors(patch: &Value, duplicates: Vec<String>) -> Vec<String> {
     let mut errors: Vec<String> = duplicates
         .into_iter()
         .map(|d| format!("json patch {d}"))
@@ -116,7 +110,7 @@ pub fn apply_merge_patch(current: &Value, patch: &Value) -> Result<Value, String
 }
 
 /// Applies a strategic merge patch, mapping its errors to the codes upstream answers with.
-fn apply_strategic(
+pub(crate) fn apply_strategic(
     current: &Value,
     patch: &Value,
     meta: &opkit_strategic::BuiltinPatchMeta,
@@ -138,130 +132,9 @@ fn apply_strategic(
     })
 }
 
-impl ApiServer {
-    /// PATCH of the main resource or the status subresource.
-    pub async fn patch(
-        &self,
-        target: ObjectRef<'_>,
-        part: Part,
-        patch_type: PatchType,
-        body: &[u8],
-        query: &Query,
-    ) -> ApiResult<Answer> {
-        if patch_type == PatchType::Apply {
-            return self.server_side_apply(target, part, body, query).await;
-        }
-        managed::check_non_apply_options(query)?;
-        let ObjectRef { res, name, .. } = target;
-        let supported: &[&str] = if res.is_custom() {
-            &[
-                "application/json-patch+json",
-                "application/merge-patch+json",
-                "application/apply-patch+yaml",
-            ]
-        } else {
-            &[
-                "application/json-patch+json",
-                "application/merge-patch+json",
-                "application/strategic-merge-patch+json",
-                "application/apply-patch+yaml",
-            ]
-        };
-        let (patch, duplicates) = crate::strict::decode_json(body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
-        let patch = Arc::new(patch);
-        let (errors, wording) = match patch_type {
-            PatchType::Json => (json_patch_errors(&patch, duplicates), Wording::Patched),
-            PatchType::Strategic => (duplicates, Wording::Strategic(patch.clone())),
-            // (An apply was handled above.)
-            PatchType::Merge | PatchType::Apply => (duplicates, Wording::Patched),
-        };
-        let query = &query
-            .clone()
-            .with_body_fields(BodyFields { errors, wording });
-        let strategic = match patch_type {
-            PatchType::Json | PatchType::Merge => None,
-            PatchType::Strategic => {
-                match opkit_strategic::BuiltinPatchMeta::for_kind(
-                    &res.group,
-                    &res.version,
-                    &res.kind,
-                ) {
-                    Some(meta) if !res.is_custom() => Some(meta),
-                    _ => {
-                        return Err(ApiError::unsupported_patch(
-                            "application/strategic-merge-patch+json",
-                            supported,
-                        ));
-                    }
-                }
-            }
-            PatchType::Apply => None,
-        };
-        let kind = res.kind.clone();
-        let group = res.group.clone();
-        let name_owned = name.to_string();
-        self.update_with(target, part, query, false, move |current| {
-            let result = match (&strategic, patch_type) {
-                (Some(meta), _) => {
-                    return apply_strategic(current, &patch, meta, &group, &kind, &name_owned);
-                }
-                (None, PatchType::Json) => apply_json_patch(current, &patch),
-                (None, _) => apply_merge_patch(current, &patch),
-            };
-            result.map_err(|message| {
-                ApiError::invalid(
-                    &group,
-                    &kind,
-                    &name_owned,
-                    vec![Cause::new("FieldValueInvalid", "", message)],
-                )
-            })
-        })
-        .await
-    }
-
-    /// Server-side apply: `body` (YAML or JSON) is the manager's whole intent for the object.
-    /// Conflicts with other managers are a `409` unless `force=true`; a missing object is
-    /// created (`201`), through the same admission as a create.
-    async fn server_side_apply(
-        &self,
-        target: ObjectRef<'_>,
-        part: Part,
-        body: &[u8],
-        query: &Query,
-    ) -> ApiResult<Answer> {
-        let ObjectRef { res, ns, name } = target;
-        let (manager, force) = managed::apply_options(query)?;
-        let mut config: Value = serde_yaml::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
-        check_applied_config(res, name, &mut config)?;
-        for _ in 0..8 {
-            let updated = self
-                .update_tracked(target, part, query, false, false, |current| {
-                    managed::apply(res, part, Some(current), &config, &manager, force)
-                })
-                .await;
-            match updated {
-                Err(e)
-                    if e.is_not_found()
-                        && part == Part::Main
-                        && self.store.get(&res.key(ns, name)).is_none() => {}
-                other => return other,
-            }
-            let new = managed::apply(res, part, None, &config, &manager, force)?;
-            match self.create_with(res, ns, new, query, false).await {
-                Err(e) if e.is_already_exists() => continue,
-                other => return other,
-            }
-        }
-        Err(ApiError::stale(&res.group, &res.plural, name))
-    }
-}
-
 /// Checks an applied configuration against the URL (apiVersion, kind, name; no managed fields)
 /// and fills in the name when it is left out.
-fn check_applied_config(
+pub(crate) fn check_applied_config(
     res: &crate::registry::Resource,
     name: &str,
     config: &mut Value,

@@ -166,17 +166,6 @@ impl Resource {
         }
     }
 
-    /// The storage key prefix of every object of this resource (all namespaces). A view
-    /// shares the key space of the resource it is a view of.
-    pub fn key_prefix(&self) -> String {
-        let (group, plural) = match self.view {
-            Some(view) => (view.storage_group, view.storage_plural),
-            None => (self.group.as_str(), self.plural.as_str()),
-        };
-        let group = if group.is_empty() { "core" } else { group };
-        format!("/{group}/{plural}/")
-    }
-
     /// Whether `obj` is in the stored shape of a view (and so must be converted before it is
     /// shown to this resource's clients). Always false for resources that are not views.
     pub fn is_stored_form(&self, obj: &Value) -> bool {
@@ -200,22 +189,6 @@ impl Resource {
         match self.view {
             Some(view) if !self.is_stored_form(&obj) => (view.to_storage)(obj),
             _ => Ok(obj),
-        }
-    }
-
-    /// The storage key prefix of the objects in one namespace (or all, for cluster scope).
-    pub fn namespace_prefix(&self, namespace: Option<&str>) -> String {
-        match (self.namespaced, namespace) {
-            (true, Some(ns)) => format!("{}{ns}/", self.key_prefix()),
-            _ => self.key_prefix(),
-        }
-    }
-
-    /// The storage key of one object.
-    pub fn key(&self, namespace: Option<&str>, name: &str) -> String {
-        match (self.namespaced, namespace) {
-            (true, Some(ns)) => format!("{}{ns}/{name}", self.key_prefix()),
-            _ => format!("{}{name}", self.key_prefix()),
         }
     }
 }
@@ -969,14 +942,5 @@ mod tests {
         }))
         .unwrap_err();
         assert!(err.contains("spec.replicas"), "{err}");
-    }
-
-    #[test]
-    fn keys_separate_namespaces_and_cluster_scope() {
-        let snap = Registry::new().snapshot();
-        let cm = snap.get("", "v1", "configmaps").unwrap();
-        assert_eq!(cm.key(Some("default"), "a"), "/core/configmaps/default/a");
-        let ns = snap.get("", "v1", "namespaces").unwrap();
-        assert_eq!(ns.key(None, "default"), "/core/namespaces/default");
     }
 }

@@ -203,6 +203,7 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
             ..opkit_controlplane::Limits::default()
         },
         audit_log: args.audit_log,
+        admission: Vec::new(),
     };
     // Before the ready line (see `opkit::signals`).
     let mut signals = opkit::signals::Signals::install()?;

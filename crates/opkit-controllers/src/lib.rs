@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 
 mod aggregation;
+mod crd;
 mod gc;
 mod namespace;
 mod set;
@@ -61,7 +62,8 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// No controller at all: a bare API server, as envtest's.
+    /// No controller but the CRD controller (which every API server runs): a bare API server,
+    /// as envtest's.
     pub fn bare() -> Settings {
         Settings {
             enabled: ControllerSet::none(),
@@ -127,7 +129,9 @@ pub fn spawn(client: kube::Client, settings: &Settings) -> Running {
         .identity(IDENTITY)
         .shutdown_timeout(SHUTDOWN_TIMEOUT)
         .build();
-    let mut managed = 0;
+    // CRDs are established and cleaned up even in a bare control plane (see `crd`).
+    manager.add(crd::controller());
+    let mut managed = 1;
     for controller in settings.enabled.iter() {
         tracing::debug!(controller = controller.name(), "starting");
         match controller {

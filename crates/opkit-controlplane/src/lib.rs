@@ -39,6 +39,8 @@ pub struct Config {
     pub limits: Limits,
     /// Where to write the audit log (JSON lines); `None` = no audit log.
     pub audit_log: Option<PathBuf>,
+    /// Admission plugins every write passes through, in order (none by default).
+    pub admission: Vec<Arc<dyn opkit_apiserver::AdmissionPlugin>>,
 }
 
 impl Default for Config {
@@ -51,6 +53,7 @@ impl Default for Config {
             controllers: opkit_controllers::Settings::default(),
             limits: Limits::default(),
             audit_log: None,
+            admission: Vec::new(),
         }
     }
 }
@@ -66,6 +69,7 @@ impl Config {
             controllers: opkit_controllers::Settings::default(),
             limits: Limits::default(),
             audit_log: None,
+            admission: Vec::new(),
         }
     }
 }
@@ -199,6 +203,7 @@ impl ControlPlane {
                 tokens,
                 limits: config.limits.clone(),
                 audit,
+                admission: config.admission.clone(),
             },
         );
         server.bootstrap().await.map_err(StartError::Bootstrap)?;
@@ -211,10 +216,9 @@ impl ControlPlane {
             config.limits.idle_timeout,
             stopped,
         ));
-        let controllers = (!config.controllers.enabled.is_empty()).then(|| {
-            let client = in_process_client(&server, &creds.token, "opkit-controller-manager");
-            opkit_controllers::spawn(client, &config.controllers)
-        });
+        // Always: the CRD controller runs even when every switchable controller is off.
+        let client = in_process_client(&server, &creds.token, "opkit-controller-manager");
+        let controllers = Some(opkit_controllers::spawn(client, &config.controllers));
         Ok(ControlPlane {
             addr,
             url,

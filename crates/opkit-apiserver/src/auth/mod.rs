@@ -20,7 +20,10 @@ use serde_json::{Value, json};
 
 use crate::error::{ApiError, ApiResult};
 use crate::object;
-use crate::server::ApiServer;
+use crate::registry::Registry;
+use crate::request::ObjectRef;
+use crate::storage::Storage;
+use tokens::TokenSigner;
 
 pub use opkit_rbac::UserInfo as User;
 use opkit_rbac::{ALL_AUTHENTICATED, SYSTEM_MASTERS};
@@ -85,7 +88,33 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-impl ApiServer {
+/// The authenticator: who a request's bearer token or client certificate names.
+pub(crate) struct Authenticator {
+    token: String,
+    admin: Arc<User>,
+    pub(crate) tokens: TokenSigner,
+    storage: Arc<Storage>,
+    registry: Arc<Registry>,
+}
+
+impl Authenticator {
+    /// An authenticator accepting the admin `token`, service-account tokens `tokens` signed
+    /// (for service accounts that exist in `storage`) and client certificates.
+    pub(crate) fn new(
+        token: String,
+        tokens: TokenSigner,
+        storage: Arc<Storage>,
+        registry: Arc<Registry>,
+    ) -> Authenticator {
+        Authenticator {
+            token,
+            admin: Arc::new(admin()),
+            tokens,
+            storage,
+            registry,
+        }
+    }
+
     /// The user behind a request, from its bearer token or client certificate; 401 when it
     /// presents none or a bad one.
     pub(crate) fn authenticate(
@@ -94,7 +123,7 @@ impl ApiServer {
         extensions: &http::Extensions,
     ) -> ApiResult<Arc<User>> {
         if let Some(token) = bearer_token(headers) {
-            if constant_time_eq(token.as_bytes(), self.token().as_bytes()) {
+            if constant_time_eq(token.as_bytes(), self.token.as_bytes()) {
                 return Ok(self.admin.clone());
             }
             if tokens::looks_like_jwt(token)
@@ -128,7 +157,11 @@ impl ApiServer {
         let live_uid = |plural: &str, name: &str| -> Option<String> {
             let snapshot = self.registry.snapshot();
             let res = snapshot.get("", "v1", plural)?;
-            let entry = self.store.get(&res.key(Some(&k.namespace), name))?;
+            let entry = self.storage.get(ObjectRef {
+                res,
+                ns: Some(&k.namespace),
+                name,
+            })?;
             let obj: Value = serde_json::from_slice(&entry.value).ok()?;
             if object::is_deleting(&obj) {
                 return None;
@@ -150,15 +183,24 @@ impl ApiServer {
 
     /// Issues a token for a service account (the TokenRequest API). `spec` is the
     /// TokenRequest's spec; returns the TokenRequest with its status filled in.
-    pub fn token_request(&self, namespace: &str, name: &str, request: &Value) -> ApiResult<Value> {
+    pub(crate) fn token_request(
+        &self,
+        namespace: &str,
+        name: &str,
+        request: &Value,
+    ) -> ApiResult<Value> {
         let snapshot = self.registry.snapshot();
         let lookup = |plural: &str, obj_name: &str| -> ApiResult<Value> {
             let res = snapshot
                 .get("", "v1", plural)
                 .ok_or_else(|| ApiError::internal(format!("{plural} are not registered")))?;
             let entry = self
-                .store
-                .get(&res.key(Some(namespace), obj_name))
+                .storage
+                .get(ObjectRef {
+                    res,
+                    ns: Some(namespace),
+                    name: obj_name,
+                })
                 .ok_or_else(|| ApiError::not_found("", plural, obj_name))?;
             serde_json::from_slice(&entry.value).map_err(ApiError::internal)
         };
@@ -301,7 +343,7 @@ impl ApiServer {
             })
             .unwrap_or_default();
         let accepted_audience = wanted.is_empty() || wanted.iter().any(|a| a == tokens::ISSUER);
-        let user = if constant_time_eq(token.as_bytes(), self.token().as_bytes()) {
+        let user = if constant_time_eq(token.as_bytes(), self.token.as_bytes()) {
             Some((*self.admin).clone())
         } else if tokens::looks_like_jwt(token) {
             self.service_account_token_user(token)

@@ -5,16 +5,33 @@
 //! requests.
 
 mod attributes;
+mod body;
 mod fields;
 mod path;
 mod query;
 
 pub(crate) use attributes::Attributes;
+pub use body::decode_body;
+pub(crate) use body::{decode_whole_object, delete_options, read_body};
 pub(crate) use fields::{BodyFields, FieldCheck, FieldValidation, Wording};
 pub use path::{ResourcePath, Target, parse_path, parse_query};
 pub(crate) use query::{Actor, Query, User};
 
+use http::{HeaderMap, header};
+
 use crate::registry::Resource;
+
+/// Facts about the connection a request came on, attached by the TLS listener.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ConnectionInfo {
+    /// The client's address.
+    pub(crate) peer: std::net::SocketAddr,
+}
+
+/// A header's value, if present and text.
+pub(crate) fn header_str(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
 
 /// One object's coordinates: its resource, namespace and name.
 #[derive(Clone, Copy)]

@@ -9,20 +9,22 @@
 //! refused.
 //!
 //! There is no allocator state of its own: what is taken is read from the stored Services, so
-//! it survives restarts; [`Allocator`] serialises the writes that allocate, so two creates never
+//! it survives restarts; the allocation lock (`Api::allocation`) serialises the writes that allocate, so two creates never
 //! pick the same address.
 
 use std::collections::HashSet;
 use std::net::Ipv4Addr;
 use std::ops::RangeInclusive;
 
-use opkit_store::{ListOptions, Store};
+use opkit_store::ListOptions;
 use rand::Rng;
 use serde_json::{Map, Value, json};
 
 use crate::error::{ApiError, ApiResult, Cause};
 use crate::object;
 use crate::registry::Resource;
+use crate::storage::{self, Storage};
+use crate::strategy::Strategy;
 
 /// The service CIDR, as kube-apiserver's `--service-cluster-ip-range` default in kind/kubeadm.
 pub const SERVICE_CIDR: &str = "10.96.0.0/12";
@@ -37,36 +39,18 @@ pub const NODE_PORTS: RangeInclusive<i64> = 30000..=32767;
 /// The `kubernetes` Service's address: the first of the range.
 pub const KUBERNETES_SERVICE_IP: Ipv4Addr = Ipv4Addr::new(10, 96, 0, 1);
 
-/// Serialises allocating writes of Services.
-#[derive(Default)]
-pub struct Allocator {
-    lock: tokio::sync::Mutex<()>,
-}
-
-impl Allocator {
-    /// Held while a Service write picks addresses and stores them.
-    pub async fn lock(&self) -> tokio::sync::MutexGuard<'_, ()> {
-        self.lock.lock().await
-    }
-}
-
-/// Whether `res` is core/v1 Services.
-pub fn is_services(res: &Resource) -> bool {
-    res.group.is_empty() && res.plural == "services"
-}
-
 /// The addresses and node ports taken by stored Services (except the one at `skip`).
 struct InUse {
     ips: HashSet<u32>,
     node_ports: HashSet<(i64, String)>,
 }
 
-fn in_use(store: &Store, res: &Resource, skip: Option<&str>) -> InUse {
+fn in_use(storage: &Storage, res: &Resource, skip: Option<&str>) -> InUse {
     let mut used = InUse {
         ips: HashSet::new(),
         node_ports: HashSet::new(),
     };
-    let Ok(list) = store.list(&res.key_prefix(), &ListOptions::default()) else {
+    let Ok(list) = storage.list(res, None, &ListOptions::default()) else {
         return used;
     };
     for entry in list.entries {
@@ -169,7 +153,7 @@ fn next_free_port(used: &HashSet<(i64, String)>, protocol: &str) -> Option<i64> 
 
 /// Allocates the cluster IP and node ports of a Service about to be created (after defaulting).
 /// Call with [`Allocator::lock`] held until the Service is stored.
-pub fn allocate_create(store: &Store, res: &Resource, obj: &mut Value) -> ApiResult<()> {
+fn allocate_create(storage: &Storage, res: &Resource, obj: &mut Value) -> ApiResult<()> {
     let name = object::name(obj).to_string();
     let Some(root) = obj.as_object_mut() else {
         return Ok(());
@@ -182,7 +166,7 @@ pub fn allocate_create(store: &Store, res: &Resource, obj: &mut Value) -> ApiRes
     if spec_type(spec) == "ExternalName" {
         return Ok(());
     }
-    let mut used = in_use(store, res, None);
+    let mut used = in_use(storage, res, None);
     allocate_ip(&name, spec, &used)?;
     if needs_node_ports(spec) {
         if spec.get("externalTrafficPolicy").is_none_or(Value::is_null) {
@@ -333,10 +317,9 @@ fn allocate_node_ports(
 /// change of the cluster IP, and allocates what the update newly needs (a cluster IP for a
 /// Service that was ExternalName, node ports for new ports or a new type). Call with
 /// [`Allocator::lock`] held until the Service is stored.
-pub fn allocate_update(
-    store: &Store,
+fn allocate_update(
+    storage: &Storage,
     res: &Resource,
-    key: &str,
     old: &Value,
     new: &mut Value,
 ) -> ApiResult<()> {
@@ -349,7 +332,8 @@ pub fn allocate_update(
     if spec_type(spec) == "ExternalName" {
         return Ok(());
     }
-    let mut used = in_use(store, res, Some(key));
+    let key = storage::key(res, object::meta_str(old, "namespace"), &name);
+    let mut used = in_use(storage, res, Some(&key));
     if old_type == "ExternalName" {
         allocate_ip(&name, spec, &used)?;
     } else {
@@ -480,7 +464,7 @@ fn endpoint_address(server_address: &str) -> (String, i64) {
 
 /// The `kubernetes` Service in `default` (10.96.0.1:443) and its Endpoints and EndpointSlice,
 /// pointing at this server.
-pub fn kubernetes_objects(server_address: &str) -> [(&'static str, &'static str, Value); 3] {
+pub(crate) fn kubernetes_objects(server_address: &str) -> [(&'static str, &'static str, Value); 3] {
     let (ip, port) = endpoint_address(server_address);
     let labels = json!({"component": "apiserver", "provider": "kubernetes"});
     let service = json!({
@@ -516,6 +500,29 @@ pub fn kubernetes_objects(server_address: &str) -> [(&'static str, &'static str,
         ("", "endpoints", endpoints),
         ("discovery.k8s.io", "endpointslices", slice),
     ]
+}
+
+/// core/v1 Services: cluster IPs and node ports are allocated when they are written.
+pub(crate) struct Services;
+
+impl Strategy for Services {
+    fn allocates(&self) -> bool {
+        true
+    }
+
+    fn allocate_create(&self, storage: &Storage, res: &Resource, obj: &mut Value) -> ApiResult<()> {
+        allocate_create(storage, res, obj)
+    }
+
+    fn allocate_update(
+        &self,
+        storage: &Storage,
+        res: &Resource,
+        current: &Value,
+        new: &mut Value,
+    ) -> ApiResult<()> {
+        allocate_update(storage, res, current, new)
+    }
 }
 
 #[cfg(test)]

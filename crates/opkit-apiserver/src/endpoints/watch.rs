@@ -15,13 +15,14 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use super::Api;
+use super::selectors::Selectors;
 use crate::error::{ApiError, ApiResult};
-use crate::handlers::Selectors;
 use crate::negotiate::{Encoding, Output};
 use crate::registry::Resource;
 use crate::request::Query;
 use crate::response::convert_version;
-use crate::server::ApiServer;
+use crate::storage;
 
 /// How often a BOOKMARK is sent when the client allows them.
 const BOOKMARK_INTERVAL: Duration = Duration::from_secs(10);
@@ -159,198 +160,196 @@ fn bookmark(res: &Resource, rv: u64, initial_end: bool) -> Value {
     json!({"kind": res.kind, "apiVersion": res.api_version(), "metadata": meta})
 }
 
-impl ApiServer {
-    /// Starts a watch. Errors before the stream starts are ordinary `Status` answers.
-    pub fn watch(
-        self: &Arc<Self>,
-        res: Arc<Resource>,
-        ns: Option<String>,
-        query: &Query,
-        output: &Output,
-    ) -> ApiResult<WatchResponse> {
-        let selectors = Selectors::parse(&res, query)?;
-        let (framing, content_type) = match output {
-            Output::Object(Encoding::Protobuf) => (
-                Framing::Protobuf,
-                "application/vnd.kubernetes.protobuf;stream=watch",
-            ),
-            Output::Table => (Framing::Table, "application/json"),
-            _ => (Framing::Json, "application/json"),
-        };
-        let rv =
-            match query.get("resourceVersion") {
-                None | Some("") => None,
-                Some(s) => Some(s.parse::<u64>().map_err(|_| {
-                    ApiError::bad_request(format!("invalid resource version: {s:?}"))
-                })?),
-            };
-        let bookmarks = query.flag("allowWatchBookmarks");
-        let send_initial = match query.get("sendInitialEvents") {
-            None | Some("") => None,
-            Some("true") => Some(true),
-            Some("false") => Some(false),
-            Some(other) => {
-                return Err(ApiError::bad_request(format!(
-                    "invalid sendInitialEvents: {other:?}"
-                )));
-            }
-        };
-        if send_initial.is_some() {
-            if query.get("resourceVersionMatch") != Some("NotOlderThan") {
-                return Err(ApiError::invalid(
-                    "meta.k8s.io",
-                    "ListOptions",
-                    "",
-                    vec![crate::error::Cause::new(
-                        "FieldValueForbidden",
-                        "sendInitialEvents",
-                        "Forbidden: sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan",
-                    )],
-                ));
-            }
-            if send_initial == Some(true) && !bookmarks {
-                return Err(ApiError::invalid(
-                    "meta.k8s.io",
-                    "ListOptions",
-                    "",
-                    vec![crate::error::Cause::new(
-                        "FieldValueForbidden",
-                        "allowWatchBookmarks",
-                        "Forbidden: allowWatchBookmarks required when sendInitialEvents is true",
-                    )],
-                ));
-            }
+/// Starts a watch. Errors before the stream starts are ordinary `Status` answers.
+pub(crate) fn watch(
+    api: &Api,
+    res: Arc<Resource>,
+    ns: Option<String>,
+    query: &Query,
+    output: &Output,
+) -> ApiResult<WatchResponse> {
+    let selectors = Selectors::parse(&res, query)?;
+    let (framing, content_type) = match output {
+        Output::Object(Encoding::Protobuf) => (
+            Framing::Protobuf,
+            "application/vnd.kubernetes.protobuf;stream=watch",
+        ),
+        Output::Table => (Framing::Table, "application/json"),
+        _ => (Framing::Json, "application/json"),
+    };
+    let rv = match query.get("resourceVersion") {
+        None | Some("") => None,
+        Some(s) => Some(
+            s.parse::<u64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {s:?}")))?,
+        ),
+    };
+    let bookmarks = query.flag("allowWatchBookmarks");
+    let send_initial = match query.get("sendInitialEvents") {
+        None | Some("") => None,
+        Some("true") => Some(true),
+        Some("false") => Some(false),
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "invalid sendInitialEvents: {other:?}"
+            )));
         }
-        let timeout = match query.get("timeoutSeconds") {
-            Some(s) if !s.is_empty() => Duration::from_secs(
-                s.parse::<u64>()
-                    .map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds: {s:?}")))?,
-            ),
-            _ => Duration::from_secs(1800 + rand::random::<u64>() % 1800),
-        };
-        let prefix = res.namespace_prefix(ns.as_deref());
-        let initial = match (send_initial, rv) {
-            (Some(true), _) => true,
-            (Some(false), _) => false,
-            (None, None) | (None, Some(0)) => true,
-            (None, Some(_)) => false,
-        };
-        let mut framer = Framer {
-            framing,
-            res: res.clone(),
-            first_table: true,
-        };
-        // Snapshot (for initial events) and the event subscription, taken consistently. An
-        // event that cannot be encoded ends the initial events with an ERROR, and the watch.
-        let mut initial_frames = Vec::new();
-        let mut failed = false;
-        let start_rev;
-        if initial {
-            let list = self
-                .store
-                .list(&prefix, &opkit_store::ListOptions::default())?;
-            start_rev = list.revision;
-            for entry in list.entries {
-                if !selectors.matches_bytes(&entry.value) {
-                    continue;
-                }
-                match framer.frame("ADDED", &entry.value) {
-                    Ok(f) => initial_frames.push(f),
-                    Err(e) => {
-                        initial_frames.extend(framer.encode_failure("ADDED", &e));
-                        failed = true;
-                        break;
-                    }
-                }
-            }
-            if send_initial == Some(true) && !failed {
-                match framer.frame_value("BOOKMARK", &bookmark(&res, start_rev, true)) {
-                    Ok(f) => initial_frames.push(f),
-                    Err(e) => {
-                        initial_frames.extend(framer.encode_failure("BOOKMARK", &e));
-                        failed = true;
-                    }
-                }
-            }
-        } else {
-            start_rev = match (send_initial, rv) {
-                (Some(false), None) | (Some(false), Some(0)) => self.store.current_revision(),
-                (_, Some(v)) => v,
-                _ => self.store.current_revision(),
-            };
+    };
+    if send_initial.is_some() {
+        if query.get("resourceVersionMatch") != Some("NotOlderThan") {
+            return Err(ApiError::invalid(
+                "meta.k8s.io",
+                "ListOptions",
+                "",
+                vec![crate::error::Cause::new(
+                    "FieldValueForbidden",
+                    "sendInitialEvents",
+                    "Forbidden: sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan",
+                )],
+            ));
         }
-        let (tx, rx) = mpsc::channel::<Result<Bytes, Infallible>>(256);
-        let watcher = self.store.watch(&prefix, start_rev);
-        tokio::spawn(async move {
-            let mut watcher = match watcher {
-                Ok(w) => w,
+        if send_initial == Some(true) && !bookmarks {
+            return Err(ApiError::invalid(
+                "meta.k8s.io",
+                "ListOptions",
+                "",
+                vec![crate::error::Cause::new(
+                    "FieldValueForbidden",
+                    "allowWatchBookmarks",
+                    "Forbidden: allowWatchBookmarks required when sendInitialEvents is true",
+                )],
+            ));
+        }
+    }
+    let timeout = match query.get("timeoutSeconds") {
+        Some(s) if !s.is_empty() => Duration::from_secs(
+            s.parse::<u64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds: {s:?}")))?,
+        ),
+        _ => Duration::from_secs(1800 + rand::random::<u64>() % 1800),
+    };
+    let prefix = storage::prefix(&res, ns.as_deref());
+    let initial = match (send_initial, rv) {
+        (Some(true), _) => true,
+        (Some(false), _) => false,
+        (None, None) | (None, Some(0)) => true,
+        (None, Some(_)) => false,
+    };
+    let mut framer = Framer {
+        framing,
+        res: res.clone(),
+        first_table: true,
+    };
+    // Snapshot (for initial events) and the event subscription, taken consistently. An
+    // event that cannot be encoded ends the initial events with an ERROR, and the watch.
+    let mut initial_frames = Vec::new();
+    let mut failed = false;
+    let start_rev;
+    if initial {
+        let list = api
+            .storage
+            .store()
+            .list(&prefix, &opkit_store::ListOptions::default())?;
+        start_rev = list.revision;
+        for entry in list.entries {
+            if !selectors.matches_bytes(&entry.value) {
+                continue;
+            }
+            match framer.frame("ADDED", &entry.value) {
+                Ok(f) => initial_frames.push(f),
                 Err(e) => {
-                    let status = ApiError::from(e).to_status();
-                    if let Some(f) = framer.error_event(&status) {
-                        let _ = tx.send(Ok(f)).await;
-                    }
-                    return;
-                }
-            };
-            for f in initial_frames {
-                if tx.send(Ok(f)).await.is_err() {
-                    return;
+                    initial_frames.extend(framer.encode_failure("ADDED", &e));
+                    failed = true;
+                    break;
                 }
             }
-            if failed {
+        }
+        if send_initial == Some(true) && !failed {
+            match framer.frame_value("BOOKMARK", &bookmark(&res, start_rev, true)) {
+                Ok(f) => initial_frames.push(f),
+                Err(e) => {
+                    initial_frames.extend(framer.encode_failure("BOOKMARK", &e));
+                    failed = true;
+                }
+            }
+        }
+    } else {
+        start_rev = match (send_initial, rv) {
+            (Some(false), None) | (Some(false), Some(0)) => api.storage.store().current_revision(),
+            (_, Some(v)) => v,
+            _ => api.storage.store().current_revision(),
+        };
+    }
+    let (tx, rx) = mpsc::channel::<Result<Bytes, Infallible>>(256);
+    let watcher = api.storage.store().watch(&prefix, start_rev);
+    tokio::spawn(async move {
+        let mut watcher = match watcher {
+            Ok(w) => w,
+            Err(e) => {
+                let status = ApiError::from(e).to_status();
+                if let Some(f) = framer.error_event(&status) {
+                    let _ = tx.send(Ok(f)).await;
+                }
                 return;
             }
-            let deadline = tokio::time::sleep(timeout);
-            tokio::pin!(deadline);
-            let mut ticker = tokio::time::interval(BOOKMARK_INTERVAL);
-            ticker.tick().await;
-            let mut last_rev = start_rev;
-            loop {
-                let (event_type, frame) = tokio::select! {
-                    _ = &mut deadline => return,
-                    _ = tx.closed() => return,
-                    _ = ticker.tick(), if bookmarks => {
-                        let b = bookmark(&framer.res, last_rev, false);
-                        ("BOOKMARK", framer.frame_value("BOOKMARK", &b).map(Some))
-                    }
-                    next = watcher.next() => match next {
-                        None => return,
-                        Some(Err(e)) => {
-                            let status = ApiError::from(e).to_status();
-                            if let Some(f) = framer.error_event(&status) {
-                                let _ = tx.send(Ok(f)).await;
-                            }
-                            return;
-                        }
-                        Some(Ok(event)) => {
-                            last_rev = event.revision;
-                            event_frame(&mut framer, &selectors, &event)
-                        }
-                    }
-                };
-                match frame {
-                    Ok(None) => {}
-                    Ok(Some(f)) => {
-                        if tx.send(Ok(f)).await.is_err() {
-                            return;
-                        }
-                    }
-                    Err(e) => {
-                        if let Some(f) = framer.encode_failure(event_type, &e) {
+        };
+        for f in initial_frames {
+            if tx.send(Ok(f)).await.is_err() {
+                return;
+            }
+        }
+        if failed {
+            return;
+        }
+        let deadline = tokio::time::sleep(timeout);
+        tokio::pin!(deadline);
+        let mut ticker = tokio::time::interval(BOOKMARK_INTERVAL);
+        ticker.tick().await;
+        let mut last_rev = start_rev;
+        loop {
+            let (event_type, frame) = tokio::select! {
+                _ = &mut deadline => return,
+                _ = tx.closed() => return,
+                _ = ticker.tick(), if bookmarks => {
+                    let b = bookmark(&framer.res, last_rev, false);
+                    ("BOOKMARK", framer.frame_value("BOOKMARK", &b).map(Some))
+                }
+                next = watcher.next() => match next {
+                    None => return,
+                    Some(Err(e)) => {
+                        let status = ApiError::from(e).to_status();
+                        if let Some(f) = framer.error_event(&status) {
                             let _ = tx.send(Ok(f)).await;
                         }
                         return;
                     }
+                    Some(Ok(event)) => {
+                        last_rev = event.revision;
+                        event_frame(&mut framer, &selectors, &event)
+                    }
+                }
+            };
+            match frame {
+                Ok(None) => {}
+                Ok(Some(f)) => {
+                    if tx.send(Ok(f)).await.is_err() {
+                        return;
+                    }
+                }
+                Err(e) => {
+                    if let Some(f) = framer.encode_failure(event_type, &e) {
+                        let _ = tx.send(Ok(f)).await;
+                    }
+                    return;
                 }
             }
-        });
-        Ok(WatchResponse {
-            content_type,
-            frames: rx,
-        })
-    }
+        }
+    });
+    Ok(WatchResponse {
+        content_type,
+        frames: rx,
+    })
 }
-
 /// The frame of a store event: its type, and the frame (`None` when the selectors leave it
 /// out).
 fn event_frame(
@@ -391,10 +390,10 @@ mod tests {
 
     /// A stored configmap that is not JSON: nothing written through the API can be, but a
     /// Table (or protobuf) watch must still say why it cannot carry it.
-    async fn put_unreadable(server: &ApiServer, res: &Resource, name: &str) {
-        let key = res.key(Some("default"), name);
-        server
-            .store
+    async fn put_unreadable(api: &Api, res: &Resource, name: &str) {
+        let key = storage::key(res, Some("default"), name);
+        api.storage
+            .store()
             .transact(|txn| {
                 txn.put(&key, Bytes::from_static(b"{not json"));
                 Ok::<_, ApiError>(())
@@ -437,8 +436,15 @@ mod tests {
     #[tokio::test]
     async fn an_event_that_cannot_be_encoded_ends_the_watch_with_a_500_error_event() {
         let store = opkit_store::Store::open(opkit_store::StoreConfig::ephemeral()).unwrap();
-        let server = ApiServer::new(store, "t0ken".into(), "127.0.0.1:0".into());
-        let res = server
+        let tokens = crate::auth::tokens::TokenSigner::load_or_create(None).unwrap();
+        let api = Api::new(
+            crate::storage::Storage::new(store),
+            "t0ken".into(),
+            tokens,
+            "127.0.0.1:0".into(),
+            Vec::new(),
+        );
+        let res = api
             .registry
             .snapshot()
             .get("", "v1", "configmaps")
@@ -446,27 +452,27 @@ mod tests {
             .unwrap();
         let from_now = Query::new(vec![(
             "resourceVersion".into(),
-            server.store.current_revision().to_string(),
+            api.storage.store().current_revision().to_string(),
         )]);
-        let watch = server
-            .watch(
-                res.clone(),
-                Some("default".into()),
-                &from_now,
-                &Output::Table,
-            )
-            .unwrap();
-        put_unreadable(&server, &res, "later").await;
-        assert_ends_with_encode_error(watch, "ADDED").await;
+        let from_now_watch = watch(
+            &api,
+            res.clone(),
+            Some("default".into()),
+            &from_now,
+            &Output::Table,
+        )
+        .unwrap();
+        put_unreadable(&api, &res, "later").await;
+        assert_ends_with_encode_error(from_now_watch, "ADDED").await;
         // In the initial events too.
-        let initial = server
-            .watch(
-                res.clone(),
-                Some("default".into()),
-                &Query::default(),
-                &Output::Table,
-            )
-            .unwrap();
+        let initial = watch(
+            &api,
+            res.clone(),
+            Some("default".into()),
+            &Query::default(),
+            &Output::Table,
+        )
+        .unwrap();
         assert_ends_with_encode_error(initial, "ADDED").await;
     }
 }

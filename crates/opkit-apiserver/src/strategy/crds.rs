@@ -1,29 +1,22 @@
-//! CustomResourceDefinitions: validation, serving their resources, conditions, cleanup.
+//! CustomResourceDefinitions: validation and defaulting, and serving their resources.
 //!
-//! This plays the part of apiextensions-apiserver's controllers: when a CRD is written, its
-//! served versions are (re)registered with compiled schemas and the `NamesAccepted` and
-//! `Established` conditions are set; when it is deleted, a finalizer keeps it until every
-//! custom resource of it is gone (their own finalizers are respected), then it is removed.
+//! When a CRD is stored its served versions are (re)registered with compiled schemas; when it
+//! is removed they are no longer served. A deleted CRD keeps the cleanup finalizer until the
+//! CRD controllers have removed every custom resource of it.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::Strategy;
+use crate::api::Api;
 use crate::error::{ApiError, ApiResult, Cause};
 use crate::object;
-use crate::registry::{ALL_VERBS, CustomVersion, Origin, Resource, ScalePaths};
+use crate::registry::{ALL_VERBS, CustomVersion, Origin, Registry, Resource, ScalePaths};
 use crate::request::Part;
-use crate::request::{ObjectRef, Query};
-use crate::server::ApiServer;
 
 /// The finalizer that holds a deleted CRD until its objects are gone.
-pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
-
-/// Whether a resource is `customresourcedefinitions.apiextensions.k8s.io`.
-pub fn is_crd(res: &Resource) -> bool {
-    res.group == "apiextensions.k8s.io" && res.plural == "customresourcedefinitions"
-}
+const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
 
 fn cause(field: &str, message: impl Into<String>) -> Cause {
     Cause::new("FieldValueInvalid", field, message)
@@ -38,7 +31,7 @@ fn is_dns_label(s: &str) -> bool {
 }
 
 /// Defaults and validates a CRD before it is stored (create and update).
-pub fn prepare(crd: &mut Value) -> ApiResult<()> {
+fn prepare(crd: &mut Value) -> ApiResult<()> {
     let name = object::name(crd).to_string();
     let mut causes = Vec::new();
     if let Some(names) = crd
@@ -208,7 +201,7 @@ pub fn prepare(crd: &mut Value) -> ApiResult<()> {
 }
 
 /// The served resources of a CRD, one per served version.
-pub fn resources(crd: &Value, terminating: bool) -> Vec<Arc<Resource>> {
+pub(crate) fn resources(crd: &Value, terminating: bool) -> Vec<Arc<Resource>> {
     let spec = crd.get("spec").cloned().unwrap_or(Value::Null);
     let s = |p: &str| {
         spec.pointer(p)
@@ -331,228 +324,41 @@ pub fn resources(crd: &Value, terminating: bool) -> Vec<Arc<Resource>> {
     out
 }
 
-fn condition(existing: &[Value], type_: &str, status: &str, reason: &str, message: &str) -> Value {
-    let previous = existing
-        .iter()
-        .find(|c| c.get("type").and_then(Value::as_str) == Some(type_));
-    let unchanged =
-        previous.is_some_and(|p| p.get("status").and_then(Value::as_str) == Some(status));
-    let time = match previous
-        .and_then(|p| p.get("lastTransitionTime"))
-        .filter(|_| unchanged)
-    {
-        Some(t) => t.clone(),
-        None => json!(object::now_rfc3339()),
-    };
-    json!({"type": type_, "status": status, "lastTransitionTime": time, "reason": reason, "message": message})
-}
+/// CustomResourceDefinitions: checked and defaulted when written, served (or no longer) as
+/// soon as they are stored or removed. Their status (`Established`, `NamesAccepted`) and the
+/// removal of their objects when they are deleted are the CRD controllers' work
+/// (`opkit-controllers`), as in upstream's apiextensions-apiserver.
+pub(crate) struct Crds;
 
-/// The status the CRD should have.
-fn desired_status(crd: &Value, terminating: bool) -> Value {
-    let existing: Vec<Value> = crd
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let names = crd.pointer("/spec/names").cloned().unwrap_or(json!({}));
-    let mut conditions = vec![
-        condition(
-            &existing,
-            "NamesAccepted",
-            "True",
-            "NoConflicts",
-            "no conflicts found",
-        ),
-        condition(
-            &existing,
-            "Established",
-            "True",
-            "InitialNamesAccepted",
-            "the initial names have been accepted",
-        ),
-    ];
-    if terminating {
-        conditions.push(condition(
-            &existing,
-            "Terminating",
-            "True",
-            "InstanceDeletionInProgress",
-            "CustomResource deletion is in progress",
-        ));
+impl Strategy for Crds {
+    fn prepare_create(&self, obj: &mut Value) -> ApiResult<()> {
+        prepare(obj)
     }
-    let mut stored: Vec<Value> = crd
-        .pointer("/status/storedVersions")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if let Some(storage) = crd
-        .pointer("/spec/versions")
-        .and_then(Value::as_array)
-        .and_then(|vs| {
-            vs.iter()
-                .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
-        })
-        .and_then(|v| v.get("name"))
-        && !stored.contains(storage)
-    {
-        stored.push(storage.clone());
-    }
-    json!({"acceptedNames": names, "conditions": conditions, "storedVersions": stored})
-}
 
-/// Brings the registry and the CRD's status in line with a stored CRD.
-pub async fn reconcile(server: &ApiServer, stored: &[u8]) {
-    let Ok(crd) = serde_json::from_slice::<Value>(stored) else {
-        return;
-    };
-    let name = object::name(&crd).to_string();
-    let terminating = object::is_deleting(&crd);
-    server
-        .registry
-        .set_custom(&name, resources(&crd, terminating));
-    let status = desired_status(&crd, terminating);
-    if crd.get("status") != Some(&status) {
-        let Some(res) = server
-            .registry
-            .snapshot()
-            .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
-            .cloned()
-        else {
-            return;
-        };
-        let query = Query::default();
-        let target = ObjectRef {
-            res: &res,
-            ns: None,
-            name: &name,
-        };
-        let update = server.update_with(target, Part::Status, &query, false, |current| {
-            let mut next = current.clone();
-            next["status"] = desired_status(current, object::is_deleting(current));
-            Ok(next)
-        });
-        if let Err(e) = Box::pin(update).await {
-            tracing::warn!(crd = %name, error = %e, "could not update CRD status");
+    fn prepare_update(&self, part: Part, _current: &Value, new: &mut Value) -> ApiResult<()> {
+        match part {
+            Part::Main => prepare(new),
+            Part::Status | Part::Finalize => Ok(()),
         }
     }
-    if terminating {
-        server.spawn_crd_cleanup(name);
+
+    fn deletion_finalizers(&self) -> &'static [&'static str] {
+        &[CLEANUP_FINALIZER]
+    }
+
+    fn committed(&self, api: &Api, obj: &Value, deleted: bool) {
+        register(&api.registry, obj, deleted);
     }
 }
 
-impl ApiServer {
-    /// Deletes every object of a terminating CRD (respecting their finalizers), then releases
-    /// the CRD's cleanup finalizer.
-    pub(crate) fn spawn_crd_cleanup(&self, crd_name: String) {
-        let Some(server) = self.handle() else { return };
-        if !server
-            .cleanups
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(crd_name.clone())
-        {
-            return;
-        }
-        tokio::spawn(async move {
-            let crd_res = server
-                .registry
-                .snapshot()
-                .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
-                .cloned();
-            loop {
-                let snapshot = server.registry.snapshot();
-                let served = snapshot
-                    .resources()
-                    .iter()
-                    .find(|r| r.custom().is_some_and(|c| c.crd_name == crd_name))
-                    .cloned();
-                let remaining = match &served {
-                    Some(res) => server.delete_all(res).await,
-                    None => 0,
-                };
-                if remaining == 0 {
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            if let Some(crd_res) = crd_res {
-                let result = server
-                    .update_with(
-                        ObjectRef {
-                            res: &crd_res,
-                            ns: None,
-                            name: &crd_name,
-                        },
-                        Part::Main,
-                        &Query::default(),
-                        false,
-                        |current| {
-                            let mut next = current.clone();
-                            let kept: Vec<Value> = object::finalizers(current)
-                                .into_iter()
-                                .filter(|f| *f != CLEANUP_FINALIZER)
-                                .map(Value::from)
-                                .collect();
-                            object::meta_mut(&mut next)
-                                .insert("finalizers".into(), Value::Array(kept));
-                            Ok(next)
-                        },
-                    )
-                    .await;
-                if let Err(e) = result
-                    && !e.is_not_found()
-                {
-                    tracing::warn!(crd = %crd_name, error = %e, "could not finish CRD deletion");
-                }
-            }
-            server
-                .cleanups
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(&crd_name);
-        });
-    }
-
-    /// Issues a delete for every object of a resource; returns how many still exist.
-    async fn delete_all(&self, res: &Resource) -> usize {
-        let Ok(list) = self
-            .store
-            .list(&res.key_prefix(), &opkit_store::ListOptions::default())
-        else {
-            return 1;
-        };
-        let count = list.entries.len();
-        for entry in list.entries {
-            let Ok(obj) = serde_json::from_slice::<Value>(&entry.value) else {
-                continue;
-            };
-            if object::is_deleting(&obj) {
-                continue;
-            }
-            let ns = object::meta_str(&obj, "namespace").map(str::to_string);
-            let name = object::name(&obj).to_string();
-            if let Err(e) = self
-                .delete(res, ns.as_deref(), &name, &Value::Null, &Query::default())
-                .await
-                && !e.is_not_found()
-            {
-                tracing::warn!(object = %name, error = %e, "could not delete custom resource of a deleted CRD");
-            }
-        }
-        count
-    }
-
-    /// Registers every stored CRD (at startup) and resumes unfinished deletions.
-    pub(crate) async fn load_crds(&self) {
-        let Ok(list) = self.store.list(
-            "/apiextensions.k8s.io/customresourcedefinitions/",
-            &opkit_store::ListOptions::default(),
-        ) else {
-            return;
-        };
-        for entry in list.entries {
-            reconcile(self, &entry.value).await;
-        }
+/// Serves the versions of a stored CRD (marked terminating while it is being deleted), or
+/// stops serving them once it is removed.
+pub(crate) fn register(registry: &Registry, crd: &Value, deleted: bool) {
+    let name = object::name(crd);
+    if deleted {
+        registry.remove_custom(name);
+    } else {
+        registry.set_custom(name, resources(crd, object::is_deleting(crd)));
     }
 }
 
@@ -616,7 +422,7 @@ mod tests {
         assert_eq!(rs[0].short_names, vec!["ft"]);
         assert!(rs[0].namespaced);
         assert_eq!(
-            rs[0].key(Some("default"), "t"),
+            crate::storage::key(&rs[0], Some("default"), "t"),
             "/flights.com/flighttickets/default/t"
         );
     }
