@@ -9,6 +9,7 @@
 
 mod crds;
 mod namespaces;
+mod pods;
 mod prepare;
 mod rbac;
 mod services;
@@ -18,7 +19,7 @@ pub(crate) use namespaces::check_namespace_open;
 pub(crate) use prepare::{prepare_create, prepare_update};
 pub(crate) use services::kubernetes_objects;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::api::Api;
 use crate::error::ApiResult;
@@ -61,6 +62,12 @@ pub(crate) enum OnDelete {
 
 /// One kind's behaviour on writes. Every method has the generic behaviour as its default.
 pub(crate) trait Strategy: Send + Sync {
+    /// The status a new object of a kind with a status subresource starts with, whatever the
+    /// client sent (`None`: no status).
+    fn initial_status(&self, _obj: &Value) -> Option<Value> {
+        None
+    }
+
     /// Adjusts a new object after the generic preparation (validation, defaults that depend on
     /// the kind).
     fn prepare_create(&self, _obj: &mut Value) -> ApiResult<()> {
@@ -165,11 +172,19 @@ impl Strategy for Custom {
     }
 }
 
-/// Pods: a delete answers with the pod.
-struct Pods;
-impl Strategy for Pods {
-    fn delete_returns_object(&self) -> bool {
-        true
+/// Nodes: a new node keeps the status it is created with (the simulated kubelet writes it).
+struct Nodes;
+impl Strategy for Nodes {
+    fn initial_status(&self, obj: &Value) -> Option<Value> {
+        obj.get("status").cloned()
+    }
+}
+
+/// PersistentVolumeClaims: they start `Pending`.
+struct PersistentVolumeClaims;
+impl Strategy for PersistentVolumeClaims {
+    fn initial_status(&self, _obj: &Value) -> Option<Value> {
+        Some(json!({"phase": "Pending"}))
     }
 }
 
@@ -224,7 +239,9 @@ pub(crate) fn of(res: &Resource) -> &'static dyn Strategy {
         res.plural.as_str(),
     ) {
         ("", _, "namespaces") => &namespaces::Namespaces,
-        ("", _, "pods") => &Pods,
+        ("", _, "nodes") => &Nodes,
+        ("", _, "persistentvolumeclaims") => &PersistentVolumeClaims,
+        ("", _, "pods") => &pods::Pods,
         ("", _, "services") => &services::Services,
         ("", _, "serviceaccounts") => &ServiceAccounts,
         ("batch", "v1", "jobs") => &Jobs,

@@ -23,6 +23,26 @@ const IMMORTAL_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"]
 pub(crate) struct Namespaces;
 
 impl Strategy for Namespaces {
+    fn initial_status(&self, _obj: &Value) -> Option<Value> {
+        Some(json!({"phase": "Active"}))
+    }
+
+    fn prepare_create(&self, obj: &mut Value) -> ApiResult<()> {
+        let name = Value::from(object::name(obj));
+        let meta = object::meta_mut(obj);
+        let labels = meta.entry("labels").or_insert_with(|| json!({}));
+        if let Some(labels) = labels.as_object_mut() {
+            labels.insert("kubernetes.io/metadata.name".into(), name);
+        }
+        if let Some(map) = obj.as_object_mut() {
+            let spec = map.entry("spec").or_insert_with(|| json!({}));
+            if let Some(spec) = spec.as_object_mut() {
+                spec.insert("finalizers".into(), json!(["kubernetes"]));
+            }
+        }
+        Ok(())
+    }
+
     fn prepare_update(&self, part: Part, current: &Value, new: &mut Value) -> ApiResult<()> {
         if part == Part::Main {
             // Only the `finalize` subresource changes `spec.finalizers` (upstream's strategy).

@@ -7,7 +7,7 @@
 //! resources. Unknown fields are reported according to `fieldValidation`.
 
 use opkit_apimachinery::go_quote;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult, Cause};
 use crate::object::{self, meta_mut};
@@ -214,85 +214,21 @@ pub fn prepare_create(
     Ok((obj, warnings))
 }
 
+/// Gives a new object of a kind with a status subresource the status it starts with (its
+/// strategy's), whatever the client sent.
 fn reset_status_on_create(res: &Resource, obj: &mut Value) {
+    let status = super::of(res).initial_status(obj);
     let Some(map) = obj.as_object_mut() else {
         return;
     };
-    match (res.group.as_str(), res.plural.as_str()) {
-        ("", "nodes") => {}
-        ("", "namespaces") => {
-            map.insert("status".into(), json!({"phase": "Active"}));
-            let name = map
-                .get("metadata")
-                .and_then(|m| m.get("name"))
-                .cloned()
-                .unwrap_or(Value::Null);
-            if let Some(meta) = map.get_mut("metadata").and_then(Value::as_object_mut) {
-                let labels = meta.entry("labels").or_insert_with(|| json!({}));
-                if let Some(labels) = labels.as_object_mut() {
-                    labels.insert("kubernetes.io/metadata.name".into(), name);
-                }
-            }
-            let spec = map.entry("spec").or_insert_with(|| json!({}));
-            if let Some(spec) = spec.as_object_mut() {
-                spec.insert("finalizers".into(), json!(["kubernetes"]));
-            }
+    match status {
+        Some(status) => {
+            map.insert("status".into(), status);
         }
-        ("", "pods") => {
-            // Upstream's pod strategy sets the QoS class here, once: it never changes after.
-            let qos = crate::qos::pod_qos_class(map.get("spec").unwrap_or(&Value::Null));
-            map.insert(
-                "status".into(),
-                json!({"phase": "Pending", "qosClass": qos}),
-            );
-        }
-        ("", "persistentvolumeclaims") => {
-            map.insert("status".into(), json!({"phase": "Pending"}));
-        }
-        ("", "services") => {
-            map.insert("status".into(), json!({"loadBalancer": {}}));
-        }
-        _ => {
+        None => {
             map.remove("status");
         }
     }
-}
-
-/// A pod's QoS class is set on create and immutable: a status write that leaves it out keeps
-/// the old one (old kubelets drop it), one that changes it is refused. Pods stored before the
-/// class was set may get one.
-fn keep_pod_qos_class(res: &Resource, old: &Value, new: &mut Value) -> ApiResult<()> {
-    let old_qos = old
-        .pointer("/status/qosClass")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let new_qos = new
-        .pointer("/status/qosClass")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    if new_qos.is_empty() {
-        if !old_qos.is_empty()
-            && let Some(status) = new.get_mut("status").and_then(Value::as_object_mut)
-        {
-            status.insert("qosClass".into(), Value::from(old_qos));
-        }
-        return Ok(());
-    }
-    if old_qos.is_empty() || old_qos == new_qos {
-        return Ok(());
-    }
-    Err(invalid(
-        res,
-        object::name(old),
-        vec![Cause::new(
-            "FieldValueInvalid",
-            "status.qosClass",
-            format!(
-                "Invalid value: {}: field is immutable",
-                opkit_apimachinery::go_quote(new_qos)
-            ),
-        )],
-    ))
 }
 
 /// Prepares an update of `old` to `new`, for the main resource or a subresource. The caller
@@ -337,9 +273,6 @@ pub fn prepare_update(
             }
         }
         new = merged;
-        if res.group.is_empty() && res.plural == "pods" {
-            keep_pod_qos_class(res, old, &mut new)?;
-        }
     } else if res.status {
         let old_status = old.get("status").cloned();
         if let Some(m) = new.as_object_mut() {

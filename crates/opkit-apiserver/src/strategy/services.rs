@@ -506,6 +506,10 @@ pub(crate) fn kubernetes_objects(server_address: &str) -> [(&'static str, &'stat
 pub(crate) struct Services;
 
 impl Strategy for Services {
+    fn initial_status(&self, _obj: &Value) -> Option<Value> {
+        Some(json!({"loadBalancer": {}}))
+    }
+
     fn allocates(&self) -> bool {
         true
     }
