@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command (the README's second command; .ci/run calls it).
 # Installs what the tests need (real kubectl v1.35 and helm v4), checks formatting and lints,
-# then runs every test of the workspace against real control planes over real HTTPS.
+# then runs every test of the workspace against real control planes over real HTTPS, and last
+# the timing tests (bounds on wall-clock time), whose failures are reported but do not gate.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -26,6 +27,25 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "tests (cargo nextest)"
 cargo nextest run --workspace --locked --no-fail-fast
+
+# Tests that assert an upper bound on wall-clock time (.config/nextest.toml, profile `timing`)
+# can fail on a loaded machine: they run here, and a failure is reported loudly but does not
+# fail the run.
+step "timing tests (cargo nextest --profile timing, not gating)"
+if cargo nextest run --workspace --locked --profile timing --run-ignored only; then
+	echo "timing tests passed"
+else
+	cat >&2 <<'BANNER'
+
+################################################################################
+##  TIMING TESTS FAILED (not gating)                                          ##
+##  Wall-clock bounds were exceeded (see the failures above). This does not   ##
+##  fail the run: a loaded machine can cause it. Re-run them on an idle one:  ##
+##  cargo nextest run --workspace --profile timing --run-ignored only         ##
+################################################################################
+
+BANNER
+fi
 
 step "doc tests"
 cargo test --workspace --doc --locked

@@ -1,5 +1,8 @@
 //! Small helpers over objects held as `serde_json::Value`.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
 use serde_json::{Map, Value};
 
 /// `metadata` of an object, if it is an object.
@@ -51,11 +54,43 @@ pub fn labels(obj: &Value) -> &Map<String, Value> {
         .unwrap_or_else(|| EMPTY.get_or_init(Map::new))
 }
 
+/// How far the clock objects are stamped with runs ahead of the system clock, in
+/// milliseconds: moved forward by [`ApiServer::advance_clock`](crate::ApiServer::advance_clock).
+static CLOCK_AHEAD_MS: AtomicU64 = AtomicU64::new(0);
+
+impl crate::ApiServer {
+    /// Moves the clock that every API server in this process stamps objects with
+    /// (`creationTimestamp`, `deletionTimestamp`, `managedFields` times, CRD conditions) forward
+    /// by `by`, so a test sees a later timestamp without waiting for the wall clock to reach
+    /// one. Forward only: time passing is always legal, so other servers in the process (tests
+    /// running in parallel) merely see time pass. Request deadlines, tokens, audit events and
+    /// table ages keep the system clock.
+    pub fn advance_clock(by: Duration) {
+        let ms = u64::try_from(by.as_millis()).unwrap_or(u64::MAX);
+        let _ = CLOCK_AHEAD_MS.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |ahead| {
+            Some(ahead.saturating_add(ms))
+        });
+    }
+}
+
+/// The time objects are stamped with: the system clock, plus whatever
+/// [`ApiServer::advance_clock`](crate::ApiServer::advance_clock) added.
+fn now() -> jiff::Timestamp {
+    let now = jiff::Timestamp::now();
+    let ahead = CLOCK_AHEAD_MS.load(Ordering::SeqCst);
+    if ahead == 0 {
+        return now;
+    }
+    let ahead = i64::try_from(ahead).unwrap_or(i64::MAX);
+    now.checked_add(jiff::SignedDuration::from_millis(ahead))
+        .unwrap_or(now)
+}
+
 /// The current time as Kubernetes writes `metav1.Time` (RFC 3339, seconds, UTC).
 pub fn now_rfc3339() -> String {
-    jiff::Timestamp::now()
-        .round(jiff::Unit::Second)
-        .unwrap_or_else(|_| jiff::Timestamp::now())
+    let now = now();
+    now.round(jiff::Unit::Second)
+        .unwrap_or(now)
         .strftime("%Y-%m-%dT%H:%M:%SZ")
         .to_string()
 }

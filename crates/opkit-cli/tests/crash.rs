@@ -13,6 +13,7 @@
 //! The checker ([`crash_load`]) has its own unit tests with fabricated lost writes, so this test
 //! is known to be able to fail.
 
+mod common;
 #[path = "common/crash_load.rs"]
 mod crash_load;
 
@@ -80,24 +81,25 @@ impl Server {
         let (tx, rx) = mpsc::channel::<String>();
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take().expect("piped stderr");
+        let mut readers = Vec::new();
         {
             let log = Arc::clone(&log);
-            std::thread::spawn(move || {
+            readers.push(std::thread::spawn(move || {
                 for line in BufReader::new(stdout).lines() {
                     let Ok(line) = line else { break };
                     push_line(&log, "stdout", &line);
                     let _ = tx.send(line);
                 }
-            });
+            }));
         }
         {
             let log = Arc::clone(&log);
-            std::thread::spawn(move || {
+            readers.push(std::thread::spawn(move || {
                 for line in BufReader::new(stderr).lines() {
                     let Ok(line) = line else { break };
                     push_line(&log, "stderr", &line);
                 }
-            });
+            }));
         }
         let deadline = Instant::now() + READY_TIMEOUT;
         let kubeconfig = loop {
@@ -114,7 +116,7 @@ impl Server {
                 Err(why) => {
                     let _ = child.kill();
                     let status = child.wait();
-                    std::thread::sleep(Duration::from_millis(100));
+                    common::drain(readers);
                     let why = match why {
                         RecvTimeoutError::Timeout => format!("no ready line in {READY_TIMEOUT:?}"),
                         RecvTimeoutError::Disconnected => format!("exited ({status:?})"),

@@ -18,7 +18,10 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{COMMAND_TIMEOUT, Output, READY_TIMEOUT, parse_ready_line, run, tool_path};
+use common::{
+    COMMAND_TIMEOUT, Output, READY_TIMEOUT, drain, eventually_within, parse_ready_line, run,
+    tool_path,
+};
 
 /// The token cache of the server keeps a verified service-account token for up to 10 s (as
 /// upstream's token authenticator cache does); revocation must show within this bound.
@@ -53,22 +56,23 @@ impl Plane {
         let (tx, rx) = mpsc::channel::<String>();
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take().expect("piped stderr");
+        let mut readers = Vec::new();
         {
             let log = Arc::clone(&log);
-            thread::spawn(move || {
+            readers.push(thread::spawn(move || {
                 for line in BufReader::new(stdout).lines().map_while(Result::ok) {
                     log.lock().unwrap().push_str(&format!("[stdout] {line}\n"));
                     let _ = tx.send(line);
                 }
-            });
+            }));
         }
         {
             let log = Arc::clone(&log);
-            thread::spawn(move || {
+            readers.push(thread::spawn(move || {
                 for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                     log.lock().unwrap().push_str(&format!("[stderr] {line}\n"));
                 }
-            });
+            }));
         }
         let deadline = Instant::now() + READY_TIMEOUT;
         let (url, admin) = loop {
@@ -85,7 +89,7 @@ impl Plane {
                         RecvTimeoutError::Timeout => format!("no ready line in {READY_TIMEOUT:?}"),
                         RecvTimeoutError::Disconnected => "it exited".to_string(),
                     };
-                    thread::sleep(Duration::from_millis(200));
+                    drain(readers);
                     panic!("opkit up: {why}; output:\n{}", log.lock().unwrap());
                 }
             }
@@ -229,18 +233,18 @@ fn assert_whoami(plane: &Plane, kubeconfig: &Path, user: &str, groups: &str) {
 
 /// Runs kubectl as `kubeconfig` until it fails with `expected` on stderr.
 fn wait_until_refused(plane: &Plane, kubeconfig: &Path, args: &[&str], expected: &str) {
-    let deadline = Instant::now() + REVOCATION_DEADLINE;
-    loop {
-        let out = plane.kubectl(kubeconfig, args);
-        if !out.success() && out.stderr.contains(expected) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "still not refused with {expected:?} after {REVOCATION_DEADLINE:?}\n{out}"
-        );
-        thread::sleep(Duration::from_millis(500));
-    }
+    eventually_within(
+        &format!("kubectl {args:?} refused with {expected:?}"),
+        REVOCATION_DEADLINE,
+        || {
+            let out = plane.kubectl(kubeconfig, args);
+            if !out.success() && out.stderr.contains(expected) {
+                Ok(())
+            } else {
+                Err(out.to_string())
+            }
+        },
+    );
 }
 
 const UNAUTHORIZED: &str = "error: You must be logged in to the server (Unauthorized)";

@@ -4,28 +4,20 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use common::{ControlPlane, eventually};
 
-use common::ControlPlane;
-
-const DEADLINE: Duration = Duration::from_secs(30);
-
-/// Polls until `kubectl get ARGS` reports NotFound, failing after [`DEADLINE`].
+/// Polls until `kubectl get ARGS` reports NotFound.
 fn wait_until_not_found(plane: &ControlPlane, args: &[&str]) {
-    let start = Instant::now();
-    loop {
+    eventually(&format!("{args:?} to be gone"), || {
         let mut full = vec!["get"];
         full.extend_from_slice(args);
         let out = plane.kubectl(&full);
         if !out.success() && out.stderr.contains("NotFound") {
-            return;
+            Ok(())
+        } else {
+            Err(out.to_string())
         }
-        assert!(
-            start.elapsed() < DEADLINE,
-            "{args:?} should be gone by now\n{out}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    });
 }
 
 fn uid(plane: &ControlPlane, args: &[&str]) -> String {

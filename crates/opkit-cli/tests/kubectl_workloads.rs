@@ -8,14 +8,9 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::thread;
-use std::time::{Duration, Instant};
 
-use common::ControlPlane;
+use common::{ControlPlane, eventually};
 use serde_json::Value;
-
-/// How long a polled condition may take to hold.
-const DEADLINE: Duration = Duration::from_secs(60);
 
 fn path_str(path: &std::path::Path) -> &str {
     path.to_str().expect("temporary paths are UTF-8")
@@ -31,21 +26,6 @@ fn get_json(cp: &ControlPlane, args: &[&str]) -> Value {
 
 fn items(list: &Value) -> Vec<Value> {
     list["items"].as_array().cloned().unwrap_or_default()
-}
-
-/// Polls `check` (which returns `Some` once the condition holds) until `DEADLINE`, failing
-/// the test with the last observed value otherwise.
-fn poll<T>(what: &str, mut check: impl FnMut() -> Result<T, String>) -> T {
-    let deadline = Instant::now() + DEADLINE;
-    loop {
-        match check() {
-            Ok(v) => return v,
-            Err(last) if Instant::now() >= deadline => {
-                panic!("{what}: not within {DEADLINE:?}; last seen:\n{last}")
-            }
-            Err(_) => thread::sleep(Duration::from_millis(200)),
-        }
-    }
 }
 
 /// `kubectl create deployment web --image=nginx:1.27 --replicas=3` and its rollout.
@@ -152,7 +132,7 @@ fn set_image_rolls_out_a_new_replica_set_and_scales_the_old_to_zero() {
     );
 
     // The old pods go away; only the new image is left.
-    poll("old pods deleted", || {
+    eventually("old pods deleted", || {
         let pods = items(&get_json(&cp, &["pods", "-l", "app=web"]));
         let images: Vec<String> = pods
             .iter()
@@ -365,7 +345,7 @@ fn service_selecting_the_deployment_has_three_endpoint_addresses() {
         .collect();
     assert_eq!(pod_ips.len(), 3, "{pod_ips:?}");
 
-    let addresses = poll("Endpoints with 3 addresses", || {
+    let addresses = eventually("Endpoints with 3 addresses", || {
         let out = cp.kubectl(&["get", "endpoints", "web", "-o", "json"]);
         if !out.success() {
             return Err(out.to_string());
@@ -422,7 +402,7 @@ fn delete_deployment_garbage_collects_its_replica_sets_and_pods() {
     assert_eq!(replica_sets(&cp).len(), 1);
     let out = cp.kubectl_ok(&["delete", "deployment", "web"]);
     assert!(out.contains("deployment.apps \"web\" deleted"), "{out}");
-    poll("ReplicaSets and pods garbage-collected", || {
+    eventually("ReplicaSets and pods garbage-collected", || {
         let sets = replica_sets(&cp).len();
         let pods = pod_names(&cp, "app=web");
         if sets == 0 && pods.is_empty() {

@@ -14,9 +14,9 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{ControlPlane, Output, Streaming, run};
+use common::{ControlPlane, Output, Streaming, eventually, eventually_within, run};
 
 /// Building and testing the generated project may compile a few crates anew.
 const BUILD_TIMEOUT: Duration = Duration::from_secs(1200);
@@ -79,15 +79,6 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut out = BTreeMap::new();
     walk(dir, dir, &mut out);
     out
-}
-
-/// Polls `check` every 200 ms until it returns true or `timeout` passes.
-fn eventually(what: &str, timeout: Duration, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while !check() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
 }
 
 /// `(kind, namespace, name)` of every object `kubectl kustomize` renders.
@@ -322,14 +313,10 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
         "-k",
         project.join("config/samples").to_str().unwrap(),
     ]);
-    eventually(
-        "the samples to become Ready",
-        Duration::from_secs(60),
-        || {
-            admin.ready("guestbooks", Some("default"), "guestbook-sample")
-                && admin.ready("crontasks", None, "crontask-sample")
-        },
-    );
+    eventually("the samples to become Ready", || {
+        admin.ready("guestbooks", Some("default"), "guestbook-sample")
+            && admin.ready("crontasks", None, "crontask-sample")
+    });
     // The runtime records events.k8s.io/v1 Events; kubectl reads them as core/v1 Events.
     let events = cluster.kubectl_ok(&["get", "events", "-n", "default"]);
     assert!(events.contains("Reconciled"), "{events}");
@@ -353,12 +340,12 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
     // undeploy and uninstall remove what deploy and install created.
     opkit_ok(&project, &["undeploy", "--kubeconfig", &kubeconfig]);
     opkit_ok(&project, &["uninstall", "--kubeconfig", &kubeconfig]);
-    eventually("the CRDs to be gone", Duration::from_secs(30), || {
+    eventually("the CRDs to be gone", || {
         !cluster
             .kubectl_ok(&["get", "crds", "-o", "name"])
             .contains("example.com")
     });
-    eventually("the binding to be gone", Duration::from_secs(30), || {
+    eventually("the binding to be gone", || {
         !cluster
             .kubectl(&["get", "clusterrolebinding", "guestbook-manager-rolebinding"])
             .success()
@@ -378,7 +365,7 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
     ]);
     let mut run_up = Streaming::spawn(hermetic(cmd, &project));
     let local_kubeconfig = project.join(".opkit/kubeconfig");
-    eventually("the operator to start", Duration::from_secs(300), || {
+    eventually_within("the operator to start", Duration::from_secs(300), || {
         run_up.stderr().contains("running guestbook")
     });
     let local = Kubectl {
@@ -390,11 +377,9 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
         "-k",
         project.join("config/samples").to_str().unwrap(),
     ]);
-    eventually(
-        "the samples to become Ready under opkit run --up",
-        Duration::from_secs(60),
-        || local.ready("guestbooks", Some("default"), "guestbook-sample"),
-    );
+    eventually("the samples to become Ready under opkit run --up", || {
+        local.ready("guestbooks", Some("default"), "guestbook-sample")
+    });
     run_up.terminate();
     let status = run_up.wait(Duration::from_secs(30));
     assert!(

@@ -528,19 +528,13 @@ async fn deleting_a_crd_deletes_its_objects() {
     crds.delete("flighttickets.flights.com", &DeleteParams::default())
         .await
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        if crds
-            .get_opt("flighttickets.flights.com")
+    opkit_testenv::eventually("the CRD to go", || async {
+        crds.get_opt("flighttickets.flights.com")
             .await
             .unwrap()
             .is_none()
-        {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "CRD still present");
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    })
+    .await;
     // Recreating the CRD finds no leftover objects.
     common::install_flight_ticket_crd(&client).await;
     assert!(

@@ -6,6 +6,8 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use opkit_testenv::eventually;
+
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::CustomResource;
@@ -163,14 +165,10 @@ async fn reflector_store_mirrors_the_server() {
         .unwrap();
     assert_eq!(reader.len(), 5);
     cms.delete("r0", &DeleteParams::default()).await.unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while reader.len() != 4 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "reflector did not see the delete"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    eventually("the reflector sees the delete", || {
+        std::future::ready(reader.len() == 4)
+    })
+    .await;
     handle.abort();
 }
 
@@ -212,18 +210,14 @@ async fn controller_reconciles_custom_resources_through_the_status_subresource()
             .run(reconcile, on_error, ctx)
             .for_each(|_| async {}),
     );
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    loop {
+    let phase = || async {
         let t = tickets.get("t1").await.unwrap();
-        if t.status.and_then(|s| s.phase).as_deref() == Some("Booked 2") {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "controller did not reconcile"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        t.status.and_then(|s| s.phase)
+    };
+    eventually("the controller reconciles", || async {
+        phase().await.as_deref() == Some("Booked 2")
+    })
+    .await;
     tickets
         .patch(
             "t1",
@@ -232,17 +226,10 @@ async fn controller_reconciles_custom_resources_through_the_status_subresource()
         )
         .await
         .unwrap();
-    loop {
-        let t = tickets.get("t1").await.unwrap();
-        if t.status.and_then(|s| s.phase).as_deref() == Some("Booked 7") {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline + Duration::from_secs(10),
-            "controller did not see the spec change"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually("the controller sees the spec change", || async {
+        phase().await.as_deref() == Some("Booked 7")
+    })
+    .await;
     controller.abort();
 }
 

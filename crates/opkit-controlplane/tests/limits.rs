@@ -6,6 +6,8 @@ mod common;
 
 use std::time::Duration;
 
+use opkit_testenv::{EVENTUALLY_TIMEOUT, eventually};
+
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams, PostParams, WatchParams};
 
@@ -331,19 +333,28 @@ async fn requests_over_the_in_flight_limit_get_429_with_retry_after_while_health
     .await;
     let client = common::loader(&plane).await;
     // Two reads that wait (a resourceVersion from the future: the server waits up to 3 s
-    // for the store to reach it) hold both read slots.
+    // for the store to reach it) hold both read slots; each tries again until it got one.
     let slow = format!("{CMS}?resourceVersion=999999999&resourceVersionMatch=NotOlderThan");
     let holders: Vec<_> = (0..2)
         .map(|_| {
             let client = client.clone();
             let slow = slow.clone();
             tokio::spawn(async move {
-                send(&client, "GET", &slow, "application/json", Vec::new()).await
+                loop {
+                    let a = send(&client, "GET", &slow, "application/json", Vec::new()).await;
+                    if a.code != 429 {
+                        break a;
+                    }
+                }
             })
         })
         .collect();
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let shed = send(&client, "GET", CMS, "application/json", Vec::new()).await;
+    // Once both hold their slot, a third read is shed.
+    let shed = eventually("a read shed while both read slots are held", || async {
+        let a = send(&client, "GET", CMS, "application/json", Vec::new()).await;
+        (a.code == 429).then_some(a)
+    })
+    .await;
     assert_status(&shed, 429, "TooManyRequests");
     assert_eq!(shed.retry_after.as_deref(), Some("1"));
     assert_eq!(shed.body["details"]["retryAfterSeconds"], 1);
@@ -389,7 +400,13 @@ async fn a_request_that_outlives_the_request_timeout_gets_504() {
     })
     .await;
     let client = common::no_retry_client(plane.kubeconfig()).await;
-    let started = std::time::Instant::now();
+    // Watches are long-running and exempt: this one, opened first, outlives the request below.
+    let mut watch = Box::pin(
+        Api::<ConfigMap>::namespaced(client.clone(), "default")
+            .watch(&WatchParams::default().timeout(30), "0")
+            .await
+            .unwrap(),
+    );
     let a = send(
         &client,
         "GET",
@@ -399,19 +416,11 @@ async fn a_request_that_outlives_the_request_timeout_gets_504() {
     )
     .await;
     assert_status(&a, 504, "Timeout");
-    assert!(
-        started.elapsed() < Duration::from_millis(2900),
-        "the timeout, not the 3 s wait, ended it"
+    assert_eq!(
+        a.body["message"], "Timeout: request did not complete within the allotted timeout",
+        "the request timeout ended it, not the server's 3 s wait for the resourceVersion"
     );
 
-    // Watches are long-running and exempt.
-    let mut watch = Box::pin(
-        Api::<ConfigMap>::namespaced(client.clone(), "default")
-            .watch(&WatchParams::default().timeout(2), "0")
-            .await
-            .unwrap(),
-    );
-    tokio::time::sleep(Duration::from_millis(400)).await;
     Api::<ConfigMap>::namespaced(client, "default")
         .create(
             &PostParams::default(),
@@ -457,16 +466,10 @@ async fn watches_are_capped_per_user() {
         .await
         .unwrap();
     drop(w1);
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    loop {
-        match api.watch(&WatchParams::default(), "0").await {
-            Ok(_) => break,
-            Err(_) if std::time::Instant::now() < deadline => {
-                tokio::time::sleep(Duration::from_millis(50)).await
-            }
-            Err(e) => panic!("the slot was not released: {e}"),
-        }
-    }
+    let _w3 = eventually("the closed watch's slot released", || async {
+        api.watch(&WatchParams::default(), "0").await.ok()
+    })
+    .await;
     drop(w2);
 }
 
@@ -481,7 +484,7 @@ async fn idle_connections_are_closed() {
     // A TCP connection that never starts TLS.
     let mut tcp = tokio::net::TcpStream::connect(plane.addr()).await.unwrap();
     let mut buf = [0u8; 16];
-    let n = tokio::time::timeout(Duration::from_secs(5), tcp.read(&mut buf))
+    let n = tokio::time::timeout(EVENTUALLY_TIMEOUT, tcp.read(&mut buf))
         .await
         .expect("the server closes a silent connection")
         .unwrap_or(0);
@@ -502,7 +505,7 @@ async fn idle_connections_are_closed() {
         .connect("localhost".try_into().unwrap(), tcp)
         .await
         .unwrap();
-    let n = tokio::time::timeout(Duration::from_secs(5), tls.read(&mut buf))
+    let n = tokio::time::timeout(EVENTUALLY_TIMEOUT, tls.read(&mut buf))
         .await
         .expect("the server closes an idle TLS connection")
         .unwrap_or(0);

@@ -3,8 +3,6 @@
 
 mod common;
 
-use std::time::Duration;
-
 use http::{Request, StatusCode, header};
 use kube::client::Body;
 use serde_json::{Value, json};
@@ -341,19 +339,12 @@ async fn crd_schema_appears_in_v3_and_v2_and_index_hash_changes_when_crds_change
     assert!(v2["paths"]["/apis/flights.com/v1/namespaces/{namespace}/flighttickets"].is_object());
 
     add_seat_field(&client).await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    let updated = loop {
+    let updated = opkit_testenv::eventually("the hash to change", || async {
         let idx = index(&client).await;
         let url = url_of(&idx, "apis/flights.com/v1");
-        if url != flights {
-            break url;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the hash never changed"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+        (url != flights).then_some(url)
+    })
+    .await;
     let doc = get_json(&client, &updated).await;
     assert_eq!(
         doc["components"]["schemas"]["com.flights.v1.FlightTicket"]["properties"]["spec"]["properties"]

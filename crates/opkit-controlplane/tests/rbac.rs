@@ -16,6 +16,7 @@ use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBind
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use opkit_controlplane::ControlPlane;
+use opkit_testenv::eventually;
 use serde_json::json;
 
 fn status_of(err: kube::Error) -> kube::core::Status {
@@ -279,19 +280,18 @@ async fn service_account_tokens_authenticate_until_the_service_account_is_delete
 
     sas.delete("robot", &DeleteParams::default()).await.unwrap();
     // Tokens are re-checked against the service account within the cache's few seconds.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
-    loop {
-        match Api::<ConfigMap>::namespaced(robot.clone(), "default")
-            .list(&ListParams::default())
-            .await
-        {
-            Err(kube::Error::Api(s)) if s.code == 401 => break,
-            _ if std::time::Instant::now() > deadline => {
-                panic!("the token still works after its service account was deleted")
-            }
-            _ => tokio::time::sleep(std::time::Duration::from_millis(250)).await,
-        }
-    }
+    eventually(
+        "the token refused (401) once its service account is deleted",
+        || async {
+            matches!(
+                Api::<ConfigMap>::namespaced(robot.clone(), "default")
+                    .list(&ListParams::default())
+                    .await,
+                Err(kube::Error::Api(s)) if s.code == 401
+            )
+        },
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -654,11 +654,12 @@ async fn the_audit_log_records_who_did_what() {
         .get("nope")
         .await
         .unwrap_err();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let (create, denied) = loop {
+    let (create, denied) = eventually("both audit events written", || async {
         let text = std::fs::read_to_string(&log).unwrap_or_default();
+        // Complete lines only: the writer thread may be in the middle of the next one.
         let events: Vec<serde_json::Value> = text
-            .lines()
+            .split_inclusive('\n')
+            .filter(|l| l.ends_with('\n'))
             .map(|l| serde_json::from_str(l).expect("each line is JSON"))
             .collect();
         let create = events
@@ -673,15 +674,9 @@ async fn the_audit_log_records_who_did_what() {
             .iter()
             .find(|e| e["user"]["username"] == "alice" && e["objectRef"]["resource"] == "secrets")
             .cloned();
-        if let (Some(c), Some(d)) = (&create, &denied) {
-            break (c.clone(), d.clone());
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "audit events missing: {text}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    };
+        create.zip(denied)
+    })
+    .await;
     assert_eq!(create["apiVersion"], "audit.k8s.io/v1");
     assert_eq!(create["user"]["username"], "opkit-admin");
     assert_eq!(create["responseStatus"]["code"], 201);
@@ -723,21 +718,16 @@ async fn aggregated_roles_grant_new_rules_at_once_and_the_controller_writes_them
         .await
         .expect("the aggregated rule applies with the next request");
     let roles = Api::<ClusterRole>::all(admin);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let view = roles.get("view").await.unwrap();
-        let written = view.rules.unwrap_or_default().iter().any(|r| {
-            r.resources
-                .as_ref()
-                .is_some_and(|res| res.contains(&"secrets".to_string()))
-        });
-        if written {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the clusterrole-aggregation controller did not write the rule into view"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    eventually(
+        "the clusterrole-aggregation controller to write the rule into view",
+        || async {
+            let view = roles.get("view").await.unwrap();
+            view.rules.unwrap_or_default().iter().any(|r| {
+                r.resources
+                    .as_ref()
+                    .is_some_and(|res| res.contains(&"secrets".to_string()))
+            })
+        },
+    )
+    .await;
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use opkit_testenv::eventually;
+use opkit_testenv::{eventually, settle};
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{
@@ -483,7 +483,9 @@ async fn disabled_workload_controllers_create_nothing() {
     .await;
     let api: Api<Deployment> = Api::namespaced(client.clone(), "default");
     create(&api, &deployment("idle", 2, "nginx")).await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // No running controller watches Deployments, so nothing can signal that this one was
+    // seen and left alone: give a controller that should not run the time to act.
+    settle().await;
     assert!(replica_sets(&client, "idle").await.is_empty());
     let nodes: Api<Node> = Api::all(client.clone());
     assert!(

@@ -34,7 +34,7 @@ mod txn;
 mod types;
 mod watch;
 
-pub use config::StoreConfig;
+pub use config::{Clock, StoreConfig};
 pub use error::StoreError;
 pub use list::{ListOptions, ListResult};
 pub use store::{Store, StoreStats};

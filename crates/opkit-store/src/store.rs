@@ -5,12 +5,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::thread::JoinHandle;
-use std::time::Instant;
 
 use tokio::sync::watch;
 
 use crate::commit::{Batch, Stage, run_writer};
-use crate::config::StoreConfig;
+use crate::config::{Clock, StoreConfig};
 use crate::disk::Disk;
 use crate::error::StoreError;
 use crate::history::{History, Record};
@@ -32,6 +31,8 @@ pub(crate) struct Shared {
     /// False for an ephemeral store: transactions are applied at once, without a writer.
     durable: bool,
     group_commits: AtomicU64,
+    /// What the history window is measured by.
+    clock: Clock,
 }
 
 /// How a staged transaction goes on.
@@ -103,7 +104,7 @@ impl Shared {
     /// Applies committed transactions (in revision order) to the state and the history, and
     /// wakes the watchers.
     pub(crate) fn publish<'a>(&self, transactions: impl Iterator<Item = (u64, &'a [Record])>) {
-        let now = Instant::now();
+        let now = self.clock.now();
         let revision = {
             let mut state = write(&self.state);
             for (revision, records) in transactions {
@@ -212,6 +213,7 @@ impl Store {
             notify,
             durable: disk.is_some(),
             group_commits: AtomicU64::new(0),
+            clock: config.clock.clone(),
         });
         let writer = match disk {
             None => None,

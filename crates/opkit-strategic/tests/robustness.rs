@@ -177,9 +177,8 @@ fn deep_documents_are_refused_without_overflowing() {
     }
 }
 
-#[test]
-fn long_lists_merge_quickly() {
-    // Hash-based matching: 20k env vars against 20k, no quadratic scan.
+/// Two lists of 20k entries each (env vars, merged by name), merged as they are.
+fn merge_long_lists() -> Value {
     let env = |n: usize, v: &str| {
         Value::Array(
             (0..n)
@@ -189,18 +188,40 @@ fn long_lists_merge_quickly() {
     };
     let pod = json!({"spec": {"containers": [{"name": "a", "env": env(20_000, "old")}]}});
     let patch = json!({"spec": {"containers": [{"name": "a", "env": env(20_000, "new")}]}});
-    let start = std::time::Instant::now();
-    let out = strategic_merge(
+    strategic_merge(
         &pod,
         &patch,
         &BuiltinPatchMeta::for_kind("", "v1", "Pod").unwrap(),
     )
-    .unwrap();
-    assert_eq!(
-        out["spec"]["containers"][0]["env"][19_999],
-        json!({"name": "V19999", "value": "new"})
-    );
-    assert!(start.elapsed().as_secs() < 10, "{:?}", start.elapsed());
+    .unwrap()
+}
+
+#[test]
+fn long_lists_merge_every_entry_by_key() {
+    let out = merge_long_lists();
+    let env = out["spec"]["containers"][0]["env"].as_array().unwrap();
+    assert_eq!(env.len(), 20_000);
+    assert_eq!(env[19_999], json!({"name": "V19999", "value": "new"}));
+    assert!(env.iter().all(|e| e["value"] == "new"));
+}
+
+/// Tests that assert an upper bound on wall-clock time: they can fail on a loaded machine, so
+/// they are `#[ignore]`d and run by the `timing` nextest profile (not gating).
+mod timing {
+    use super::*;
+
+    /// Hash-based matching: 20k env vars against 20k, no quadratic scan.
+    #[test]
+    #[ignore = "timing: run with the timing profile"]
+    fn long_lists_merge_quickly() {
+        let start = std::time::Instant::now();
+        let out = merge_long_lists();
+        assert_eq!(
+            out["spec"]["containers"][0]["env"][19_999],
+            json!({"name": "V19999", "value": "new"})
+        );
+        assert!(start.elapsed().as_secs() < 10, "{:?}", start.elapsed());
+    }
 }
 
 /// Found by the opkit-fuzz `strategic_merge` target: a malformed directive inside a value the

@@ -23,7 +23,7 @@ use opkit_controlplane::{Config, StartError};
 
 pub use opkit_controlplane::{ControlPlane, controllers};
 use tokio::time::Instant;
-pub use wait::{Done, EVENTUALLY_TIMEOUT, eventually, eventually_within};
+pub use wait::{Done, EVENTUALLY_TIMEOUT, SETTLE, eventually, eventually_within, settle};
 
 fn established(crd: &CustomResourceDefinition) -> bool {
     crd.status

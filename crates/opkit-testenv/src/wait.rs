@@ -4,6 +4,9 @@
 //! A check says "done" with `true` or `Some(value)`; until then it is polled every 20 ms.
 //! The deadline is generous (30 s by default) because it only bounds a failing test: a
 //! passing one returns as soon as the check does, however loaded the machine.
+//!
+//! [`settle`] is the one fixed wait, for the few checks that something does *not* happen
+//! where nothing observable proves that the system got past the point where it would have.
 
 use std::future::Future;
 use std::time::Duration;
@@ -14,6 +17,9 @@ use tokio::time::Instant;
 pub const EVENTUALLY_TIMEOUT: Duration = Duration::from_secs(30);
 
 const POLL: Duration = Duration::from_millis(20);
+
+/// How long [`settle`] waits.
+pub const SETTLE: Duration = Duration::from_millis(500);
 
 /// What a check returns: `true` / `Some(value)` when done, `false` / `None` to keep waiting.
 pub trait Done {
@@ -79,6 +85,20 @@ where
         );
         tokio::time::sleep(POLL).await;
     }
+}
+
+/// Gives the system [`SETTLE`] to do something it must not do, before a test checks that it
+/// did not.
+///
+/// Only for negative checks with no positive signal: when nothing that the test can observe
+/// proves that the system has processed past the point where it would have acted (a later
+/// event, a newer revision, a witness that shares the same path). For example, with the
+/// garbage collector switched off no controller ever looks at a dependent, so nothing can say
+/// "it was considered and kept". A passing test never depends on the wait being long enough:
+/// the check holds whatever the timing. Only the chance of catching a regression does, so a
+/// loaded machine can make such a test miss a bug, never fail spuriously.
+pub async fn settle() {
+    tokio::time::sleep(SETTLE).await;
 }
 
 #[cfg(test)]

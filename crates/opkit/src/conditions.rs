@@ -16,10 +16,54 @@ pub const FALSE: &str = "False";
 /// `"Unknown"`.
 pub const UNKNOWN: &str = "Unknown";
 
+/// Where [`new_at`] and [`set_at`] read the current time. [`new`] and [`set`] use the
+/// [`SystemClock`]; a test passes a `Timestamp` (a stopped clock) to get a later
+/// `lastTransitionTime` without waiting for the wall clock to reach one.
+pub trait Clock {
+    /// The current time.
+    fn now(&self) -> Timestamp;
+}
+
+/// The system's wall clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::now()
+    }
+}
+
+/// A stopped clock: always this instant.
+impl Clock for Timestamp {
+    fn now(&self) -> Timestamp {
+        *self
+    }
+}
+
 /// A condition of `type_` with `status` (true → `"True"`, false → `"False"`), `reason`,
 /// `message` and `observed_generation`; `lastTransitionTime` is now (kept by [`set`] when the
 /// status does not change).
 pub fn new(
+    type_: &str,
+    status: bool,
+    reason: &str,
+    message: impl Into<String>,
+    observed_generation: Option<i64>,
+) -> Condition {
+    new_at(
+        &SystemClock,
+        type_,
+        status,
+        reason,
+        message,
+        observed_generation,
+    )
+}
+
+/// [`new`] with the time read from `clock`.
+pub fn new_at(
+    clock: &impl Clock,
     type_: &str,
     status: bool,
     reason: &str,
@@ -32,23 +76,32 @@ pub fn new(
         reason: reason.to_string(),
         message: message.into(),
         observed_generation,
-        last_transition_time: Time(now_seconds()),
+        last_transition_time: Time(seconds(clock.now())),
     }
 }
 
-fn now_seconds() -> Timestamp {
-    // Kubernetes serialises Time with second precision; keep values comparable after a round trip.
-    let now = Timestamp::now();
-    Timestamp::from_second(now.as_second()).unwrap_or(now)
+/// `t` truncated to whole seconds: Kubernetes serialises Time with second precision, so values
+/// stay comparable after a round trip.
+fn seconds(t: Timestamp) -> Timestamp {
+    Timestamp::from_second(t.as_second()).unwrap_or(t)
 }
 
 /// Inserts or updates `condition` by type. Returns whether anything changed.
 ///
 /// If a condition of that type exists with the same status, its `lastTransitionTime` is
 /// kept; otherwise it is the new condition's (set to now if it was left at the epoch).
-pub fn set(conditions: &mut Vec<Condition>, mut condition: Condition) -> bool {
+pub fn set(conditions: &mut Vec<Condition>, condition: Condition) -> bool {
+    set_at(&SystemClock, conditions, condition)
+}
+
+/// [`set`] with "now" read from `clock`.
+pub fn set_at(
+    clock: &impl Clock,
+    conditions: &mut Vec<Condition>,
+    mut condition: Condition,
+) -> bool {
     if condition.last_transition_time.0 == Timestamp::UNIX_EPOCH {
-        condition.last_transition_time = Time(now_seconds());
+        condition.last_transition_time = Time(seconds(clock.now()));
     }
     match conditions.iter_mut().find(|c| c.type_ == condition.type_) {
         Some(existing) => {
@@ -124,6 +177,20 @@ mod tests {
         assert!(is_true(&conds, "Ready"));
         assert!(is_true_for(&conds, "Ready", Some(2)));
         assert!(!is_false(&conds, "Ready"));
+    }
+
+    #[test]
+    fn new_and_set_stamp_the_clock_s_time_in_whole_seconds() {
+        let t = Timestamp::from_millisecond(1_700_000_000_750).unwrap();
+        let c = new_at(&t, "Ready", true, "Up", "", Some(1));
+        assert_eq!(c.last_transition_time, at(1_700_000_000));
+        let mut unstamped = c.clone();
+        unstamped.type_ = "Degraded".into();
+        unstamped.last_transition_time = Time(Timestamp::UNIX_EPOCH);
+        let later = Timestamp::from_second(1_700_000_060).unwrap();
+        let mut conds = Vec::new();
+        assert!(set_at(&later, &mut conds, unstamped));
+        assert_eq!(conds[0].last_transition_time, at(1_700_000_060));
     }
 
     #[test]

@@ -64,26 +64,27 @@ impl ControlPlane {
 
         let log = Arc::new(Mutex::new(String::new()));
         let (tx, rx) = mpsc::channel::<String>();
+        let mut readers = Vec::new();
         {
             let stdout = child.stdout.take().expect("piped stdout");
             let log = Arc::clone(&log);
-            thread::spawn(move || {
+            readers.push(thread::spawn(move || {
                 for line in BufReader::new(stdout).lines() {
                     let Ok(line) = line else { break };
                     log.lock().unwrap().push_str(&format!("[stdout] {line}\n"));
                     let _ = tx.send(line);
                 }
-            });
+            }));
         }
         {
             let stderr = child.stderr.take().expect("piped stderr");
             let log = Arc::clone(&log);
-            thread::spawn(move || {
+            readers.push(thread::spawn(move || {
                 for line in BufReader::new(stderr).lines() {
                     let Ok(line) = line else { break };
                     log.lock().unwrap().push_str(&format!("[stderr] {line}\n"));
                 }
-            });
+            }));
         }
 
         let deadline = Instant::now() + READY_TIMEOUT;
@@ -98,6 +99,7 @@ impl ControlPlane {
                 Err(RecvTimeoutError::Timeout) => {
                     let _ = child.kill();
                     let _ = child.wait();
+                    drain(readers);
                     panic!(
                         "`{command}` printed no ready line ({READY_PREFIX}...) within \
                          {READY_TIMEOUT:?}; server output:\n{}",
@@ -106,8 +108,7 @@ impl ControlPlane {
                 }
                 Err(RecvTimeoutError::Disconnected) => {
                     let status = child.wait();
-                    // Let the stderr reader catch up.
-                    thread::sleep(Duration::from_millis(200));
+                    drain(readers);
                     panic!(
                         "`{command}` exited ({status:?}) before printing its ready line; \
                          server output:\n{}",

@@ -1,6 +1,8 @@
 //! Running programs from tests: the tools `scripts/install-tools.sh` installs, commands with a
-//! timeout, long-running commands read line by line, and kubectl's table output. Shared by the
-//! `opkit` command's tests and the demo's (which include this file by path).
+//! timeout, long-running commands read line by line, kubectl's table output, and
+//! [`eventually`], the one polling helper of these blocking tests (the async tests use
+//! `opkit_testenv::eventually`). Shared by the `opkit` command's tests and the demo's (which
+//! include this file by path).
 #![allow(dead_code)]
 
 use std::fmt;
@@ -14,6 +16,101 @@ use std::time::{Duration, Instant};
 
 /// How long one client command (kubectl, helm) may run.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// How long [`eventually`] polls before failing the test. Generous: it only bounds a failing
+/// test, a passing one returns as soon as its check does, however loaded the machine.
+pub const EVENTUALLY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How often [`eventually`] polls.
+const POLL: Duration = Duration::from_millis(20);
+
+/// How long [`drain`] waits for a pipe's reader to reach the end of the pipe.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What a check returns to [`eventually`]: `true`, `Some(value)` or `Ok(value)` when done;
+/// `false`, `None` or `Err(what it saw)` to keep polling (what it saw last is printed if the
+/// wait fails).
+pub trait Check {
+    /// What [`eventually`] returns once the check is done.
+    type Output;
+    /// `Ok` when done, else what the check saw (if it says).
+    fn into_result(self) -> Result<Self::Output, Option<String>>;
+}
+
+impl Check for bool {
+    type Output = ();
+    fn into_result(self) -> Result<(), Option<String>> {
+        if self { Ok(()) } else { Err(None) }
+    }
+}
+
+impl<T> Check for Option<T> {
+    type Output = T;
+    fn into_result(self) -> Result<T, Option<String>> {
+        self.ok_or(None)
+    }
+}
+
+impl<T> Check for Result<T, String> {
+    type Output = T;
+    fn into_result(self) -> Result<T, Option<String>> {
+        self.map_err(Some)
+    }
+}
+
+/// Polls `check` until it is done and returns its value; fails the test naming `what` (and
+/// what the check saw last) after [`EVENTUALLY_TIMEOUT`].
+pub fn eventually<C: Check>(what: &str, check: impl FnMut() -> C) -> C::Output {
+    eventually_within(what, EVENTUALLY_TIMEOUT, check)
+}
+
+/// [`eventually`] with another deadline.
+pub fn eventually_within<C: Check>(
+    what: &str,
+    timeout: Duration,
+    check: impl FnMut() -> C,
+) -> C::Output {
+    match poll_until(timeout, check) {
+        Ok(value) => value,
+        Err(Some(last)) => {
+            panic!("timed out after {timeout:?} waiting for {what}; last seen:\n{last}")
+        }
+        Err(None) => panic!("timed out after {timeout:?} waiting for {what}"),
+    }
+}
+
+/// Polls `check` until it is done (`Ok(value)`) or `timeout` passed (`Err(what it saw
+/// last)`), for callers that clean up before they fail.
+pub fn poll_until<C: Check>(
+    timeout: Duration,
+    mut check: impl FnMut() -> C,
+) -> Result<C::Output, Option<String>> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let last = match check().into_result() {
+            Ok(value) => return Ok(value),
+            Err(last) => last,
+        };
+        if Instant::now() >= deadline {
+            return Err(last);
+        }
+        thread::sleep(POLL);
+    }
+}
+
+/// Waits until the threads reading a process's pipes have read them to the end, which they do
+/// once the process is gone: then its log holds everything it wrote. Bounded (a grandchild
+/// could hold a pipe open), and only diagnostics depend on it.
+pub fn drain(readers: Vec<thread::JoinHandle<()>>) {
+    let (done, joined) = mpsc::channel();
+    thread::spawn(move || {
+        for reader in readers {
+            let _ = reader.join();
+        }
+        let _ = done.send(());
+    });
+    let _ = joined.recv_timeout(DRAIN_TIMEOUT);
+}
 
 /// The repository root (two levels above this crate's manifest).
 pub fn repo_root() -> PathBuf {
@@ -118,24 +215,21 @@ pub fn run(mut cmd: Command, stdin: Option<&str>, timeout: Duration) -> Output {
     }
     let out = read_all(child.stdout.take().expect("piped stdout"));
     let err = read_all(child.stderr.take().expect("piped stderr"));
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                let partial = Output {
-                    command: command.clone(),
-                    code: None,
-                    stdout: out.join().unwrap_or_default(),
-                    stderr: err.join().unwrap_or_default(),
-                };
-                panic!("`{command}` did not finish within {timeout:?}; it was killed\n{partial}");
-            }
-            Ok(None) => thread::sleep(Duration::from_millis(20)),
-            Err(e) => panic!("waiting for `{command}` failed: {e}"),
-        }
+    let finished = poll_until(timeout, || {
+        child
+            .try_wait()
+            .unwrap_or_else(|e| panic!("waiting for `{command}` failed: {e}"))
+    });
+    let Ok(status) = finished else {
+        let _ = child.kill();
+        let _ = child.wait();
+        let partial = Output {
+            command: command.clone(),
+            code: None,
+            stdout: out.join().unwrap_or_default(),
+            stderr: err.join().unwrap_or_default(),
+        };
+        panic!("`{command}` did not finish within {timeout:?}; it was killed\n{partial}");
     };
     Output {
         command,
@@ -153,6 +247,7 @@ pub struct Streaming {
     seen: Vec<String>,
     stdout: Arc<Mutex<Vec<String>>>,
     stderr: Arc<Mutex<String>>,
+    readers: Vec<thread::JoinHandle<()>>,
 }
 
 impl Streaming {
@@ -166,30 +261,31 @@ impl Streaming {
             .unwrap_or_else(|e| panic!("cannot start `{command}`: {e}"));
         let (tx, lines) = mpsc::channel();
         let stdout = Arc::new(Mutex::new(Vec::new()));
+        let mut readers = Vec::new();
         {
             let stdout = Arc::clone(&stdout);
             let pipe = child.stdout.take().expect("piped stdout");
-            thread::spawn(move || {
+            readers.push(thread::spawn(move || {
                 for line in BufReader::new(pipe).lines() {
                     let Ok(line) = line else { break };
                     stdout.lock().unwrap().push(line.clone());
                     // The receiver may be gone; every line is kept in `stdout` anyway.
                     let _ = tx.send(line);
                 }
-            });
+            }));
         }
         let stderr = Arc::new(Mutex::new(String::new()));
         {
             let stderr = Arc::clone(&stderr);
             let pipe = child.stderr.take().expect("piped stderr");
-            thread::spawn(move || {
+            readers.push(thread::spawn(move || {
                 for line in BufReader::new(pipe).lines() {
                     let Ok(line) = line else { break };
                     let mut s = stderr.lock().unwrap();
                     s.push_str(&line);
                     s.push('\n');
                 }
-            });
+            }));
         }
         Streaming {
             command,
@@ -198,6 +294,7 @@ impl Streaming {
             seen: Vec::new(),
             stdout,
             stderr,
+            readers,
         }
     }
 
@@ -226,8 +323,10 @@ impl Streaming {
                             format!("the command exited ({:?})", self.child.try_wait())
                         }
                     };
-                    // Let the stderr reader catch up.
-                    thread::sleep(Duration::from_millis(200));
+                    // The test fails: stop the command and read its stderr to the end.
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    drain(std::mem::take(&mut self.readers));
                     panic!(
                         "`{}`: expected a line with {what}, but {why}\n--- stdout lines so far \
                          ---\n{}\n--- stderr ---\n{}",
@@ -264,23 +363,19 @@ impl Streaming {
         assert!(status.success(), "kill -TERM {} failed", self.child.id());
     }
 
-    /// Waits for the command to exit, failing the test after `timeout`.
+    /// Waits for the command to exit (and its output to be read to the end), failing the
+    /// test after `timeout`.
     pub fn wait(&mut self, timeout: Duration) -> std::process::ExitStatus {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                // Let the readers drain the pipes.
-                thread::sleep(Duration::from_millis(200));
-                return status;
-            }
-            assert!(
-                Instant::now() < deadline,
+        let exited = poll_until(timeout, || self.child.try_wait().expect("wait"));
+        let Ok(status) = exited else {
+            panic!(
                 "`{}` did not exit within {timeout:?}\n--- stderr ---\n{}",
                 self.command,
                 self.stderr()
             );
-            thread::sleep(Duration::from_millis(50));
-        }
+        };
+        drain(std::mem::take(&mut self.readers));
+        status
     }
 }
 
