@@ -53,6 +53,7 @@ pub use error::ApiError;
 pub use in_process::InProcess;
 pub use limits::Limits;
 pub use listener::serve_tls;
+pub use object::advance_clock;
 pub use response::ResponseBody;
 pub use server::{ApiServer, ServerOptions};
 pub use tls::{

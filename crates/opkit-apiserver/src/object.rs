@@ -58,23 +58,20 @@ pub fn labels(obj: &Value) -> &Map<String, Value> {
 /// milliseconds: moved forward by [`ApiServer::advance_clock`](crate::ApiServer::advance_clock).
 static CLOCK_AHEAD_MS: AtomicU64 = AtomicU64::new(0);
 
-impl crate::ApiServer {
-    /// Moves the clock that every API server in this process stamps objects with
-    /// (`creationTimestamp`, `deletionTimestamp`, `managedFields` times, CRD conditions) forward
-    /// by `by`, so a test sees a later timestamp without waiting for the wall clock to reach
-    /// one. Forward only: time passing is always legal, so other servers in the process (tests
-    /// running in parallel) merely see time pass. Request deadlines, tokens, audit events and
-    /// table ages keep the system clock.
-    pub fn advance_clock(by: Duration) {
-        let ms = u64::try_from(by.as_millis()).unwrap_or(u64::MAX);
-        let _ = CLOCK_AHEAD_MS.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |ahead| {
-            Some(ahead.saturating_add(ms))
-        });
-    }
+/// Moves the clock that every API server in this process stamps objects with
+/// (`creationTimestamp`, `deletionTimestamp`, `managedFields` times) forward by `by`, so a test
+/// sees a later timestamp without waiting for the wall clock to reach one. Forward only: time
+/// passing is always legal, so other servers in the process (tests running in parallel) merely
+/// see time pass. Request deadlines, tokens, audit events and table ages keep the system clock.
+pub fn advance_clock(by: Duration) {
+    let ms = u64::try_from(by.as_millis()).unwrap_or(u64::MAX);
+    let _ = CLOCK_AHEAD_MS.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |ahead| {
+        Some(ahead.saturating_add(ms))
+    });
 }
 
 /// The time objects are stamped with: the system clock, plus whatever
-/// [`ApiServer::advance_clock`](crate::ApiServer::advance_clock) added.
+/// [`advance_clock`] added.
 fn now() -> jiff::Timestamp {
     let now = jiff::Timestamp::now();
     let ahead = CLOCK_AHEAD_MS.load(Ordering::SeqCst);

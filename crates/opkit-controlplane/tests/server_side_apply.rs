@@ -257,7 +257,7 @@ async fn a_no_op_apply_keeps_the_resource_version_and_dry_run_stores_nothing() {
         .unwrap();
     // A later second (the server's clock moved on, not the test waiting for the wall clock):
     // a new `time` alone must not count as a change.
-    opkit_apiserver::ApiServer::advance_clock(std::time::Duration::from_secs(1));
+    opkit_apiserver::advance_clock(std::time::Duration::from_secs(1));
     let second = api
         .patch(
             "noop",
