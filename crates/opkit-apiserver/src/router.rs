@@ -358,9 +358,9 @@ impl tower::Service<http::Request<Body>> for Router {
     fn call(&mut self, req: http::Request<Body>) -> Self::Future {
         let api = self.0.clone();
         Box::pin(async move {
-            let (parts, body) = req.into_parts();
+            let (mut parts, body) = req.into_parts();
             let (Some(info), Some(identity)) = (
-                parts.extensions.get::<Info>(),
+                parts.extensions.remove::<Info>(),
                 parts.extensions.get::<Identity>(),
             ) else {
                 let e = ApiError::internal("the request did not pass the filters");
@@ -374,11 +374,11 @@ impl tower::Service<http::Request<Body>> for Router {
                     return Ok(error_response(&e));
                 }
             };
-            let query = Query::new(info.pairs.clone()).by_user(
+            let query = info.query.by_user(
                 identity.user.clone(),
                 header_str(&parts.headers, header::USER_AGENT),
             );
-            let target = info.target.clone();
+            let target = info.target;
             Ok(
                 match route(&api, &parts.method, &parts.headers, target, &query, body).await {
                     Ok(resp) => resp,

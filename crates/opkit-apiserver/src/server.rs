@@ -12,7 +12,7 @@ use crate::api::Api;
 use crate::audit::AuditLog;
 use crate::auth::tokens::TokenSigner;
 use crate::error::ApiResult;
-use crate::filters::{self, BodyError, Chain};
+use crate::filters::{self, BodyError, Next};
 use crate::limits::{Gates, Limits};
 use crate::response::ResponseBody;
 use crate::storage::Storage;
@@ -38,7 +38,7 @@ pub struct ServerOptions {
 pub struct ApiServer {
     api: Arc<Api>,
     gates: Arc<Gates>,
-    chain: Chain,
+    chain: Next,
 }
 
 impl ApiServer {
@@ -119,6 +119,6 @@ impl ApiServer {
         B::Error: Into<BodyError>,
     {
         let req = req.map(|body| body.map_err(Into::into).boxed_unsync());
-        filters::Next::new(self.chain.clone()).run(req).await
+        self.chain.clone().run(req).await
     }
 }

@@ -140,24 +140,23 @@ impl Storage {
             .collect()
     }
 
-    /// Stores a new object; `409` if it exists. Returns the stored bytes (for a dry run, what
-    /// would have been stored).
+    /// Stores a new object; `409` if it exists. Returns the stored bytes and object (for a dry
+    /// run, what would have been stored).
     pub(crate) async fn create(
         &self,
         res: &Resource,
         namespace: Option<&str>,
         mut obj: Value,
         dry_run: bool,
-    ) -> ApiResult<Bytes> {
+    ) -> ApiResult<(Bytes, Value)> {
         let name = object::name(&obj).to_string();
         let key = key(res, namespace, &name);
         if dry_run {
             if self.store.get(&key).is_some() {
                 return Err(ApiError::already_exists(&res.group, &res.plural, &name));
             }
-            return Ok(Bytes::from(
-                serde_json::to_vec(&obj).map_err(ApiError::internal)?,
-            ));
+            let bytes = Bytes::from(serde_json::to_vec(&obj).map_err(ApiError::internal)?);
+            return Ok((bytes, obj));
         }
         let (bytes, _) = self
             .store
@@ -174,7 +173,7 @@ impl Storage {
                 Ok(bytes)
             })
             .await?;
-        Ok(bytes)
+        Ok((bytes, obj))
     }
 
     /// Reads the object, lets `try_update` decide, and swaps the decision in if the object is

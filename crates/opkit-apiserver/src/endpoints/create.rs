@@ -71,10 +71,8 @@ pub(crate) async fn create(
         strategy.allocate_create(&api.storage, res, &mut obj)?;
         let obj = res.to_storage(obj).map_err(ApiError::internal)?;
         match api.storage.create(res, ns, obj, dry_run).await {
-            Ok(stored) => {
+            Ok((stored, value)) => {
                 if !dry_run {
-                    let value: Value =
-                        serde_json::from_slice(&stored).map_err(ApiError::internal)?;
                     committed(api, res, &value, false);
                 }
                 return Ok(Answer {

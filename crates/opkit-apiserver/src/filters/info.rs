@@ -14,8 +14,8 @@ use crate::response::{ResponseBody, bytes_response, json_response};
 pub(crate) struct Info {
     /// What the path addresses.
     pub(crate) target: Target,
-    /// The decoded query parameters.
-    pub(crate) pairs: Vec<(String, String)>,
+    /// The query parameters (the actor is set once authentication and impersonation ran).
+    pub(crate) query: Query,
     /// What the request attempts (the authorizer's input).
     pub(crate) attrs: Attributes,
     /// When it arrived.
@@ -36,12 +36,11 @@ impl Filter for RequestInfo {
             Target::Version => return json_response(&discovery::version()),
             _ => {}
         }
-        let pairs = request::parse_query(req.uri().query());
-        let query = Query::new(pairs.clone());
+        let query = Query::new(request::parse_query(req.uri().query()));
         let attrs = Attributes::of(req.method(), req.uri().path(), &target, &query);
         req.extensions_mut().insert(Info {
             target,
-            pairs,
+            query,
             attrs,
             received,
         });

@@ -38,16 +38,12 @@ impl Filter for RequestLimits {
                 Err(e) => return error_response(&e),
             }
         };
-        let requested = info
-            .pairs
-            .iter()
-            .find(|(k, _)| k == "timeout")
-            .map(|(_, t)| {
-                // A Go duration (`30s`, `1m30s`); negative ones are refused.
-                opkit_apimachinery::Duration::parse(t.trim())
-                    .ok()
-                    .and_then(|d| d.to_std().ok())
-            });
+        let requested = info.query.get("timeout").map(|t| {
+            // A Go duration (`30s`, `1m30s`); negative ones are refused.
+            opkit_apimachinery::Duration::parse(t.trim())
+                .ok()
+                .and_then(|d| d.to_std().ok())
+        });
         let timeout = match requested {
             Some(Some(t)) => t.min(gates.limits().request_timeout),
             Some(None) => {

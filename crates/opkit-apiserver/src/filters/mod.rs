@@ -33,7 +33,6 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http::{Request, Response};
 use http_body_util::combinators::UnsyncBoxBody;
-use tower::util::BoxCloneSyncService;
 use tower::{Layer, Service, ServiceBuilder};
 
 use crate::api::Api;
@@ -48,9 +47,6 @@ pub(crate) type BodyError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// A request body in the chain (the TLS listener's and the in-process transport's alike).
 pub(crate) type Body = UnsyncBoxBody<Bytes, BodyError>;
 
-/// The whole chain, router included: what [`crate::ApiServer::serve`] calls.
-pub(crate) type Chain = BoxCloneSyncService<Request<Body>, Response<ResponseBody>, Infallible>;
-
 /// Who a request is from, once authentication and impersonation have run.
 #[derive(Clone, Debug)]
 pub(crate) struct Identity {
@@ -60,36 +56,55 @@ pub(crate) struct Identity {
     pub(crate) impersonator: Option<Arc<User>>,
 }
 
-/// The rest of the chain after a filter.
-#[derive(Clone)]
-pub(crate) struct Next(Chain);
+/// What a stage of the chain returns.
+type Answering = Pin<Box<dyn Future<Output = Result<Response<ResponseBody>, Infallible>> + Send>>;
 
-impl Next {
-    /// The chain `chain`, as the next step of whoever calls it.
-    pub(crate) fn new(chain: Chain) -> Next {
-        Next(chain)
-    }
+/// A service of the chain, called through a shared reference: each call clones the service
+/// (an `Arc` or two), as tower's services are meant to be used, without cloning the chain
+/// behind it.
+trait Stage: Send + Sync {
+    fn call(&self, req: Request<Body>) -> Answering;
+}
 
-    /// Passes the request on and returns its response.
-    pub(crate) fn run(
-        self,
-        req: Request<Body>,
-    ) -> Pin<Box<dyn Future<Output = Response<ResponseBody>> + Send>> {
-        let mut service = self.0;
+/// A tower service as a [`Stage`].
+struct Erased<S>(S);
+
+impl<S> Stage for Erased<S>
+where
+    S: Service<
+            Request<Body>,
+            Response = Response<ResponseBody>,
+            Error = Infallible,
+            Future = Answering,
+        > + Clone
+        + Send
+        + Sync
+        + 'static,
+{
+    fn call(&self, req: Request<Body>) -> Answering {
+        let mut service = self.0.clone();
         // Every stage is always ready (admission control is the limits filter's, per
         // request), so readiness is settled without waiting.
         let mut cx = Context::from_waker(std::task::Waker::noop());
-        let call = match service.poll_ready(&mut cx) {
+        match service.poll_ready(&mut cx) {
             Poll::Ready(Ok(())) => service.call(req),
             Poll::Ready(Err(never)) => match never {},
             Poll::Pending => unreachable!("the filter chain's stages are always ready"),
-        };
-        Box::pin(async move {
-            match call.await {
-                Ok(resp) => resp,
-                Err(never) => match never {},
-            }
-        })
+        }
+    }
+}
+
+/// The rest of the chain after a filter (for the server: the whole chain).
+#[derive(Clone)]
+pub(crate) struct Next(Arc<dyn Stage>);
+
+impl Next {
+    /// Passes the request on and returns its response.
+    pub(crate) async fn run(self, req: Request<Body>) -> Response<ResponseBody> {
+        match self.0.call(req).await {
+            Ok(resp) => resp,
+            Err(never) => match never {},
+        }
     }
 }
 
@@ -108,19 +123,22 @@ struct FilterLayer<F>(Arc<F>);
 
 impl<F, S> Layer<S> for FilterLayer<F>
 where
-    S: Service<Request<Body>, Response = Response<ResponseBody>, Error = Infallible>
-        + Clone
+    S: Service<
+            Request<Body>,
+            Response = Response<ResponseBody>,
+            Error = Infallible,
+            Future = Answering,
+        > + Clone
         + Send
         + Sync
         + 'static,
-    S::Future: Send + 'static,
 {
     type Service = FilterService<F>;
 
     fn layer(&self, inner: S) -> FilterService<F> {
         FilterService {
             filter: self.0.clone(),
-            next: Next(BoxCloneSyncService::new(inner)),
+            next: Next(Arc::new(Erased(inner))),
         }
     }
 }
@@ -143,7 +161,7 @@ impl<F> Clone for FilterService<F> {
 impl<F: Filter> Service<Request<Body>> for FilterService<F> {
     type Response = Response<ResponseBody>;
     type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+    type Future = Answering;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         Poll::Ready(Ok(()))
@@ -161,7 +179,7 @@ fn filter<F: Filter>(f: F) -> FilterLayer<F> {
 }
 
 /// The chain in front of the router, outermost first.
-pub(crate) fn chain(api: Arc<Api>, gates: Arc<Gates>, audit: Option<Arc<AuditLog>>) -> Chain {
+pub(crate) fn chain(api: Arc<Api>, gates: Arc<Gates>, audit: Option<Arc<AuditLog>>) -> Next {
     let service = ServiceBuilder::new()
         .layer(filter(info::RequestInfo))
         .layer(filter(authentication::Authentication(api.clone())))
@@ -170,5 +188,5 @@ pub(crate) fn chain(api: Arc<Api>, gates: Arc<Gates>, audit: Option<Arc<AuditLog
         .layer(filter(authorization::Authorization(api.clone())))
         .layer(filter(limits::RequestLimits(gates)))
         .service(crate::router::Router(api));
-    BoxCloneSyncService::new(service)
+    Next(Arc::new(Erased(service)))
 }

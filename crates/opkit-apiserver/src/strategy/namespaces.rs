@@ -167,10 +167,7 @@ pub(crate) fn check_namespace_open(
     let Some(entry) = api.storage.get(target) else {
         return Err(ApiError::not_found("", "namespaces", ns));
     };
-    if let Ok(v) = serde_json::from_slice::<Value>(&entry.value)
-        && (object::is_deleting(&v)
-            || v.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating"))
-    {
+    if terminating(&entry.value) {
         return Err(ApiError::forbidden(
             &res.group,
             &res.plural,
@@ -181,4 +178,54 @@ pub(crate) fn check_namespace_open(
         ));
     }
     Ok(())
+}
+
+/// Whether a stored namespace is being deleted. Read on every create of a namespaced object,
+/// so only the two fields that say so are decoded.
+fn terminating(stored: &[u8]) -> bool {
+    #[derive(serde::Deserialize, Default)]
+    #[serde(default)]
+    struct Meta {
+        #[serde(rename = "deletionTimestamp")]
+        deletion_timestamp: Option<serde::de::IgnoredAny>,
+    }
+    #[derive(serde::Deserialize, Default)]
+    #[serde(default)]
+    struct Status {
+        phase: Option<String>,
+    }
+    #[derive(serde::Deserialize, Default)]
+    #[serde(default)]
+    struct Namespace {
+        metadata: Meta,
+        status: Status,
+    }
+    match serde_json::from_slice::<Namespace>(stored) {
+        Ok(ns) => {
+            ns.metadata.deletion_timestamp.is_some()
+                || ns.status.phase.as_deref() == Some("Terminating")
+        }
+        Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::terminating;
+
+    #[test]
+    fn a_namespace_is_terminating_when_deleted_or_in_the_terminating_phase() {
+        assert!(!terminating(
+            br#"{"metadata":{"name":"a"},"status":{"phase":"Active"}}"#
+        ));
+        assert!(terminating(
+            br#"{"metadata":{"name":"a","deletionTimestamp":"2026-11-26T00:00:00Z"}}"#
+        ));
+        assert!(terminating(
+            br#"{"metadata":{"name":"a"},"status":{"phase":"Terminating"}}"#
+        ));
+        assert!(!terminating(
+            br#"{"metadata":{"name":"a","deletionTimestamp":null}}"#
+        ));
+    }
 }
