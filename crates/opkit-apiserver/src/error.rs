@@ -438,6 +438,16 @@ impl Cause {
         }
     }
 
+    /// The cause for a schema or CEL validation error: its field, reason and message (the
+    /// message without the field it starts with).
+    pub fn from_field_error(e: &opkit_schema::FieldError) -> Self {
+        let text = e.to_string();
+        let detail = text
+            .strip_prefix(&format!("{}: ", e.field))
+            .unwrap_or(&text);
+        Cause::new(e.reason(), &e.field, detail)
+    }
+
     fn message_line(&self) -> String {
         if self.field.is_empty() {
             self.message.clone()

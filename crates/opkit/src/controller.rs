@@ -345,30 +345,11 @@ impl<K: Object> Controller<K> {
 
     /// As [`Controller::watches`], filtering changes of `W` with `predicate`.
     pub fn watches_with<W: Object>(
-        mut self,
+        self,
         mapper: impl Fn(&W) -> Vec<Request> + Send + Sync + 'static,
         predicate: impl Into<Option<Predicate<W>>>,
     ) -> Self {
-        let predicate = predicate.into();
-        self.rules.add(watch_rule::<W>());
-        self.sources.push(Box::new(move |informers, queue| {
-            let queue = queue.clone();
-            informers
-                .get_or_create::<W>()
-                .add_handler(move |change: &Change<'_, W>| {
-                    if predicate.as_ref().is_some_and(|p| !p.matches(change)) {
-                        return;
-                    }
-                    let mut keys = mapper(change.object());
-                    if let Change::Update { old, .. } = change {
-                        keys.extend(mapper(old));
-                    }
-                    for key in keys {
-                        queue.add(key);
-                    }
-                });
-        }));
-        self
+        self.watches_with_caches(move |object: &W, _: &Caches| mapper(object), predicate)
     }
 
     /// Reconciles the keys `mapper` returns whenever an object of kind `W` changes; the

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::{Api, admit, committed};
+use super::{Api, admit};
 use crate::admission::Operation;
 use crate::error::{ApiError, ApiResult};
 use crate::object;
@@ -73,7 +73,7 @@ pub(crate) async fn create(
         match api.storage.create(res, ns, obj, dry_run).await {
             Ok((stored, value)) => {
                 if !dry_run {
-                    committed(api, res, &value, false);
+                    strategy.committed(api, &value, false);
                 }
                 return Ok(Answer {
                     code: 201,

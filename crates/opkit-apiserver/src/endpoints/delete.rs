@@ -122,14 +122,11 @@ pub(crate) async fn delete(
             })
         })
         .await?;
+    committed(api, res, &outcome);
     let payload = match outcome {
         Outcome::Done(payload) => payload,
-        Outcome::Put(bytes, new) => {
-            committed(api, res, &new, false);
-            Payload::Raw(bytes)
-        }
+        Outcome::Put(bytes, _) => Payload::Raw(bytes),
         Outcome::Deleted(bytes, last) => {
-            committed(api, res, &last, true);
             if strategy.delete_returns_object() {
                 Payload::Raw(bytes)
             } else {

@@ -3,10 +3,10 @@
 use bytes::Bytes;
 use serde_json::{Value, json};
 
-use super::Api;
 use super::get::{parse_rv, wait_for_revision};
 use super::selectors::Selectors;
-use crate::error::{ApiError, ApiResult, Cause};
+use super::{Api, forbidden_list_option};
+use crate::error::{ApiError, ApiResult};
 use crate::registry::Resource;
 use crate::request::Query;
 
@@ -38,27 +38,16 @@ pub(crate) async fn list(
         at_revision = Some(token_rv);
         start_after = Some(start);
     } else {
-        let forbidden = |message: String| {
-            ApiError::invalid(
-                "meta.k8s.io",
-                "ListOptions",
-                "",
-                vec![Cause::new(
-                    "FieldValueForbidden",
-                    "resourceVersionMatch",
-                    format!("Forbidden: {message}"),
-                )],
-            )
-        };
+        let forbidden = |message: &str| forbidden_list_option("resourceVersionMatch", message);
         match (rv_match, rv) {
             (Some(_), None) => {
                 return Err(forbidden(
-                    "resourceVersionMatch is forbidden unless resourceVersion is provided".into(),
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
                 ));
             }
             (Some("Exact"), Some(0)) => {
                 return Err(forbidden(
-                    "resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"".into(),
+                    "resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"",
                 ));
             }
             (None | Some("NotOlderThan"), _) => {

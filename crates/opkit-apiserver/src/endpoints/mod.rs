@@ -28,9 +28,10 @@ use serde_json::Value;
 
 use crate::admission::{AdmissionRequest, Operation};
 pub(crate) use crate::api::Api;
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult, Cause};
 use crate::registry::Resource;
 use crate::request::{ObjectRef, Part, Query};
+use crate::storage::Outcome;
 use crate::strategy;
 
 /// Passes a prepared write through the admission chain.
@@ -65,7 +66,26 @@ fn admit(
     api.admission.admit(&request, obj)
 }
 
-/// Runs the kind's reactions to a committed write, before the writer is answered.
-fn committed(api: &Api, res: &Resource, obj: &Value, deleted: bool) {
-    strategy::of(res).committed(api, obj, deleted);
+/// Runs the kind's reactions to what a write committed (nothing, for an update that wrote
+/// nothing), before the writer is answered.
+fn committed<T>(api: &Api, res: &Resource, outcome: &Outcome<T>) {
+    match outcome {
+        Outcome::Done(_) => {}
+        Outcome::Put(_, stored) => strategy::of(res).committed(api, stored, false),
+        Outcome::Deleted(_, last) => strategy::of(res).committed(api, last, true),
+    }
+}
+
+/// Upstream's `422` for a `ListOptions` field a list or watch may not combine as it did.
+fn forbidden_list_option(field: &str, message: &str) -> ApiError {
+    ApiError::invalid(
+        "meta.k8s.io",
+        "ListOptions",
+        "",
+        vec![Cause::new(
+            "FieldValueForbidden",
+            field,
+            format!("Forbidden: {message}"),
+        )],
+    )
 }

@@ -113,16 +113,10 @@ pub(crate) async fn update(
             })
         })
         .await?;
+    committed(api, res, &outcome);
     let payload = match outcome {
         Outcome::Done(payload) => payload,
-        Outcome::Put(bytes, new) => {
-            committed(api, res, &new, false);
-            Payload::Raw(bytes)
-        }
-        Outcome::Deleted(bytes, last) => {
-            committed(api, res, &last, true);
-            Payload::Raw(bytes)
-        }
+        Outcome::Put(bytes, _) | Outcome::Deleted(bytes, _) => Payload::Raw(bytes),
     };
     Ok(Answer {
         code: 200,

@@ -15,8 +15,8 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::Api;
 use super::selectors::Selectors;
+use super::{Api, forbidden_list_option};
 use crate::error::{ApiError, ApiResult};
 use crate::negotiate::{Encoding, Output};
 use crate::registry::Resource;
@@ -197,27 +197,15 @@ pub(crate) fn watch(
     };
     if send_initial.is_some() {
         if query.get("resourceVersionMatch") != Some("NotOlderThan") {
-            return Err(ApiError::invalid(
-                "meta.k8s.io",
-                "ListOptions",
-                "",
-                vec![crate::error::Cause::new(
-                    "FieldValueForbidden",
-                    "sendInitialEvents",
-                    "Forbidden: sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan",
-                )],
+            return Err(forbidden_list_option(
+                "sendInitialEvents",
+                "sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan",
             ));
         }
         if send_initial == Some(true) && !bookmarks {
-            return Err(ApiError::invalid(
-                "meta.k8s.io",
-                "ListOptions",
-                "",
-                vec![crate::error::Cause::new(
-                    "FieldValueForbidden",
-                    "allowWatchBookmarks",
-                    "Forbidden: allowWatchBookmarks required when sendInitialEvents is true",
-                )],
+            return Err(forbidden_list_option(
+                "allowWatchBookmarks",
+                "allowWatchBookmarks required when sendInitialEvents is true",
             ));
         }
     }

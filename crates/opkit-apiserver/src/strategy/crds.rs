@@ -178,14 +178,7 @@ fn prepare(crd: &mut Value) -> ApiResult<()> {
                         .unwrap_or_default(),
                     Err(errors) => errors,
                 };
-                for e in errors {
-                    let text = e.to_string();
-                    let detail = text
-                        .strip_prefix(&format!("{}: ", e.field))
-                        .unwrap_or(&text)
-                        .to_string();
-                    causes.push(Cause::new(e.reason(), &e.field, detail));
-                }
+                causes.extend(errors.iter().map(Cause::from_field_error));
             }
         }
     }

@@ -409,14 +409,7 @@ fn admit(
                         None => errors.extend(rules.validate(obj, old)),
                     }
                 }
-                for e in errors {
-                    let text = e.to_string();
-                    let detail = text
-                        .strip_prefix(&format!("{}: ", e.field))
-                        .unwrap_or(&text)
-                        .to_string();
-                    causes.push(Cause::new(e.reason(), &e.field, detail));
-                }
+                causes.extend(errors.iter().map(Cause::from_field_error));
             }
         }
     }
