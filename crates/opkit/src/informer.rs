@@ -27,6 +27,7 @@ use kube::{Client, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::cache::{CacheConfig, KindCache};
 use crate::error::{Error, Result};
 use crate::predicate::Change;
 
@@ -65,6 +66,8 @@ pub(crate) struct Informer<K: Object> {
     handlers: Mutex<Vec<Handler<K>>>,
     synced: AtomicBool,
     owners: Arc<RwLock<Option<Owners<K>>>>,
+    /// The last watch error, until every scope lists again.
+    error: Mutex<Option<String>>,
 }
 
 /// The index key of objects without a controller owner in a namespace (uids never contain
@@ -187,6 +190,7 @@ impl<K: Object> Informer<K> {
             handlers: Mutex::new(Vec::new()),
             synced: AtomicBool::new(false),
             owners: Arc::new(RwLock::new(None)),
+            error: Mutex::new(None),
         }
     }
 
@@ -246,101 +250,256 @@ impl<K: Object> Informer<K> {
         }
     }
 
-    async fn run(self: Arc<Self>, client: Client) {
-        let Some(mut writer) = self.writer.lock().unwrap_or_else(|p| p.into_inner()).take() else {
+    fn set_error(&self, error: Option<String>) {
+        *self.error.lock().unwrap_or_else(|p| p.into_inner()) = error;
+    }
+
+    /// Watches `K` as `cache` says (one watch per namespace, or one for the whole cluster)
+    /// and keeps the store, the owner index and the handlers up to date.
+    async fn run(self: Arc<Self>, client: Client, cache: KindCache) {
+        let Some(writer) = self.writer.lock().unwrap_or_else(|p| p.into_inner()).take() else {
             return;
         };
-        let api: Api<K> = Api::all(client);
-        let mut stream = watcher::watcher(api, watcher::Config::default())
-            .default_backoff()
-            .boxed();
-        let mut relisted: Vec<K> = Vec::new();
-        while let Some(event) = stream.next().await {
-            let event = match event {
-                Ok(e) => e,
+        let scopes: Vec<Option<String>> = if cache.namespaces.is_empty() {
+            vec![None]
+        } else {
+            cache.namespaces.iter().cloned().map(Some).collect()
+        };
+        let config = cache.watcher_config();
+        let mut events = futures::stream::select_all(scopes.iter().enumerate().map(|(i, ns)| {
+            let api: Api<InScope<K>> = match ns {
+                Some(ns) => Api::namespaced_with(client.clone(), ns, &()),
+                None => Api::all_with(client.clone(), &()),
+            };
+            watcher::watcher(api, config.clone())
+                .default_backoff()
+                .map(move |event| (i, event))
+                .boxed()
+        }));
+        let mut reflect = Reflect {
+            writer,
+            relists: scopes.iter().map(|_| Vec::new()).collect(),
+            synced: vec![false; scopes.len()],
+            scopes,
+            ready: false,
+        };
+        while let Some((scope, event)) = events.next().await {
+            match event {
+                Ok(event) => {
+                    let event = event.modify(|o| cache.trim(o.0.meta_mut()));
+                    self.apply(&mut reflect, scope, event);
+                }
                 Err(e) => {
                     tracing::warn!(kind = %K::kind(&()), error = %e, "watch failed; retrying");
-                    continue;
-                }
-            };
-            match &event {
-                watcher::Event::Apply(obj) => {
-                    let old = self.store.get(&ObjectRef::from_obj(obj));
-                    writer.apply_watcher_event(&event);
-                    self.index(old.as_deref(), Some(obj));
-                    match old {
-                        Some(old) => self.dispatch(&Change::Update {
-                            old: &old,
-                            new: obj,
-                        }),
-                        None => self.dispatch(&Change::Create(obj)),
-                    }
-                }
-                watcher::Event::Delete(obj) => {
-                    let old = self.store.get(&ObjectRef::from_obj(obj));
-                    writer.apply_watcher_event(&event);
-                    self.index(Some(old.as_deref().unwrap_or(obj)), None);
-                    self.dispatch(&Change::Delete(obj));
-                }
-                watcher::Event::Init => {
-                    relisted.clear();
-                    writer.apply_watcher_event(&event);
-                }
-                watcher::Event::InitApply(obj) => {
-                    relisted.push(obj.clone());
-                    writer.apply_watcher_event(&event);
-                }
-                watcher::Event::InitDone => {
-                    let mut before: HashMap<ObjectRef<K>, Arc<K>> = self
-                        .store
-                        .state()
-                        .into_iter()
-                        .map(|o| (ObjectRef::from_obj(o.as_ref()), o))
-                        .collect();
-                    writer.apply_watcher_event(&event);
-                    let mut listed = HashSet::new();
-                    for obj in &relisted {
-                        let r = ObjectRef::from_obj(obj);
-                        self.index(before.get(&r).map(|o| o.as_ref()), Some(obj));
-                        listed.insert(r);
-                    }
-                    for (r, gone) in &before {
-                        if !listed.contains(r) {
-                            self.index(Some(gone.as_ref()), None);
-                        }
-                    }
-                    self.synced.store(true, Ordering::SeqCst);
-                    for obj in relisted.drain(..) {
-                        match before.remove(&ObjectRef::from_obj(&obj)) {
-                            Some(old) => self.dispatch(&Change::Update {
-                                old: &old,
-                                new: &obj,
-                            }),
-                            None => self.dispatch(&Change::Create(&obj)),
-                        }
-                    }
-                    for gone in before.into_values() {
-                        self.dispatch(&Change::Delete(&gone));
-                    }
+                    self.set_error(Some(e.to_string()));
                 }
             }
         }
     }
+
+    /// Writes `obj` into the store; returns the cached copy it replaced and the new one.
+    fn put(&self, writer: &mut reflector::store::Writer<K>, obj: K) -> (Option<Arc<K>>, Arc<K>) {
+        let key = ObjectRef::from_obj(&obj);
+        let old = self.store.get(&key);
+        writer.apply_watcher_event(&watcher::Event::Apply(obj));
+        let new = self
+            .store
+            .get(&key)
+            .expect("an object just written to the store is in it");
+        (old, new)
+    }
+
+    fn apply(&self, r: &mut Reflect<K>, scope: usize, event: watcher::Event<InScope<K>>) {
+        match event {
+            watcher::Event::Apply(InScope(obj)) => {
+                let (old, new) = self.put(&mut r.writer, obj);
+                self.index(old.as_deref(), Some(&new));
+                match old {
+                    Some(old) => self.dispatch(&Change::Update {
+                        old: &old,
+                        new: &new,
+                    }),
+                    None => self.dispatch(&Change::Create(&new)),
+                }
+            }
+            watcher::Event::Delete(InScope(obj)) => {
+                let old = self.store.get(&ObjectRef::from_obj(&obj));
+                self.index(Some(old.as_deref().unwrap_or(&obj)), None);
+                let event = watcher::Event::Delete(obj);
+                r.writer.apply_watcher_event(&event);
+                if let watcher::Event::Delete(obj) = &event {
+                    self.dispatch(&Change::Delete(obj));
+                }
+            }
+            watcher::Event::Init => r.relists[scope].clear(),
+            watcher::Event::InitApply(InScope(obj)) => r.relists[scope].push(obj),
+            watcher::Event::InitDone => self.relisted(r, scope),
+        }
+    }
+
+    /// A (re)list of one scope is complete: the store takes what was listed, objects of the
+    /// scope that were not listed are gone (deleted while the watch was down), and handlers
+    /// see the differences.
+    fn relisted(&self, r: &mut Reflect<K>, scope: usize) {
+        let listed = std::mem::take(&mut r.relists[scope]);
+        r.synced[scope] = true;
+        let all_synced = r.synced.iter().all(|s| *s);
+        let namespace = r.scopes[scope].as_deref();
+        let mut before: HashMap<ObjectRef<K>, Arc<K>> = HashMap::new();
+        let mut others = Vec::new();
+        for o in self.store.state() {
+            if namespace.is_none_or(|ns| o.meta().namespace.as_deref() == Some(ns)) {
+                before.insert(ObjectRef::from_obj(o.as_ref()), o);
+            } else {
+                others.push(o);
+            }
+        }
+        let keys: Vec<ObjectRef<K>> = listed.iter().map(ObjectRef::from_obj).collect();
+        let kept: HashSet<&ObjectRef<K>> = keys.iter().collect();
+        if !r.ready && all_synced {
+            // The first complete list of every scope: hand the writer the whole state at
+            // once, which also releases `Store::wait_until_ready`. Objects of the other
+            // scopes are copied this once; with a single scope there are none.
+            r.writer.apply_watcher_event(&watcher::Event::Init);
+            for o in others {
+                let copy = o.as_ref().clone();
+                r.writer
+                    .apply_watcher_event(&watcher::Event::InitApply(copy));
+            }
+            for o in listed {
+                r.writer.apply_watcher_event(&watcher::Event::InitApply(o));
+            }
+            r.writer.apply_watcher_event(&watcher::Event::InitDone);
+            r.ready = true;
+        } else {
+            drop(others);
+            for o in listed {
+                r.writer.apply_watcher_event(&watcher::Event::Apply(o));
+            }
+            for (key, gone) in &before {
+                if !kept.contains(key) {
+                    let copy = gone.as_ref().clone();
+                    r.writer.apply_watcher_event(&watcher::Event::Delete(copy));
+                }
+            }
+        }
+        let current: Vec<Arc<K>> = keys.iter().filter_map(|k| self.store.get(k)).collect();
+        for new in &current {
+            let old = before.get(&ObjectRef::from_obj(new.as_ref()));
+            self.index(old.map(|o| o.as_ref()), Some(new));
+        }
+        for (key, gone) in &before {
+            if !kept.contains(key) {
+                self.index(Some(gone.as_ref()), None);
+            }
+        }
+        if all_synced {
+            self.synced.store(true, Ordering::SeqCst);
+            self.set_error(None);
+        }
+        for new in current {
+            match before.remove(&ObjectRef::from_obj(new.as_ref())) {
+                Some(old) => self.dispatch(&Change::Update {
+                    old: &old,
+                    new: &new,
+                }),
+                None => self.dispatch(&Change::Create(&new)),
+            }
+        }
+        for gone in before.into_values() {
+            self.dispatch(&Change::Delete(&gone));
+        }
+    }
+}
+
+/// The state of one informer's watches between events.
+struct Reflect<K: Object> {
+    writer: reflector::store::Writer<K>,
+    /// Per scope (namespace, or `None` for the whole cluster).
+    scopes: Vec<Option<String>>,
+    /// The objects of a list in progress, per scope.
+    relists: Vec<Vec<K>>,
+    /// Whether each scope completed a list.
+    synced: Vec<bool>,
+    /// Whether the writer was given the first complete state (the store is "ready").
+    ready: bool,
+}
+
+/// `K`, watched through a kube [`Api`] that may be bound to a namespace.
+///
+/// kube builds a namespaced `Api` only for kinds whose `Resource::Scope` says namespaced (or
+/// dynamic); the runtime's kinds are generic without that bound. This transparent wrapper
+/// delegates everything to `K` and declares the dynamic scope, so one code path watches a
+/// namespace or the cluster with no extra decoding.
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(transparent)]
+struct InScope<K>(K);
+
+impl<K: Object> Resource for InScope<K> {
+    type DynamicType = ();
+    type Scope = kube::core::DynamicResourceScope;
+
+    fn kind(_: &()) -> std::borrow::Cow<'_, str> {
+        K::kind(&())
+    }
+    fn group(_: &()) -> std::borrow::Cow<'_, str> {
+        K::group(&())
+    }
+    fn version(_: &()) -> std::borrow::Cow<'_, str> {
+        K::version(&())
+    }
+    fn api_version(_: &()) -> std::borrow::Cow<'_, str> {
+        K::api_version(&())
+    }
+    fn plural(_: &()) -> std::borrow::Cow<'_, str> {
+        K::plural(&())
+    }
+    fn metadata_api() -> bool {
+        K::metadata_api()
+    }
+    fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        self.0.meta()
+    }
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        self.0.meta_mut()
+    }
+}
+
+/// The API resource an informer watches, for RBAC derivation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Watched {
+    pub group: String,
+    pub kind: String,
+    pub plural: String,
+    pub namespaced: bool,
 }
 
 /// The type-erased face of an [`Informer`].
 trait AnyInformer: Send + Sync {
-    fn start(self: Arc<Self>, client: Client) -> futures::future::BoxFuture<'static, ()>;
+    fn start(
+        self: Arc<Self>,
+        client: Client,
+        cache: KindCache,
+    ) -> futures::future::BoxFuture<'static, ()>;
     fn synced(&self) -> bool;
+    fn error(&self) -> Option<String>;
     fn kind(&self) -> String;
+    fn watched(&self) -> Watched;
 }
 
 impl<K: Object> AnyInformer for Informer<K> {
-    fn start(self: Arc<Self>, client: Client) -> futures::future::BoxFuture<'static, ()> {
-        Box::pin(self.run(client))
+    fn start(
+        self: Arc<Self>,
+        client: Client,
+        cache: KindCache,
+    ) -> futures::future::BoxFuture<'static, ()> {
+        Box::pin(self.run(client, cache))
     }
     fn synced(&self) -> bool {
         self.synced.load(Ordering::SeqCst)
+    }
+    fn error(&self) -> Option<String> {
+        self.error.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
     fn kind(&self) -> String {
         let group = K::group(&());
@@ -348,6 +507,14 @@ impl<K: Object> AnyInformer for Informer<K> {
             K::kind(&()).into_owned()
         } else {
             format!("{}.{}", K::kind(&()), group)
+        }
+    }
+    fn watched(&self) -> Watched {
+        Watched {
+            group: K::group(&()).into_owned(),
+            kind: K::kind(&()).into_owned(),
+            plural: K::plural(&()).into_owned(),
+            namespaced: is_namespaced::<K>(),
         }
     }
 }
@@ -399,17 +566,47 @@ impl Informers {
             .and_then(|e| e.typed.clone().downcast::<Informer<K>>().ok())
     }
 
-    /// Starts one watch per kind; returns the futures to spawn.
-    pub(crate) fn start(&self, client: &Client) -> Vec<futures::future::BoxFuture<'static, ()>> {
+    /// Starts the watches of every kind (one per kind, or one per namespace of a
+    /// namespace-scoped kind); returns the futures to spawn.
+    pub(crate) fn start(
+        &self,
+        client: &Client,
+        caches: &CacheConfig,
+    ) -> Vec<futures::future::BoxFuture<'static, ()>> {
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         let order = self.order.lock().unwrap_or_else(|p| p.into_inner());
         order
             .iter()
             .filter_map(|id| entries.get(id))
             .map(|e| {
-                self.watches_started.fetch_add(1, Ordering::SeqCst);
-                e.erased.clone().start(client.clone())
+                let w = e.erased.watched();
+                let cache = caches.resolve(&w.group, &w.kind, w.namespaced);
+                self.watches_started
+                    .fetch_add(cache.namespaces.len().max(1), Ordering::SeqCst);
+                e.erased.clone().start(client.clone(), cache)
             })
+            .collect()
+    }
+
+    /// The API resources watched, in registration order.
+    pub(crate) fn watched(&self) -> Vec<Watched> {
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let order = self.order.lock().unwrap_or_else(|p| p.into_inner());
+        order
+            .iter()
+            .filter_map(|id| entries.get(id))
+            .map(|e| e.erased.watched())
+            .collect()
+    }
+
+    /// The last watch error of every kind whose cache is not synced (`Kind.group: error`).
+    pub(crate) fn errors(&self) -> Vec<String> {
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let order = self.order.lock().unwrap_or_else(|p| p.into_inner());
+        order
+            .iter()
+            .filter_map(|id| entries.get(id))
+            .filter_map(|e| Some(format!("{}: {}", e.erased.kind(), e.erased.error()?)))
             .collect()
     }
 
@@ -430,7 +627,8 @@ impl Informers {
             .collect()
     }
 
-    /// How many watch streams were started.
+    /// How many watch streams were started (one per kind, one per namespace for a kind
+    /// watched in several).
     pub(crate) fn watches_started(&self) -> usize {
         self.watches_started.load(Ordering::SeqCst)
     }

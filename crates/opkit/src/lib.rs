@@ -101,6 +101,7 @@
 
 pub mod app;
 pub mod apply;
+pub mod cache;
 pub mod conditions;
 pub mod controller;
 pub mod error;
@@ -117,6 +118,7 @@ pub mod signals;
 pub mod workqueue;
 
 pub use app::App;
+pub use cache::CacheOptions;
 pub use controller::{Action, Context, Controller, ControllerDef, Request};
 pub use error::{Error, Result};
 pub use expectations::Expectations;
@@ -128,6 +130,7 @@ pub use predicate::{Change, Predicate};
 pub use k8s_openapi;
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 pub use kube;
+pub use kube::core::PartialObjectMeta;
 pub use kube::runtime::events::EventType;
 pub use kube::runtime::reflector::{ObjectRef, Store};
 pub use kube::{Api, Client, CustomResource, CustomResourceExt, Resource, ResourceExt};
