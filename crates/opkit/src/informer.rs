@@ -26,6 +26,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use tokio::sync::{Notify, watch};
 
 use crate::cache::{CacheConfig, KindCache};
 use crate::error::{Error, Result};
@@ -65,6 +66,8 @@ pub(crate) struct Informer<K: Object> {
     store: Store<K>,
     handlers: Mutex<Vec<Handler<K>>>,
     synced: AtomicBool,
+    /// Told when this cache first syncs.
+    on_synced: Arc<Notify>,
     owners: Arc<RwLock<Option<Owners<K>>>>,
     /// The last watch error, until every scope lists again.
     error: Mutex<Option<String>>,
@@ -182,13 +185,14 @@ impl<K: Object> OwnerIndex<K> {
 }
 
 impl<K: Object> Informer<K> {
-    fn new() -> Informer<K> {
+    fn new(on_synced: Arc<Notify>) -> Informer<K> {
         let (store, writer) = reflector::store::<K>();
         Informer {
             writer: Mutex::new(Some(writer)),
             store,
             handlers: Mutex::new(Vec::new()),
             synced: AtomicBool::new(false),
+            on_synced,
             owners: Arc::new(RwLock::new(None)),
             error: Mutex::new(None),
         }
@@ -394,8 +398,10 @@ impl<K: Object> Informer<K> {
             }
         }
         if all_synced {
-            self.synced.store(true, Ordering::SeqCst);
             self.set_error(None);
+            if !self.synced.swap(true, Ordering::SeqCst) {
+                self.on_synced.notify_waiters();
+            }
         }
         for new in current {
             match before.remove(&ObjectRef::from_obj(new.as_ref())) {
@@ -530,6 +536,7 @@ pub(crate) struct Informers {
     entries: Mutex<HashMap<TypeId, Entry>>,
     order: Mutex<Vec<TypeId>>,
     watches_started: AtomicUsize,
+    on_synced: Arc<Notify>,
 }
 
 impl Informers {
@@ -543,7 +550,7 @@ impl Informers {
         {
             return existing;
         }
-        let informer = Arc::new(Informer::<K>::new());
+        let informer = Arc::new(Informer::<K>::new(self.on_synced.clone()));
         entries.insert(
             id,
             Entry {
@@ -616,6 +623,25 @@ impl Informers {
         entries.values().all(|e| e.erased.synced())
     }
 
+    /// Waits until every cache has completed its initial list (true), or until `stop` says
+    /// stop (false): controllers start on synced caches, as controller-runtime's do, so a
+    /// reconcile never takes an owned kind's unfilled cache for "no children".
+    pub(crate) async fn wait_synced(&self, stop: &mut watch::Receiver<bool>) -> bool {
+        loop {
+            let synced = self.on_synced.notified();
+            if *stop.borrow_and_update() {
+                return false;
+            }
+            if self.synced() {
+                return true;
+            }
+            tokio::select! {
+                _ = synced => {}
+                changed = stop.changed() => if changed.is_err() { return false },
+            }
+        }
+    }
+
     /// The kinds watched, in registration order (`Kind` or `Kind.group`).
     pub(crate) fn kinds(&self) -> Vec<String> {
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
@@ -671,5 +697,115 @@ impl Caches {
             .get::<W>()
             .and_then(|i| i.owner_index())
             .ok_or_else(|| Error::NotIndexed(W::kind(&()).into_owned()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures::FutureExt;
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    use kube::ResourceExt;
+
+    use super::*;
+
+    fn cm(namespace: &str, name: &str, value: &str) -> InScope<ConfigMap> {
+        let mut cm = ConfigMap::default();
+        cm.metadata.namespace = Some(namespace.into());
+        cm.metadata.name = Some(name.into());
+        cm.data = Some([("v".to_string(), value.to_string())].into());
+        InScope(cm)
+    }
+
+    fn describe(change: &Change<'_, ConfigMap>) -> String {
+        let (what, obj) = match change {
+            Change::Create(o) => ("create", *o),
+            Change::Update { new, .. } => ("update", *new),
+            Change::Delete(o) => ("delete", *o),
+        };
+        let value = obj
+            .data
+            .as_ref()
+            .map(|d| d["v"].clone())
+            .unwrap_or_default();
+        format!(
+            "{what} {}/{} {value}",
+            obj.namespace().unwrap_or_default(),
+            obj.name_any()
+        )
+    }
+
+    fn list(
+        informer: &Informer<ConfigMap>,
+        r: &mut Reflect<ConfigMap>,
+        scope: usize,
+        objects: Vec<InScope<ConfigMap>>,
+    ) {
+        informer.apply(r, scope, watcher::Event::Init);
+        for o in objects {
+            informer.apply(r, scope, watcher::Event::InitApply(o));
+        }
+        informer.apply(r, scope, watcher::Event::InitDone);
+    }
+
+    fn cached(informer: &Informer<ConfigMap>) -> Vec<String> {
+        let mut out: Vec<String> = informer
+            .store
+            .state()
+            .iter()
+            .map(|o| format!("{}/{}", o.namespace().unwrap_or_default(), o.name_any()))
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn a_relist_of_one_namespace_reports_its_missed_deletes_and_leaves_other_namespaces_alone() {
+        let informer = Informer::<ConfigMap>::new(Arc::default());
+        informer.enable_owner_index();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        informer.add_handler(move |c| log.lock().unwrap().push(describe(c)));
+        let take = || std::mem::take(&mut *seen.lock().unwrap());
+        let Some(writer) = informer.writer.lock().unwrap().take() else {
+            panic!("a new informer has its writer");
+        };
+        let mut r = Reflect {
+            writer,
+            scopes: vec![Some("a".into()), Some("b".into())],
+            relists: vec![Vec::new(), Vec::new()],
+            synced: vec![false, false],
+            ready: false,
+        };
+
+        list(
+            &informer,
+            &mut r,
+            0,
+            vec![cm("a", "x", "1"), cm("a", "y", "1")],
+        );
+        assert_eq!(take(), ["create a/x 1", "create a/y 1"]);
+        assert!(!AnyInformer::synced(&informer), "b has not listed yet");
+        assert!(informer.store.wait_until_ready().now_or_never().is_none());
+        informer.apply(&mut r, 0, watcher::Event::Apply(cm("a", "x", "2")));
+        list(&informer, &mut r, 1, vec![cm("b", "x", "1")]);
+        assert_eq!(take(), ["update a/x 2", "create b/x 1"]);
+        assert!(AnyInformer::synced(&informer));
+        assert!(informer.store.wait_until_ready().now_or_never().is_some());
+        assert_eq!(cached(&informer), ["a/x", "a/y", "b/x"]);
+
+        // a's watch broke; meanwhile a/y was deleted and a/x changed. The relist of a says so,
+        // and b's object is neither reported nor dropped.
+        list(&informer, &mut r, 0, vec![cm("a", "x", "3")]);
+        assert_eq!(take(), ["update a/x 3", "delete a/y 1"]);
+        assert_eq!(cached(&informer), ["a/x", "b/x"]);
+        let index = informer.owner_index().unwrap_or_else(|| panic!("enabled"));
+        assert_eq!(index.orphans("a").len(), 1);
+        assert_eq!(index.orphans("b").len(), 1);
+
+        informer.apply(&mut r, 1, watcher::Event::Delete(cm("b", "x", "1")));
+        assert_eq!(take(), ["delete b/x 1"]);
+        assert_eq!(cached(&informer), ["a/x"]);
+        assert!(index.orphans("b").is_empty());
     }
 }

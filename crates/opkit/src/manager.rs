@@ -3,7 +3,9 @@
 //! As controller-runtime's manager, it owns what controllers share — one watch and cache per
 //! kind ([`crate::informer`]), the client, the metrics registry — and runs the controllers
 //! added to it. Caches start at once (so a standby replica is warm and `/readyz` reports
-//! synced caches); controllers start only while this replica holds the leader Lease.
+//! synced caches); controllers start only while this replica holds the leader Lease, and
+//! once every cache has completed its first list (a cache that cannot list — typically for
+//! want of RBAC — keeps them waiting; [`Running::cache_errors`] says why).
 //!
 //! Shutdown (SIGTERM, Ctrl-C, or [`Running::shutdown`]) stops handing out new keys, lets
 //! running reconciles finish for up to `shutdown_timeout` (30 s), then releases the Lease so
@@ -445,11 +447,18 @@ async fn supervise(
         let (ctrl_stop, ctrl_stopped) = watch::channel(false);
         let mut workers = JoinSet::new();
         for c in controllers {
-            workers.spawn((c.start)(RunEnv {
+            let informers = shared.informers.clone();
+            let mut stop = ctrl_stopped.clone();
+            let env = RunEnv {
                 client: client.clone(),
                 identity: identity.clone(),
                 stop: ctrl_stopped.clone(),
-            }));
+            };
+            workers.spawn(async move {
+                if informers.wait_synced(&mut stop).await {
+                    (c.start)(env).await;
+                }
+            });
         }
         // Keep renewing (also while draining) in a task that hands the elector back.
         let (hold_stop, mut hold_stopped) = watch::channel(false);
