@@ -90,6 +90,13 @@ impl CacheOptions {
 
     /// Keep `metadata.managedFields` and the `last-applied-configuration` annotation in the
     /// cached objects (stripped by default: they are large and reconciles rarely read them).
+    ///
+    /// Writing back a cached object is safe for `managedFields` (an update without them
+    /// keeps the stored ones, on Kubernetes as here) but not for the annotation: a full update
+    /// (`Api::replace`) of a stripped copy removes `last-applied-configuration` from the
+    /// stored object, and the next `kubectl apply` of it cannot compute deletions. Patches and
+    /// server-side apply — what opkit's helpers send — leave it alone. A controller that
+    /// replaces whole objects of a kind users `kubectl apply` should keep them for that kind.
     pub fn keep_managed_fields(mut self, keep: bool) -> Self {
         self.keep_managed_fields = Some(keep);
         self
