@@ -367,6 +367,18 @@ impl<K: Object> Controller<K> {
         self
     }
 
+    /// As [`Controller::owns`], caching only the metadata of `C`
+    /// ([`PartialObjectMeta<C>`](kube::core::PartialObjectMeta), watched with metadata-only
+    /// requests): mapping a child to its owner needs its owner references, not its spec or
+    /// status, and a cached Deployment is several times the size of its metadata. Read the
+    /// children with `ctx.store::<PartialObjectMeta<C>>()` (or an
+    /// [`index_owners`](Controller::index_owners) of that type); a reconcile that needs a
+    /// child's spec or status gets it from the API — e.g. the object
+    /// [`apply_owned`](Context::apply_owned) returns — or uses [`owns`](Controller::owns).
+    pub fn owns_metadata<C: Object>(self) -> Self {
+        self.owns::<kube::core::PartialObjectMeta<C>>()
+    }
+
     /// Reconciles the keys `mapper` returns whenever an object of kind `W` changes.
     /// Adds `get/list/watch` on `W` to the derived RBAC rules.
     pub fn watches<W: Object>(

@@ -26,7 +26,9 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use tokio::sync::{Notify, watch};
 
+use crate::cache::{CacheConfig, KindCache};
 use crate::error::{Error, Result};
 use crate::predicate::Change;
 
@@ -64,7 +66,11 @@ pub(crate) struct Informer<K: Object> {
     store: Store<K>,
     handlers: Mutex<Vec<Handler<K>>>,
     synced: AtomicBool,
+    /// Told when this cache first syncs.
+    on_synced: Arc<Notify>,
     owners: Arc<RwLock<Option<Owners<K>>>>,
+    /// The last watch error, until every scope lists again.
+    error: Mutex<Option<String>>,
 }
 
 /// The index key of objects without a controller owner in a namespace (uids never contain
@@ -179,14 +185,16 @@ impl<K: Object> OwnerIndex<K> {
 }
 
 impl<K: Object> Informer<K> {
-    fn new() -> Informer<K> {
+    fn new(on_synced: Arc<Notify>) -> Informer<K> {
         let (store, writer) = reflector::store::<K>();
         Informer {
             writer: Mutex::new(Some(writer)),
             store,
             handlers: Mutex::new(Vec::new()),
             synced: AtomicBool::new(false),
+            on_synced,
             owners: Arc::new(RwLock::new(None)),
+            error: Mutex::new(None),
         }
     }
 
@@ -246,101 +254,258 @@ impl<K: Object> Informer<K> {
         }
     }
 
-    async fn run(self: Arc<Self>, client: Client) {
-        let Some(mut writer) = self.writer.lock().unwrap_or_else(|p| p.into_inner()).take() else {
+    fn set_error(&self, error: Option<String>) {
+        *self.error.lock().unwrap_or_else(|p| p.into_inner()) = error;
+    }
+
+    /// Watches `K` as `cache` says (one watch per namespace, or one for the whole cluster)
+    /// and keeps the store, the owner index and the handlers up to date.
+    async fn run(self: Arc<Self>, client: Client, cache: KindCache) {
+        let Some(writer) = self.writer.lock().unwrap_or_else(|p| p.into_inner()).take() else {
             return;
         };
-        let api: Api<K> = Api::all(client);
-        let mut stream = watcher::watcher(api, watcher::Config::default())
-            .default_backoff()
-            .boxed();
-        let mut relisted: Vec<K> = Vec::new();
-        while let Some(event) = stream.next().await {
-            let event = match event {
-                Ok(e) => e,
+        let scopes: Vec<Option<String>> = if cache.namespaces.is_empty() {
+            vec![None]
+        } else {
+            cache.namespaces.iter().cloned().map(Some).collect()
+        };
+        let config = cache.watcher_config();
+        let mut events = futures::stream::select_all(scopes.iter().enumerate().map(|(i, ns)| {
+            let api: Api<InScope<K>> = match ns {
+                Some(ns) => Api::namespaced_with(client.clone(), ns, &()),
+                None => Api::all_with(client.clone(), &()),
+            };
+            watcher::watcher(api, config.clone())
+                .default_backoff()
+                .map(move |event| (i, event))
+                .boxed()
+        }));
+        let mut reflect = Reflect {
+            writer,
+            relists: scopes.iter().map(|_| Vec::new()).collect(),
+            synced: vec![false; scopes.len()],
+            scopes,
+            ready: false,
+        };
+        while let Some((scope, event)) = events.next().await {
+            match event {
+                Ok(event) => {
+                    let event = event.modify(|o| cache.trim(o.0.meta_mut()));
+                    self.apply(&mut reflect, scope, event);
+                }
                 Err(e) => {
                     tracing::warn!(kind = %K::kind(&()), error = %e, "watch failed; retrying");
-                    continue;
-                }
-            };
-            match &event {
-                watcher::Event::Apply(obj) => {
-                    let old = self.store.get(&ObjectRef::from_obj(obj));
-                    writer.apply_watcher_event(&event);
-                    self.index(old.as_deref(), Some(obj));
-                    match old {
-                        Some(old) => self.dispatch(&Change::Update {
-                            old: &old,
-                            new: obj,
-                        }),
-                        None => self.dispatch(&Change::Create(obj)),
-                    }
-                }
-                watcher::Event::Delete(obj) => {
-                    let old = self.store.get(&ObjectRef::from_obj(obj));
-                    writer.apply_watcher_event(&event);
-                    self.index(Some(old.as_deref().unwrap_or(obj)), None);
-                    self.dispatch(&Change::Delete(obj));
-                }
-                watcher::Event::Init => {
-                    relisted.clear();
-                    writer.apply_watcher_event(&event);
-                }
-                watcher::Event::InitApply(obj) => {
-                    relisted.push(obj.clone());
-                    writer.apply_watcher_event(&event);
-                }
-                watcher::Event::InitDone => {
-                    let mut before: HashMap<ObjectRef<K>, Arc<K>> = self
-                        .store
-                        .state()
-                        .into_iter()
-                        .map(|o| (ObjectRef::from_obj(o.as_ref()), o))
-                        .collect();
-                    writer.apply_watcher_event(&event);
-                    let mut listed = HashSet::new();
-                    for obj in &relisted {
-                        let r = ObjectRef::from_obj(obj);
-                        self.index(before.get(&r).map(|o| o.as_ref()), Some(obj));
-                        listed.insert(r);
-                    }
-                    for (r, gone) in &before {
-                        if !listed.contains(r) {
-                            self.index(Some(gone.as_ref()), None);
-                        }
-                    }
-                    self.synced.store(true, Ordering::SeqCst);
-                    for obj in relisted.drain(..) {
-                        match before.remove(&ObjectRef::from_obj(&obj)) {
-                            Some(old) => self.dispatch(&Change::Update {
-                                old: &old,
-                                new: &obj,
-                            }),
-                            None => self.dispatch(&Change::Create(&obj)),
-                        }
-                    }
-                    for gone in before.into_values() {
-                        self.dispatch(&Change::Delete(&gone));
-                    }
+                    self.set_error(Some(e.to_string()));
                 }
             }
         }
     }
+
+    /// Writes `obj` into the store; returns the cached copy it replaced and the new one.
+    fn put(&self, writer: &mut reflector::store::Writer<K>, obj: K) -> (Option<Arc<K>>, Arc<K>) {
+        let key = ObjectRef::from_obj(&obj);
+        let old = self.store.get(&key);
+        writer.apply_watcher_event(&watcher::Event::Apply(obj));
+        let new = self
+            .store
+            .get(&key)
+            .expect("an object just written to the store is in it");
+        (old, new)
+    }
+
+    fn apply(&self, r: &mut Reflect<K>, scope: usize, event: watcher::Event<InScope<K>>) {
+        match event {
+            watcher::Event::Apply(InScope(obj)) => {
+                let (old, new) = self.put(&mut r.writer, obj);
+                self.index(old.as_deref(), Some(&new));
+                match old {
+                    Some(old) => self.dispatch(&Change::Update {
+                        old: &old,
+                        new: &new,
+                    }),
+                    None => self.dispatch(&Change::Create(&new)),
+                }
+            }
+            watcher::Event::Delete(InScope(obj)) => {
+                let old = self.store.get(&ObjectRef::from_obj(&obj));
+                self.index(Some(old.as_deref().unwrap_or(&obj)), None);
+                let event = watcher::Event::Delete(obj);
+                r.writer.apply_watcher_event(&event);
+                if let watcher::Event::Delete(obj) = &event {
+                    self.dispatch(&Change::Delete(obj));
+                }
+            }
+            watcher::Event::Init => r.relists[scope].clear(),
+            watcher::Event::InitApply(InScope(obj)) => r.relists[scope].push(obj),
+            watcher::Event::InitDone => self.relisted(r, scope),
+        }
+    }
+
+    /// A (re)list of one scope is complete: the store takes what was listed, objects of the
+    /// scope that were not listed are gone (deleted while the watch was down), and handlers
+    /// see the differences.
+    fn relisted(&self, r: &mut Reflect<K>, scope: usize) {
+        let listed = std::mem::take(&mut r.relists[scope]);
+        r.synced[scope] = true;
+        let all_synced = r.synced.iter().all(|s| *s);
+        let namespace = r.scopes[scope].as_deref();
+        let mut before: HashMap<ObjectRef<K>, Arc<K>> = HashMap::new();
+        let mut others = Vec::new();
+        for o in self.store.state() {
+            if namespace.is_none_or(|ns| o.meta().namespace.as_deref() == Some(ns)) {
+                before.insert(ObjectRef::from_obj(o.as_ref()), o);
+            } else {
+                others.push(o);
+            }
+        }
+        let keys: Vec<ObjectRef<K>> = listed.iter().map(ObjectRef::from_obj).collect();
+        let kept: HashSet<&ObjectRef<K>> = keys.iter().collect();
+        if !r.ready && all_synced {
+            // The first complete list of every scope: hand the writer the whole state at
+            // once, which also releases `Store::wait_until_ready`. Objects of the other
+            // scopes are copied this once; with a single scope there are none.
+            r.writer.apply_watcher_event(&watcher::Event::Init);
+            for o in others {
+                let copy = o.as_ref().clone();
+                r.writer
+                    .apply_watcher_event(&watcher::Event::InitApply(copy));
+            }
+            for o in listed {
+                r.writer.apply_watcher_event(&watcher::Event::InitApply(o));
+            }
+            r.writer.apply_watcher_event(&watcher::Event::InitDone);
+            r.ready = true;
+        } else {
+            drop(others);
+            for o in listed {
+                r.writer.apply_watcher_event(&watcher::Event::Apply(o));
+            }
+            for (key, gone) in &before {
+                if !kept.contains(key) {
+                    let copy = gone.as_ref().clone();
+                    r.writer.apply_watcher_event(&watcher::Event::Delete(copy));
+                }
+            }
+        }
+        let current: Vec<Arc<K>> = keys.iter().filter_map(|k| self.store.get(k)).collect();
+        for new in &current {
+            let old = before.get(&ObjectRef::from_obj(new.as_ref()));
+            self.index(old.map(|o| o.as_ref()), Some(new));
+        }
+        for (key, gone) in &before {
+            if !kept.contains(key) {
+                self.index(Some(gone.as_ref()), None);
+            }
+        }
+        if all_synced {
+            self.set_error(None);
+            if !self.synced.swap(true, Ordering::SeqCst) {
+                self.on_synced.notify_waiters();
+            }
+        }
+        for new in current {
+            match before.remove(&ObjectRef::from_obj(new.as_ref())) {
+                Some(old) => self.dispatch(&Change::Update {
+                    old: &old,
+                    new: &new,
+                }),
+                None => self.dispatch(&Change::Create(&new)),
+            }
+        }
+        for gone in before.into_values() {
+            self.dispatch(&Change::Delete(&gone));
+        }
+    }
+}
+
+/// The state of one informer's watches between events.
+struct Reflect<K: Object> {
+    writer: reflector::store::Writer<K>,
+    /// Per scope (namespace, or `None` for the whole cluster).
+    scopes: Vec<Option<String>>,
+    /// The objects of a list in progress, per scope.
+    relists: Vec<Vec<K>>,
+    /// Whether each scope completed a list.
+    synced: Vec<bool>,
+    /// Whether the writer was given the first complete state (the store is "ready").
+    ready: bool,
+}
+
+/// `K`, watched through a kube [`Api`] that may be bound to a namespace.
+///
+/// kube builds a namespaced `Api` only for kinds whose `Resource::Scope` says namespaced (or
+/// dynamic); the runtime's kinds are generic without that bound. This transparent wrapper
+/// delegates everything to `K` and declares the dynamic scope, so one code path watches a
+/// namespace or the cluster with no extra decoding.
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(transparent)]
+struct InScope<K>(K);
+
+impl<K: Object> Resource for InScope<K> {
+    type DynamicType = ();
+    type Scope = kube::core::DynamicResourceScope;
+
+    fn kind(_: &()) -> std::borrow::Cow<'_, str> {
+        K::kind(&())
+    }
+    fn group(_: &()) -> std::borrow::Cow<'_, str> {
+        K::group(&())
+    }
+    fn version(_: &()) -> std::borrow::Cow<'_, str> {
+        K::version(&())
+    }
+    fn api_version(_: &()) -> std::borrow::Cow<'_, str> {
+        K::api_version(&())
+    }
+    fn plural(_: &()) -> std::borrow::Cow<'_, str> {
+        K::plural(&())
+    }
+    fn metadata_api() -> bool {
+        K::metadata_api()
+    }
+    fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        self.0.meta()
+    }
+    fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+        self.0.meta_mut()
+    }
+}
+
+/// The API resource an informer watches, for RBAC derivation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Watched {
+    pub group: String,
+    pub kind: String,
+    pub plural: String,
+    pub namespaced: bool,
 }
 
 /// The type-erased face of an [`Informer`].
 trait AnyInformer: Send + Sync {
-    fn start(self: Arc<Self>, client: Client) -> futures::future::BoxFuture<'static, ()>;
+    fn start(
+        self: Arc<Self>,
+        client: Client,
+        cache: KindCache,
+    ) -> futures::future::BoxFuture<'static, ()>;
     fn synced(&self) -> bool;
+    fn error(&self) -> Option<String>;
     fn kind(&self) -> String;
+    fn watched(&self) -> Watched;
 }
 
 impl<K: Object> AnyInformer for Informer<K> {
-    fn start(self: Arc<Self>, client: Client) -> futures::future::BoxFuture<'static, ()> {
-        Box::pin(self.run(client))
+    fn start(
+        self: Arc<Self>,
+        client: Client,
+        cache: KindCache,
+    ) -> futures::future::BoxFuture<'static, ()> {
+        Box::pin(self.run(client, cache))
     }
     fn synced(&self) -> bool {
         self.synced.load(Ordering::SeqCst)
+    }
+    fn error(&self) -> Option<String> {
+        self.error.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
     fn kind(&self) -> String {
         let group = K::group(&());
@@ -348,6 +513,14 @@ impl<K: Object> AnyInformer for Informer<K> {
             K::kind(&()).into_owned()
         } else {
             format!("{}.{}", K::kind(&()), group)
+        }
+    }
+    fn watched(&self) -> Watched {
+        Watched {
+            group: K::group(&()).into_owned(),
+            kind: K::kind(&()).into_owned(),
+            plural: K::plural(&()).into_owned(),
+            namespaced: is_namespaced::<K>(),
         }
     }
 }
@@ -363,6 +536,7 @@ pub(crate) struct Informers {
     entries: Mutex<HashMap<TypeId, Entry>>,
     order: Mutex<Vec<TypeId>>,
     watches_started: AtomicUsize,
+    on_synced: Arc<Notify>,
 }
 
 impl Informers {
@@ -376,7 +550,7 @@ impl Informers {
         {
             return existing;
         }
-        let informer = Arc::new(Informer::<K>::new());
+        let informer = Arc::new(Informer::<K>::new(self.on_synced.clone()));
         entries.insert(
             id,
             Entry {
@@ -399,17 +573,47 @@ impl Informers {
             .and_then(|e| e.typed.clone().downcast::<Informer<K>>().ok())
     }
 
-    /// Starts one watch per kind; returns the futures to spawn.
-    pub(crate) fn start(&self, client: &Client) -> Vec<futures::future::BoxFuture<'static, ()>> {
+    /// Starts the watches of every kind (one per kind, or one per namespace of a
+    /// namespace-scoped kind); returns the futures to spawn.
+    pub(crate) fn start(
+        &self,
+        client: &Client,
+        caches: &CacheConfig,
+    ) -> Vec<futures::future::BoxFuture<'static, ()>> {
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         let order = self.order.lock().unwrap_or_else(|p| p.into_inner());
         order
             .iter()
             .filter_map(|id| entries.get(id))
             .map(|e| {
-                self.watches_started.fetch_add(1, Ordering::SeqCst);
-                e.erased.clone().start(client.clone())
+                let w = e.erased.watched();
+                let cache = caches.resolve(&w.group, &w.kind, w.namespaced);
+                self.watches_started
+                    .fetch_add(cache.namespaces.len().max(1), Ordering::SeqCst);
+                e.erased.clone().start(client.clone(), cache)
             })
+            .collect()
+    }
+
+    /// The API resources watched, in registration order.
+    pub(crate) fn watched(&self) -> Vec<Watched> {
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let order = self.order.lock().unwrap_or_else(|p| p.into_inner());
+        order
+            .iter()
+            .filter_map(|id| entries.get(id))
+            .map(|e| e.erased.watched())
+            .collect()
+    }
+
+    /// The last watch error of every kind whose cache is not synced (`Kind.group: error`).
+    pub(crate) fn errors(&self) -> Vec<String> {
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let order = self.order.lock().unwrap_or_else(|p| p.into_inner());
+        order
+            .iter()
+            .filter_map(|id| entries.get(id))
+            .filter_map(|e| Some(format!("{}: {}", e.erased.kind(), e.erased.error()?)))
             .collect()
     }
 
@@ -417,6 +621,25 @@ impl Informers {
     pub(crate) fn synced(&self) -> bool {
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         entries.values().all(|e| e.erased.synced())
+    }
+
+    /// Waits until every cache has completed its initial list (true), or until `stop` says
+    /// stop (false): controllers start on synced caches, as controller-runtime's do, so a
+    /// reconcile never takes an owned kind's unfilled cache for "no children".
+    pub(crate) async fn wait_synced(&self, stop: &mut watch::Receiver<bool>) -> bool {
+        loop {
+            let synced = self.on_synced.notified();
+            if *stop.borrow_and_update() {
+                return false;
+            }
+            if self.synced() {
+                return true;
+            }
+            tokio::select! {
+                _ = synced => {}
+                changed = stop.changed() => if changed.is_err() { return false },
+            }
+        }
     }
 
     /// The kinds watched, in registration order (`Kind` or `Kind.group`).
@@ -430,7 +653,8 @@ impl Informers {
             .collect()
     }
 
-    /// How many watch streams were started.
+    /// How many watch streams were started (one per kind, one per namespace for a kind
+    /// watched in several).
     pub(crate) fn watches_started(&self) -> usize {
         self.watches_started.load(Ordering::SeqCst)
     }
@@ -473,5 +697,115 @@ impl Caches {
             .get::<W>()
             .and_then(|i| i.owner_index())
             .ok_or_else(|| Error::NotIndexed(W::kind(&()).into_owned()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures::FutureExt;
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    use kube::ResourceExt;
+
+    use super::*;
+
+    fn cm(namespace: &str, name: &str, value: &str) -> InScope<ConfigMap> {
+        let mut cm = ConfigMap::default();
+        cm.metadata.namespace = Some(namespace.into());
+        cm.metadata.name = Some(name.into());
+        cm.data = Some([("v".to_string(), value.to_string())].into());
+        InScope(cm)
+    }
+
+    fn describe(change: &Change<'_, ConfigMap>) -> String {
+        let (what, obj) = match change {
+            Change::Create(o) => ("create", *o),
+            Change::Update { new, .. } => ("update", *new),
+            Change::Delete(o) => ("delete", *o),
+        };
+        let value = obj
+            .data
+            .as_ref()
+            .map(|d| d["v"].clone())
+            .unwrap_or_default();
+        format!(
+            "{what} {}/{} {value}",
+            obj.namespace().unwrap_or_default(),
+            obj.name_any()
+        )
+    }
+
+    fn list(
+        informer: &Informer<ConfigMap>,
+        r: &mut Reflect<ConfigMap>,
+        scope: usize,
+        objects: Vec<InScope<ConfigMap>>,
+    ) {
+        informer.apply(r, scope, watcher::Event::Init);
+        for o in objects {
+            informer.apply(r, scope, watcher::Event::InitApply(o));
+        }
+        informer.apply(r, scope, watcher::Event::InitDone);
+    }
+
+    fn cached(informer: &Informer<ConfigMap>) -> Vec<String> {
+        let mut out: Vec<String> = informer
+            .store
+            .state()
+            .iter()
+            .map(|o| format!("{}/{}", o.namespace().unwrap_or_default(), o.name_any()))
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn a_relist_of_one_namespace_reports_its_missed_deletes_and_leaves_other_namespaces_alone() {
+        let informer = Informer::<ConfigMap>::new(Arc::default());
+        informer.enable_owner_index();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        informer.add_handler(move |c| log.lock().unwrap().push(describe(c)));
+        let take = || std::mem::take(&mut *seen.lock().unwrap());
+        let Some(writer) = informer.writer.lock().unwrap().take() else {
+            panic!("a new informer has its writer");
+        };
+        let mut r = Reflect {
+            writer,
+            scopes: vec![Some("a".into()), Some("b".into())],
+            relists: vec![Vec::new(), Vec::new()],
+            synced: vec![false, false],
+            ready: false,
+        };
+
+        list(
+            &informer,
+            &mut r,
+            0,
+            vec![cm("a", "x", "1"), cm("a", "y", "1")],
+        );
+        assert_eq!(take(), ["create a/x 1", "create a/y 1"]);
+        assert!(!AnyInformer::synced(&informer), "b has not listed yet");
+        assert!(informer.store.wait_until_ready().now_or_never().is_none());
+        informer.apply(&mut r, 0, watcher::Event::Apply(cm("a", "x", "2")));
+        list(&informer, &mut r, 1, vec![cm("b", "x", "1")]);
+        assert_eq!(take(), ["update a/x 2", "create b/x 1"]);
+        assert!(AnyInformer::synced(&informer));
+        assert!(informer.store.wait_until_ready().now_or_never().is_some());
+        assert_eq!(cached(&informer), ["a/x", "a/y", "b/x"]);
+
+        // a's watch broke; meanwhile a/y was deleted and a/x changed. The relist of a says so,
+        // and b's object is neither reported nor dropped.
+        list(&informer, &mut r, 0, vec![cm("a", "x", "3")]);
+        assert_eq!(take(), ["update a/x 3", "delete a/y 1"]);
+        assert_eq!(cached(&informer), ["a/x", "b/x"]);
+        let index = informer.owner_index().unwrap_or_else(|| panic!("enabled"));
+        assert_eq!(index.orphans("a").len(), 1);
+        assert_eq!(index.orphans("b").len(), 1);
+
+        informer.apply(&mut r, 1, watcher::Event::Delete(cm("b", "x", "1")));
+        assert_eq!(take(), ["delete b/x 1"]);
+        assert_eq!(cached(&informer), ["a/x"]);
+        assert!(index.orphans("b").is_empty());
     }
 }

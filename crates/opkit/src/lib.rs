@@ -109,6 +109,7 @@
 
 pub mod app;
 pub mod apply;
+pub mod cache;
 pub mod conditions;
 pub mod controller;
 pub mod error;
@@ -125,6 +126,7 @@ pub mod signals;
 pub mod workqueue;
 
 pub use app::App;
+pub use cache::CacheOptions;
 pub use controller::{Action, Context, Controller, ControllerDef, Request};
 pub use error::{ApiErrorExt, Error, Result, ResultExt, TerminalError};
 pub use expectations::Expectations;
@@ -136,6 +138,7 @@ pub use predicate::{Change, Predicate};
 pub use k8s_openapi;
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 pub use kube;
+pub use kube::core::PartialObjectMeta;
 pub use kube::runtime::events::EventType;
 pub use kube::runtime::reflector::{ObjectRef, Store};
 pub use kube::{Api, Client, CustomResource, CustomResourceExt, Resource, ResourceExt};

@@ -3,7 +3,9 @@
 //! As controller-runtime's manager, it owns what controllers share — one watch and cache per
 //! kind ([`crate::informer`]), the client, the metrics registry — and runs the controllers
 //! added to it. Caches start at once (so a standby replica is warm and `/readyz` reports
-//! synced caches); controllers start only while this replica holds the leader Lease.
+//! synced caches); controllers start only while this replica holds the leader Lease, and
+//! once every cache has completed its first list (a cache that cannot list — typically for
+//! want of RBAC — keeps them waiting; [`Running::cache_errors`] says why).
 //!
 //! Shutdown (SIGTERM, Ctrl-C, or [`Running::shutdown`]) stops handing out new keys, lets
 //! running reconciles finish for up to `shutdown_timeout` (30 s), then releases the Lease so
@@ -27,9 +29,10 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+use crate::cache::{CacheConfig, CacheOptions};
 use crate::controller::{ControllerDef, Prepared, RunEnv};
 use crate::error::{Error, Result};
-use crate::informer::Informers;
+use crate::informer::{Informers, Object};
 use crate::leader::{Elector, LeaderElection, default_identity};
 use crate::metrics::Metrics;
 use crate::rbac::{self, Rules};
@@ -43,6 +46,7 @@ pub struct ManagerBuilder {
     leader_election: Option<LeaderElection>,
     shutdown_timeout: Duration,
     identity: Option<String>,
+    caches: CacheConfig,
 }
 
 impl ManagerBuilder {
@@ -76,6 +80,43 @@ impl ManagerBuilder {
     /// random suffix).
     pub fn identity(mut self, identity: impl Into<String>) -> Self {
         self.identity = Some(identity.into());
+        self
+    }
+
+    /// What the caches hold by default, for every kind (see [`crate::cache`]); replaces the
+    /// defaults set before, keeps the per-kind [`cache_for`](Self::cache_for) overrides.
+    pub fn cache(mut self, options: CacheOptions) -> Self {
+        self.caches.defaults = options;
+        self
+    }
+
+    /// Watch namespaced kinds only in `namespaces` (one watch per namespace; empty: all).
+    /// A namespace-scoped operator runs under Roles in those namespaces instead of a
+    /// ClusterRole: see [`Manager::rbac_yaml`]. `--namespace` of [`App`](crate::App).
+    pub fn namespaces(mut self, namespaces: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.caches.defaults = self.caches.defaults.namespaces(namespaces);
+        self
+    }
+
+    /// Cache only objects matching `selector`, of every kind (the objects the operator
+    /// creates must carry the labels too, or their kind be exempted with
+    /// [`cache_for`](Self::cache_for)). `--label-selector` of [`App`](crate::App).
+    pub fn label_selector(mut self, selector: &str) -> Self {
+        self.caches.defaults = self.caches.defaults.label_selector(selector);
+        self
+    }
+
+    /// Cache only objects matching the field `selector`, of every kind.
+    pub fn field_selector(mut self, selector: &str) -> Self {
+        self.caches.defaults = self.caches.defaults.field_selector(selector);
+        self
+    }
+
+    /// Overrides the cache defaults for kind `K` (its full and metadata-only caches alike):
+    /// what `options` sets wins, what it leaves unset comes from the defaults — as
+    /// controller-runtime's `cache.Options.ByObject`.
+    pub fn cache_for<K: Object>(mut self, options: CacheOptions) -> Self {
+        self.caches.set_for::<K>(options);
         self
     }
 
@@ -121,6 +162,7 @@ impl Manager {
             leader_election: None,
             shutdown_timeout: Duration::from_secs(30),
             identity: None,
+            caches: CacheConfig::default(),
         }
     }
 
@@ -138,18 +180,20 @@ impl Manager {
         &self.metrics
     }
 
+    /// The rules of the controllers and the events they record.
+    fn own_rules(&self) -> Rules {
+        let mut rules = self.rules.clone();
+        rules.add(rbac::rule("events.k8s.io", "events", &["create", "patch"]));
+        rules
+    }
+
     /// Every RBAC rule the manager and its controllers need, merged per group and resource:
     /// the controllers' rules, `events.k8s.io` events (`create`, `patch`) and, with leader
     /// election, `coordination.k8s.io` leases (`get`, `create`, `update`).
     pub fn rbac_rules(&self) -> Vec<PolicyRule> {
-        let mut rules = self.rules.clone();
-        rules.add(rbac::rule("events.k8s.io", "events", &["create", "patch"]));
+        let mut rules = self.own_rules();
         if self.config.leader_election.is_some() {
-            rules.add(rbac::rule(
-                "coordination.k8s.io",
-                "leases",
-                &["get", "create", "update"],
-            ));
+            rules.add(rbac::lease_rule());
         }
         rules.to_vec()
     }
@@ -157,6 +201,31 @@ impl Manager {
     /// [`Manager::rbac_rules`] as a ClusterRole named `name`, in YAML.
     pub fn cluster_role_yaml(&self, name: &str) -> Result<String> {
         rbac::cluster_role_yaml(name, self.rbac_rules())
+    }
+
+    /// The RBAC objects the operator needs, as multi-document YAML for `kubectl apply -f -`,
+    /// all named `name`: the ClusterRole of [`cluster_role_yaml`](Self::cluster_role_yaml)
+    /// when the caches watch the whole cluster; when they are scoped to namespaces, a Role in
+    /// each namespace with the rules on the kinds watched there, a Role in the Lease's
+    /// namespace for leader election, and a ClusterRole only if rules on cluster-scoped
+    /// kinds remain. Bind each with a RoleBinding (ClusterRoleBinding) of the same name.
+    /// See [`crate::rbac`] for how rules are placed.
+    pub fn rbac_yaml(&self, name: &str) -> Result<String> {
+        if !self.config.caches.is_scoped() {
+            return self.cluster_role_yaml(name);
+        }
+        let lease = self
+            .config
+            .leader_election
+            .as_ref()
+            .map(|le| le.namespace.as_str());
+        rbac::scoped_roles(
+            self.own_rules(),
+            lease,
+            &self.informers.watched(),
+            &self.config.caches,
+        )
+        .yaml(name)
     }
 
     /// Starts caches, probes and metrics, and (once leading) the controllers; returns at once.
@@ -183,7 +252,7 @@ impl Manager {
         )
         .await?;
         let mut informer_tasks = JoinSet::new();
-        for watch in self.informers.start(&client) {
+        for watch in self.informers.start(&client, &self.config.caches) {
             informer_tasks.spawn(watch);
         }
         let (stop, stopped) = watch::channel(false);
@@ -283,7 +352,7 @@ impl Running {
     }
 
     /// How many watch streams the manager opened: one per kind, however many controllers
-    /// use it.
+    /// use it (one per namespace for a kind watched in several namespaces).
     pub fn watch_count(&self) -> usize {
         self.shared.informers.watches_started()
     }
@@ -291,6 +360,14 @@ impl Running {
     /// The kinds watched (`Kind` or `Kind.group`).
     pub fn watched_kinds(&self) -> Vec<String> {
         self.shared.informers.kinds()
+    }
+
+    /// Why caches are not synced: the last list or watch error of each kind that has one
+    /// (`Kind.group: error`), until that kind lists successfully again. Failed watches are
+    /// retried with backoff for ever, as client-go's reflector does, so a manager missing
+    /// RBAC permissions stays unready instead of exiting; this says why (it is logged too).
+    pub fn cache_errors(&self) -> Vec<String> {
+        self.shared.informers.errors()
     }
 
     /// The metrics registry.
@@ -370,11 +447,18 @@ async fn supervise(
         let (ctrl_stop, ctrl_stopped) = watch::channel(false);
         let mut workers = JoinSet::new();
         for c in controllers {
-            workers.spawn((c.start)(RunEnv {
+            let informers = shared.informers.clone();
+            let mut stop = ctrl_stopped.clone();
+            let env = RunEnv {
                 client: client.clone(),
                 identity: identity.clone(),
                 stop: ctrl_stopped.clone(),
-            }));
+            };
+            workers.spawn(async move {
+                if informers.wait_synced(&mut stop).await {
+                    (c.start)(env).await;
+                }
+            });
         }
         // Keep renewing (also while draining) in a task that hands the elector back.
         let (hold_stop, mut hold_stopped) = watch::channel(false);

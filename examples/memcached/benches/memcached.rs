@@ -15,8 +15,10 @@
 //! quiescent operator (everything Available, one second of quiet) and the same process right
 //! after the operator was shut down and dropped: exactly what the operator held (caches,
 //! queues, clients, watch buffers), not what the allocator keeps or the server grew. That is
-//! divided by the objects the operator caches (opkit: Memcacheds and Deployments; kube-runtime:
-//! Memcacheds — its `owns` watch maps events to owners without a store). RSS is printed too.
+//! divided by the objects the operator caches (opkit: Memcacheds and the Deployments' metadata;
+//! kube-runtime: Memcacheds — its `owns` watch maps events to owners without a store). The
+//! table prints the total heap too, which compares the runtimes whatever an object counts for.
+//! RSS is printed too.
 //!
 //! opkit runs the shipped controller (`memcached::controller_with`); kube-runtime runs
 //! [`memcached::sync`] and records [`memcached::Notice`]s as events, as the shipped reconcile

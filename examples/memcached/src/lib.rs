@@ -12,9 +12,11 @@
 //!   (`ProgressDeadlineExceeded`) or its ReplicaSet cannot create pods (`ReplicaFailure`);
 //!   the message is the Deployment's.
 //!
-//! The controller [`owns`](opkit::Controller::owns) Deployments, so a Deployment's status
-//! changes re-reconcile its Memcached, and someone scaling, editing or deleting the Deployment
-//! is undone at once: the forced apply takes back every field the operator sets.
+//! The controller [`owns`](opkit::Controller::owns_metadata) Deployments, so a Deployment's
+//! status changes re-reconcile its Memcached, and someone scaling, editing or deleting the
+//! Deployment is undone at once: the forced apply takes back every field the operator sets.
+//! It caches only the Deployments' metadata: the reconcile reads the status from the
+//! Deployment its apply returns, which is fresher than any cache.
 //!
 //! Deletion needs no finalizer: everything the operator creates lives in the cluster and
 //! carries an owner reference, so the garbage collector deletes the Deployment (and through
@@ -473,7 +475,7 @@ pub fn controller(settings: Settings) -> ControllerDef {
 /// As [`controller`], reconciling up to `workers` Memcacheds at once.
 pub fn controller_with(settings: Settings, workers: usize) -> ControllerDef {
     Controller::<Memcached>::new(CONTROLLER_NAME)
-        .owns::<Deployment>()
+        .owns_metadata::<Deployment>()
         .max_concurrent_reconciles(workers)
         .build(reconcile, settings)
 }
