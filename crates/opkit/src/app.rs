@@ -15,11 +15,14 @@
 //! | `--leader-elect` | act only while holding the leader Lease | off |
 //! | `--leader-election-namespace NS`, `--leader-election-id NAME` | the Lease | own namespace, the operator's name |
 //! | `--kubeconfig PATH` | the cluster to talk to | `$KUBECONFIG`, `~/.kube/config`, in-cluster |
+//! | `--namespace NS` (repeatable, or `$WATCH_NAMESPACE`, comma-separated) | watch only these namespaces; `print-rbac` then prints Roles | all namespaces |
+//! | `--label-selector SELECTOR` | cache only objects with these labels (every kind) | everything |
 //!
 //! The flag names, the `:8080` address form, `0` for "off" and the defaults are
 //! controller-runtime's scaffolded ones, so manifests and habits carry over: the scaffolded
 //! Deployment passes `--leader-elect` and a metrics address; a developer's `cargo run` needs
-//! neither.
+//! neither. `$WATCH_NAMESPACE` is operator-sdk's and OLM's way to tell an operator which
+//! namespaces it serves (see [`crate::cache`] for what scoping changes).
 //!
 //! The operator's own flags are a clap [`Args`] type of the author's, given with
 //! [`App::flags`]; `run` and `print-rbac` accept them, and the closure that builds each
@@ -127,14 +130,34 @@ enum Command<F: Args> {
     Run(RunArgs<F>),
     /// Print every CustomResourceDefinition as YAML documents.
     PrintCrds,
-    /// Print the RBAC the controllers need as YAML.
+    /// Print the RBAC the controllers need as YAML: a ClusterRole, or Roles per namespace
+    /// with `--namespace`.
     PrintRbac {
         /// The role's name (default: `NAME-manager-role`).
         #[arg(long, value_name = "NAME")]
         role_name: Option<String>,
         #[command(flatten)]
+        scope: Scope,
+        #[command(flatten)]
         flags: F,
     },
+}
+
+/// What the caches watch.
+#[derive(Debug, Clone, Default, Args)]
+struct Scope {
+    /// Watch only this namespace (repeat for several; default: all namespaces, which needs a
+    /// ClusterRole).
+    #[arg(
+        long = "namespace",
+        value_name = "NS",
+        env = "WATCH_NAMESPACE",
+        value_delimiter = ','
+    )]
+    namespaces: Vec<String>,
+    /// Cache only objects whose labels match (e.g. `team=storage`), for every kind.
+    #[arg(long, value_name = "SELECTOR")]
+    label_selector: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -160,6 +183,8 @@ struct RunArgs<F: Args> {
     /// service account in a cluster).
     #[arg(long, value_name = "PATH")]
     kubeconfig: Option<PathBuf>,
+    #[command(flatten)]
+    scope: Scope,
     #[command(flatten)]
     flags: F,
 }
@@ -298,6 +323,19 @@ impl<F: Args + 'static> App<F> {
                 .unwrap_or_else(|| self.name.clone());
             builder = builder.leader_election(LeaderElection::new(id, namespace));
         }
+        let namespaces: Vec<&str> = args
+            .scope
+            .namespaces
+            .iter()
+            .map(|ns| ns.trim())
+            .filter(|ns| !ns.is_empty())
+            .collect();
+        if !namespaces.is_empty() {
+            builder = builder.namespaces(namespaces);
+        }
+        if let Some(selector) = &args.scope.label_selector {
+            builder = builder.label_selector(selector);
+        }
         let mut manager = builder.build();
         self.add_controllers(&mut manager, &args.flags);
         manager
@@ -323,20 +361,22 @@ impl<F: Args + 'static> App<F> {
                 "the operator's flags have no defaults to derive the RBAC from: {e}"
             ))
         })?;
-        self.cluster_role_yaml_with(role_name, flags)
+        self.rbac_yaml_with(role_name, Scope::default(), flags)
     }
 
-    fn cluster_role_yaml_with(&self, role_name: &str, flags: F) -> crate::Result<String> {
+    /// The RBAC of a deployed manager (leader election on, in the scope's namespaces).
+    fn rbac_yaml_with(&self, role_name: &str, scope: Scope, flags: F) -> crate::Result<String> {
         let args = RunArgs {
             metrics_bind_address: BindAddress(None),
             health_probe_bind_address: BindAddress(None),
             leader_elect: true,
-            leader_election_namespace: Some("default".to_string()),
+            leader_election_namespace: None,
             leader_election_id: None,
             kubeconfig: None,
+            scope,
             flags,
         };
-        self.manager(&args).cluster_role_yaml(role_name)
+        self.manager(&args).rbac_yaml(role_name)
     }
 
     /// Parses `args` (the first is the program name) and runs the command, inside a tokio
@@ -349,9 +389,13 @@ impl<F: Args + 'static> App<F> {
         let cli = Cli::<F>::try_parse_from(args)?;
         match cli.command {
             Some(Command::PrintCrds) => print!("{}", self.crds_yaml()?),
-            Some(Command::PrintRbac { role_name, flags }) => {
+            Some(Command::PrintRbac {
+                role_name,
+                scope,
+                flags,
+            }) => {
                 let role = role_name.unwrap_or_else(|| format!("{}-manager-role", self.name));
-                print!("{}", self.cluster_role_yaml_with(&role, flags)?);
+                print!("{}", self.rbac_yaml_with(&role, scope, flags)?);
             }
             Some(Command::Run(args)) => self.run(&args)?,
             None => self.run(&cli.run)?,
@@ -493,6 +537,29 @@ mod tests {
             app.run_with_args(["op", "run", "--imag", "x"]),
             Err(AppError::Usage(_))
         ));
+    }
+
+    #[test]
+    fn namespace_flags_scope_the_caches_and_turn_the_rbac_into_roles() {
+        let cli =
+            Cli::<NoFlags>::try_parse_from(["op", "run", "--namespace", "a", "--namespace", "b,c"])
+                .unwrap();
+        let Some(Command::Run(args)) = cli.command else {
+            panic!("run expected");
+        };
+        assert_eq!(args.scope.namespaces, ["a", "b", "c"]);
+        let app = App::new("op").controller(|_| config_map_controller());
+        let scope = Scope {
+            namespaces: vec!["team-a".into()],
+            label_selector: None,
+        };
+        let yaml = app.rbac_yaml_with("op-role", scope, NoFlags {}).unwrap();
+        assert!(yaml.contains("kind: Role\n"), "{yaml}");
+        assert!(yaml.contains("namespace: team-a"), "{yaml}");
+        assert!(yaml.contains("configmaps"), "{yaml}");
+        let cluster = app.cluster_role_yaml("op-role").unwrap();
+        assert!(cluster.contains("kind: ClusterRole"), "{cluster}");
+        assert!(!cluster.contains("kind: Role\n"), "{cluster}");
     }
 
     #[test]
