@@ -25,6 +25,15 @@ python3 scripts/module-cycles.py crates/opkit-apiserver/src
 step "cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+# Every crate meant for crates.io packages: versions on path dependencies, no dependency on an
+# unpublished crate, metadata. Offline and without building (a few seconds); the full
+# `cargo publish --workspace --dry-run`, which builds each package, is in the README ("Releasing").
+step "cargo package (the published crates, --no-verify)"
+unpublished=$(cargo metadata --no-deps --format-version 1 --locked |
+	python3 -c 'import json, sys; print(" ".join("--exclude " + p["name"] for p in json.load(sys.stdin)["packages"] if p["publish"] == []))')
+# shellcheck disable=SC2086 # one word per flag
+cargo package --workspace --no-verify --locked --offline --allow-dirty $unpublished
+
 step "tests (cargo nextest)"
 cargo nextest run --workspace --locked --no-fail-fast
 

@@ -41,8 +41,9 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
     let Some(program) = locate() else {
         anyhow::bail!(
             "the demo is a program of its own, `{PROGRAM}`, and it is neither next to `opkit` nor \
-             on the PATH; build it with `cargo build --release -p {PROGRAM}` (then run `opkit demo` \
-             again) or run it directly with `cargo run --release -p {PROGRAM}`"
+             on the PATH (it is not published with `opkit`); in an opkit checkout, build it with \
+             `cargo build --release -p {PROGRAM}` (then run `opkit demo` again) or run it directly \
+             with `cargo run --release -p {PROGRAM}`"
         );
     };
     let err = std::process::Command::new(&program).args(args.args).exec();

@@ -322,6 +322,52 @@ mod tests {
     }
 
     #[test]
+    fn uncommenting_the_images_entry_sets_the_manager_image_on_every_deploy() {
+        let dir = tempfile::tempdir().unwrap();
+        for (rel, content) in initial_config(
+            &project(),
+            "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: r\n",
+        ) {
+            sync_file(dir.path(), &rel, &content, false).unwrap();
+        }
+        let default = dir.path().join("config/default");
+        let manager_image = |objects: &[serde_yaml::Value]| {
+            let deployment = objects
+                .iter()
+                .find(|o| crate::kustomize::kind(o) == "Deployment")
+                .expect("config/default has the manager Deployment");
+            deployment["spec"]["template"]["spec"]["containers"][0]["image"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        };
+        // As scaffolded: the entry is a comment, the manifest's own image is used.
+        let objects = crate::kustomize::build(&default).unwrap();
+        assert_eq!(manager_image(&objects), "guestbook:latest");
+        // Uncommented as the comment says (the `#` of each line removed): the image is set.
+        let path = default.join("kustomization.yaml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut in_entry = false;
+        let edited: Vec<String> = text
+            .lines()
+            .map(|line| {
+                in_entry |= line == "#images:";
+                match line.strip_prefix('#') {
+                    Some(rest) if in_entry => rest.to_string(),
+                    _ => line.to_string(),
+                }
+            })
+            .collect();
+        assert!(in_entry, "no commented images entry in\n{text}");
+        std::fs::write(&path, edited.join("\n")).unwrap();
+        let objects = crate::kustomize::build(&default).unwrap();
+        assert_eq!(
+            manager_image(&objects),
+            "registry.example.com/guestbook:v0.1.0"
+        );
+    }
+
+    #[test]
     fn samples_are_listed_per_kind() {
         let p = project();
         assert_eq!(

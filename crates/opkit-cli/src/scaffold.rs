@@ -26,12 +26,183 @@ pub struct InitArgs {
     /// The project name (default: the directory's name).
     #[arg(long, value_name = "NAME")]
     name: Option<String>,
-    /// An opkit checkout to depend on (default: the one this `opkit` was built from).
-    #[arg(long, value_name = "DIR")]
-    opkit_path: Option<PathBuf>,
+    #[command(flatten)]
+    opkit: OpkitSourceArgs,
     /// Write into a directory that is not empty (files of the same name are overwritten).
     #[arg(long)]
     force: bool,
+}
+
+/// Where the project takes opkit from: one of a checkout, a crates.io version or a git
+/// repository (clap refuses two at once). Without any: the checkout this `opkit` was built from
+/// if it is still there (a development build), else crates.io at this CLI's own version (an
+/// installed `opkit`).
+#[derive(Args)]
+struct OpkitSourceArgs {
+    /// Depend on the opkit checkout at DIR (path dependencies; builds offline, but not in a
+    /// container image).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["opkit_version", "opkit_git"])]
+    opkit_path: Option<PathBuf>,
+    /// Depend on opkit from crates.io, e.g. `0.1` (default outside a checkout: this CLI's version).
+    #[arg(long, value_name = "VER", conflicts_with = "opkit_git")]
+    opkit_version: Option<String>,
+    /// Depend on opkit from a git repository, e.g. `https://github.com/opkit/opkit` (its default
+    /// branch unless --opkit-rev, --opkit-branch or --opkit-tag).
+    #[arg(long, value_name = "URL")]
+    opkit_git: Option<String>,
+    /// With --opkit-git: the commit to use.
+    #[arg(long, value_name = "REV", requires = "opkit_git", conflicts_with_all = ["opkit_branch", "opkit_tag"])]
+    opkit_rev: Option<String>,
+    /// With --opkit-git: the branch to follow.
+    #[arg(
+        long,
+        value_name = "BRANCH",
+        requires = "opkit_git",
+        conflicts_with = "opkit_tag"
+    )]
+    opkit_branch: Option<String>,
+    /// With --opkit-git: the tag to use.
+    #[arg(long, value_name = "TAG", requires = "opkit_git")]
+    opkit_tag: Option<String>,
+}
+
+/// Where a scaffolded project takes `opkit` and `opkit-testenv` from (always both from the same
+/// place, so the runtime and the test harness match).
+#[derive(Debug, Clone, PartialEq)]
+enum OpkitSource {
+    /// The root of an opkit checkout on this machine (absolute).
+    Path(PathBuf),
+    /// A version requirement on crates.io.
+    Version(String),
+    /// A git repository, at a `rev`, `branch` or `tag` (key and value), or its default branch.
+    Git {
+        url: String,
+        reference: Option<(&'static str, String)>,
+    },
+}
+
+impl OpkitSource {
+    /// The source the flags name, checked; without flags, [`default_opkit_source`].
+    fn from_args(args: OpkitSourceArgs) -> anyhow::Result<Self> {
+        if let Some(path) = args.opkit_path {
+            return Ok(Self::Path(opkit_checkout(&path)?));
+        }
+        if let Some(req) = args.opkit_version {
+            return Self::version(&req);
+        }
+        if let Some(url) = args.opkit_git {
+            return Self::git(url, args.opkit_rev, args.opkit_branch, args.opkit_tag);
+        }
+        Ok(default_opkit_source())
+    }
+
+    fn version(req: &str) -> anyhow::Result<Self> {
+        let req = req.trim();
+        semver::VersionReq::parse(req).map_err(|e| {
+            anyhow::anyhow!(
+                "--opkit-version {req:?} is not a version requirement cargo understands ({e}); \
+                 e.g. --opkit-version {}",
+                env!("CARGO_PKG_VERSION")
+            )
+        })?;
+        Ok(Self::Version(req.to_string()))
+    }
+
+    fn git(
+        url: String,
+        rev: Option<String>,
+        branch: Option<String>,
+        tag: Option<String>,
+    ) -> anyhow::Result<Self> {
+        let url = url.trim().to_string();
+        let scheme_ok = url
+            .split_once("://")
+            .is_some_and(|(scheme, rest)| !scheme.is_empty() && !rest.is_empty());
+        if !scheme_ok {
+            bail!(
+                "--opkit-git {url:?} is not a URL cargo can fetch: give the scheme, e.g. \
+                 https://github.com/opkit/opkit (for ssh: ssh://git@github.com/opkit/opkit)"
+            );
+        }
+        let reference = [("rev", rev), ("branch", branch), ("tag", tag)]
+            .into_iter()
+            .find_map(|(key, value)| Some((key, value?)));
+        if let Some((key, value)) = &reference
+            && value.trim().is_empty()
+        {
+            bail!("--opkit-{key} must not be empty");
+        }
+        Ok(Self::Git { url, reference })
+    }
+
+    /// The dependency of a project on `krate` (`opkit` or `opkit-testenv`), as a TOML value.
+    fn dependency(&self, krate: &str) -> String {
+        let mut table = toml_edit::InlineTable::new();
+        match self {
+            Self::Path(root) => {
+                let dir = root.join("crates").join(krate);
+                table.insert("path", dir.display().to_string().into());
+            }
+            Self::Version(req) => return toml_edit::Value::from(req.as_str()).to_string(),
+            Self::Git { url, reference } => {
+                table.insert("git", url.as_str().into());
+                if let Some((key, value)) = reference {
+                    table.insert(*key, value.as_str().into());
+                }
+            }
+        }
+        table.fmt();
+        table.to_string()
+    }
+
+    /// Where opkit comes from, for messages: "from ...".
+    fn describe(&self) -> String {
+        match self {
+            Self::Path(root) => format!("from the checkout {}", root.display()),
+            Self::Version(req) => format!("from crates.io, version {req}"),
+            Self::Git { url, reference } => match reference {
+                Some((key, value)) => format!("from {url} ({key} {value})"),
+                None => format!("from {url} (its default branch)"),
+            },
+        }
+    }
+
+    /// The generated README's word on building the image with this source.
+    fn image_note(&self) -> String {
+        match self {
+            Self::Path(root) => format!(
+                "This project depends on the opkit checkout at `{}`: before building the image, \
+                 switch the `opkit` and `opkit-testenv` lines of `Cargo.toml` to a version or a \
+                 git repository (see below) and run `cargo build` once to update `Cargo.lock`.",
+                root.display()
+            ),
+            other => format!(
+                "This project takes opkit {}, which the image build can fetch.",
+                other.describe()
+            ),
+        }
+    }
+}
+
+/// The source when no flag names one: the checkout this binary was built from while it exists
+/// (a development build, e.g. `cargo build -p opkit-cli`), else crates.io at this CLI's own
+/// version (an `opkit` installed with `cargo install opkit-cli`, whose sources are in cargo's
+/// registry, not in a checkout). A checkout inside cargo's own git cache (`cargo install
+/// --git`) does not count: cargo may remove it at any time.
+fn default_opkit_source() -> OpkitSource {
+    let built_from = default_opkit_path();
+    match opkit_checkout(&built_from) {
+        Ok(root) if !in_cargo_git_cache(&root) => OpkitSource::Path(root),
+        _ => OpkitSource::Version(env!("CARGO_PKG_VERSION").to_string()),
+    }
+}
+
+/// Whether `path` lies in cargo's git checkouts (`$CARGO_HOME/git/checkouts/...`).
+fn in_cargo_git_cache(path: &Path) -> bool {
+    let parts: Vec<_> = path.components().map(|c| c.as_os_str()).collect();
+    parts
+        .windows(2)
+        .any(|w| w[0] == "git" && w[1] == "checkouts")
 }
 
 /// Flags of `opkit create api`.
@@ -57,6 +228,8 @@ const LIB_RS: &str = include_str!("../templates/init/lib.rs.tmpl");
 const API_MOD_RS: &str = include_str!("../templates/init/api_mod.rs.tmpl");
 const CONTROLLERS_MOD_RS: &str = include_str!("../templates/init/controllers_mod.rs.tmpl");
 const GITIGNORE: &str = include_str!("../templates/init/gitignore.tmpl");
+const DOCKERFILE: &str = include_str!("../templates/init/Dockerfile.tmpl");
+const DOCKERIGNORE: &str = include_str!("../templates/init/dockerignore.tmpl");
 const README: &str = include_str!("../templates/init/README.md.tmpl");
 const API_RS: &str = include_str!("../templates/api/api.rs.tmpl");
 const CONTROLLER_RS: &str = include_str!("../templates/api/controller.rs.tmpl");
@@ -138,39 +311,61 @@ fn opkit_checkout(path: &Path) -> anyhow::Result<PathBuf> {
     Ok(root)
 }
 
-/// The dependency lines of a project's `Cargo.toml`, taken from the opkit checkout's
-/// workspace so the project builds against the versions opkit is tested with.
-fn dependency_vars(opkit_root: &Path) -> anyhow::Result<Vec<(String, String)>> {
-    let manifest = opkit_root.join("Cargo.toml");
-    let text = std::fs::read_to_string(&manifest)
-        .with_context(|| format!("cannot read {}", manifest.display()))?;
+/// The pins of the shared crates that ship inside the CLI, for projects that take opkit from
+/// crates.io or git (there is no checkout to read them from).
+const EMBEDDED_PINS: &str = include_str!("../templates/init/dependencies.toml");
+
+/// The dependency lines of a project's `Cargo.toml`: opkit and opkit-testenv from `source`, and
+/// the crates the project uses directly at the versions and features opkit is tested with —
+/// read from the checkout's workspace for a path source, else the copy the CLI carries.
+fn dependency_vars(source: &OpkitSource) -> anyhow::Result<Vec<(String, String)>> {
+    let (text, origin, table) = match source {
+        OpkitSource::Path(root) => {
+            let manifest = root.join("Cargo.toml");
+            let text = std::fs::read_to_string(&manifest)
+                .with_context(|| format!("cannot read {}", manifest.display()))?;
+            (
+                text,
+                manifest.display().to_string(),
+                &["workspace", "dependencies"][..],
+            )
+        }
+        _ => (
+            EMBEDDED_PINS.to_string(),
+            "the pins built into opkit (templates/init/dependencies.toml)".to_string(),
+            &["dependencies"][..],
+        ),
+    };
     let doc: toml_edit::DocumentMut = text
         .parse()
-        .with_context(|| format!("{} is not valid TOML", manifest.display()))?;
-    let deps = doc
-        .get("workspace")
-        .and_then(|w| w.get("dependencies"))
-        .with_context(|| format!("{} has no [workspace.dependencies]", manifest.display()))?;
+        .with_context(|| format!("{origin} is not valid TOML"))?;
+    let mut deps = doc.as_item();
+    for key in table {
+        deps = deps
+            .get(key)
+            .with_context(|| format!("{origin} has no [{}]", table.join(".")))?;
+    }
     let mut vars = Vec::new();
     for name in SHARED_DEPENDENCIES {
         let value = deps
             .get(name)
             .and_then(|d| d.as_value())
-            .with_context(|| format!("{} does not pin {name}", manifest.display()))?;
+            .with_context(|| format!("{origin} does not pin {name}"))?;
         let value = value.clone().decorated("", "").to_string();
         vars.push((format!("{}_dep", name.replace('-', "_")), value));
     }
-    let opkit = opkit_root.join("crates/opkit");
-    let path = toml_edit::Value::from(opkit.display().to_string()).to_string();
-    vars.push(("opkit_dep".into(), format!("{{ path = {path} }}")));
-    let testenv = opkit_root.join("crates/opkit-testenv");
-    let testenv = toml_edit::Value::from(testenv.display().to_string()).to_string();
+    vars.push(("opkit_dep".into(), source.dependency("opkit")));
     vars.push((
         "opkit_testenv_dep".into(),
-        format!("{{ path = {testenv} }}"),
+        source.dependency("opkit-testenv"),
     ));
     Ok(vars)
 }
+
+/// The Rust toolchain of the generated Dockerfile's build stage (`rust:<this>-alpine`): the one
+/// opkit is built and tested with (a unit test keeps it from falling behind the `rustc` that
+/// runs opkit's tests). Projects raise it in their Dockerfile.
+const IMAGE_RUST_VERSION: &str = "1.95";
 
 /// Entries of `dir` that make it "not empty" for `init` (version control and editor folders
 /// do not count).
@@ -230,7 +425,7 @@ pub fn init(args: InitArgs, dir: &Path) -> anyhow::Result<()> {
             shown.join(", ")
         );
     }
-    let opkit_root = opkit_checkout(&args.opkit_path.unwrap_or_else(default_opkit_path))?;
+    let source = OpkitSource::from_args(args.opkit)?;
 
     let project = Project {
         layout: project::LAYOUT.to_string(),
@@ -251,8 +446,11 @@ pub fn init(args: InitArgs, dir: &Path) -> anyhow::Result<()> {
         ("domain".into(), args.domain.clone()),
         ("repo".into(), args.repo.clone()),
         ("repo_url".into(), repo_url),
+        ("rust_version".into(), IMAGE_RUST_VERSION.into()),
+        ("cli_version".into(), env!("CARGO_PKG_VERSION").into()),
+        ("opkit_source_note".into(), source.image_note()),
     ];
-    vars.extend(dependency_vars(&opkit_root)?);
+    vars.extend(dependency_vars(&source)?);
     let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
 
     let mut files = vec![
@@ -266,10 +464,15 @@ pub fn init(args: InitArgs, dir: &Path) -> anyhow::Result<()> {
         ),
         (".gitignore".to_string(), render(GITIGNORE, &vars)),
         ("README.md".to_string(), render(README, &vars)),
+        ("Dockerfile".to_string(), render(DOCKERFILE, &vars)),
+        (".dockerignore".to_string(), render(DOCKERIGNORE, &vars)),
     ];
-    // The lock file opkit is tested with: the same versions, and a first build that reuses
-    // what building opkit already compiled.
-    if let Ok(lock) = std::fs::read_to_string(opkit_root.join("Cargo.lock")) {
+    // From a checkout, the lock file opkit is tested with: the same versions, and a first build
+    // that reuses what building opkit already compiled. From crates.io or git, cargo resolves
+    // on the first build and writes Cargo.lock (the image build needs it committed).
+    if let OpkitSource::Path(root) = &source
+        && let Ok(lock) = std::fs::read_to_string(root.join("Cargo.lock"))
+    {
         files.push(("Cargo.lock".to_string(), lock));
     }
     let role = opkit::App::new(name.clone()).cluster_role_yaml(&manifests::role_name(&project))?;
@@ -281,9 +484,25 @@ pub fn init(args: InitArgs, dir: &Path) -> anyhow::Result<()> {
     project.save(dir)?;
 
     println!(
-        "Created the operator project {name} (opkit at {}).",
-        opkit_root.display()
+        "Created the operator project {name} (opkit {}).",
+        source.describe()
     );
+    match &source {
+        OpkitSource::Path(_) => println!(
+            "The container image (Dockerfile) needs opkit from crates.io or git: see README.md, \
+             \"Shipping\" (opkit init --opkit-version VER or --opkit-git URL to start that way)."
+        ),
+        OpkitSource::Version(req) => {
+            let cli = semver::Version::parse(env!("CARGO_PKG_VERSION"))?;
+            if !semver::VersionReq::parse(req)?.matches(&cli) {
+                eprintln!(
+                    "note: the code was written for opkit {cli} (this CLI's version); opkit \
+                     {req} may differ in its API"
+                );
+            }
+        }
+        OpkitSource::Git { .. } => {}
+    }
     println!("Next:");
     println!("  opkit create api --group webapp --version v1 --kind Guestbook");
     println!("  cargo test");
@@ -529,6 +748,9 @@ mod tests {
             "namespaced_attr",
             "plural_hint",
             "api_ctor",
+            "rust_version",
+            "cli_version",
+            "opkit_source_note",
         ];
         for template in [
             CARGO_TOML,
@@ -538,6 +760,8 @@ mod tests {
             CONTROLLERS_MOD_RS,
             GITIGNORE,
             README,
+            DOCKERFILE,
+            DOCKERIGNORE,
             API_RS,
             CONTROLLER_RS,
             TEST_RS,
@@ -575,7 +799,8 @@ mod tests {
 
     #[test]
     fn dependencies_come_from_the_opkit_workspace() {
-        let vars = dependency_vars(&opkit_checkout(&default_opkit_path()).unwrap()).unwrap();
+        let source = OpkitSource::Path(opkit_checkout(&default_opkit_path()).unwrap());
+        let vars = dependency_vars(&source).unwrap();
         let get = |k: &str| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
         assert!(get("kube_dep").unwrap().contains("version"));
         assert!(get("opkit_dep").unwrap().contains("crates/opkit"));
@@ -583,6 +808,206 @@ mod tests {
             get("opkit_testenv_dep")
                 .unwrap()
                 .contains("crates/opkit-testenv")
+        );
+    }
+    /// The project's `Cargo.toml` as `opkit init` renders it for `source`, parsed.
+    fn rendered_manifest(source: &OpkitSource) -> toml_edit::DocumentMut {
+        let mut vars: Vec<(String, String)> = vec![
+            ("name".into(), "shop".into()),
+            ("repo_url".into(), "https://github.com/example/shop".into()),
+        ];
+        vars.extend(dependency_vars(source).unwrap());
+        let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        render(CARGO_TOML, &vars)
+            .parse()
+            .expect("the manifest is TOML")
+    }
+
+    /// `(key, value)` pairs of a dependency's inline table (or `version` for a bare string).
+    fn dependency_fields(
+        doc: &toml_edit::DocumentMut,
+        table: &str,
+        name: &str,
+    ) -> Vec<(String, String)> {
+        let item = &doc[table][name];
+        if let Some(version) = item.as_str() {
+            return vec![("version".into(), version.into())];
+        }
+        let table = item
+            .as_inline_table()
+            .unwrap_or_else(|| panic!("{name}: {item}"));
+        table
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.as_str().unwrap().to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn each_opkit_source_gives_opkit_and_opkit_testenv_the_same_origin() {
+        let root = opkit_checkout(&default_opkit_path()).unwrap();
+        let cases = [
+            (
+                OpkitSource::Path(root.clone()),
+                vec![("path", root.join("crates/opkit").display().to_string())],
+                vec![(
+                    "path",
+                    root.join("crates/opkit-testenv").display().to_string(),
+                )],
+            ),
+            (
+                OpkitSource::version("0.1").unwrap(),
+                vec![("version", "0.1".into())],
+                vec![("version", "0.1".into())],
+            ),
+            (
+                OpkitSource::git(
+                    "https://github.com/opkit/opkit".into(),
+                    Some("0123abc".into()),
+                    None,
+                    None,
+                )
+                .unwrap(),
+                vec![
+                    ("git", "https://github.com/opkit/opkit".into()),
+                    ("rev", "0123abc".into()),
+                ],
+                vec![
+                    ("git", "https://github.com/opkit/opkit".into()),
+                    ("rev", "0123abc".into()),
+                ],
+            ),
+            (
+                OpkitSource::git(
+                    "ssh://git@example.com/opkit".into(),
+                    None,
+                    Some("main".into()),
+                    None,
+                )
+                .unwrap(),
+                vec![
+                    ("git", "ssh://git@example.com/opkit".into()),
+                    ("branch", "main".into()),
+                ],
+                vec![
+                    ("git", "ssh://git@example.com/opkit".into()),
+                    ("branch", "main".into()),
+                ],
+            ),
+            (
+                OpkitSource::git("https://github.com/opkit/opkit".into(), None, None, None)
+                    .unwrap(),
+                vec![("git", "https://github.com/opkit/opkit".into())],
+                vec![("git", "https://github.com/opkit/opkit".into())],
+            ),
+        ];
+        for (source, opkit, testenv) in cases {
+            let doc = rendered_manifest(&source);
+            let owned = |v: Vec<(&str, String)>| -> Vec<(String, String)> {
+                v.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+            };
+            assert_eq!(
+                dependency_fields(&doc, "dependencies", "opkit"),
+                owned(opkit),
+                "{source:?}"
+            );
+            assert_eq!(
+                dependency_fields(&doc, "dev-dependencies", "opkit-testenv"),
+                owned(testenv),
+                "{source:?}"
+            );
+            // The shared crates keep their pins whatever the source.
+            assert_eq!(
+                doc["dependencies"]["k8s-openapi"]["features"]
+                    .to_string()
+                    .trim(),
+                r#"["v1_35", "schemars"]"#
+            );
+        }
+    }
+
+    #[test]
+    fn embedded_pins_match_the_workspace() {
+        let root = opkit_checkout(&default_opkit_path()).unwrap();
+        let from_workspace = dependency_vars(&OpkitSource::Path(root)).unwrap();
+        let embedded = dependency_vars(&OpkitSource::Version("0.1.0".into())).unwrap();
+        for (name, value) in from_workspace
+            .iter()
+            .filter(|(n, _)| !n.starts_with("opkit"))
+        {
+            let ours = embedded.iter().find(|(n, _)| n == name).map(|(_, v)| v);
+            assert_eq!(
+                ours,
+                Some(value),
+                "templates/init/dependencies.toml pins {} differently from the workspace's \
+                 Cargo.toml: copy the workspace's line there",
+                name.trim_end_matches("_dep")
+            );
+        }
+    }
+
+    #[test]
+    fn opkit_versions_and_git_urls_are_checked_before_anything_is_written() {
+        for bad in ["", "not a version", "1.x.y.z"] {
+            let err = OpkitSource::version(bad).unwrap_err().to_string();
+            assert!(
+                err.contains("--opkit-version") && err.contains("e.g."),
+                "{err}"
+            );
+        }
+        assert_eq!(
+            OpkitSource::version(" 0.1 ").unwrap(),
+            OpkitSource::Version("0.1".into())
+        );
+        for bad in [
+            "github.com/opkit/opkit",
+            "git@github.com:opkit/opkit",
+            "https://",
+        ] {
+            let err = OpkitSource::git(bad.into(), None, None, None)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("--opkit-git") && err.contains("https://"),
+                "{err}"
+            );
+        }
+        let err = OpkitSource::git("https://x/y".into(), None, None, Some(" ".into()))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("--opkit-tag must not be empty"), "{err}");
+    }
+
+    #[test]
+    fn the_default_source_is_the_checkout_unless_cargo_owns_it() {
+        // These tests run from a checkout, so the default is that checkout.
+        assert_eq!(
+            default_opkit_source(),
+            OpkitSource::Path(opkit_checkout(&default_opkit_path()).unwrap())
+        );
+        assert!(in_cargo_git_cache(Path::new(
+            "/home/me/.cargo/git/checkouts/opkit-0123456789abcdef/a1b2c3d"
+        )));
+        assert!(!in_cargo_git_cache(Path::new("/home/me/src/opkit")));
+        assert!(!in_cargo_git_cache(Path::new("/home/me/git/opkit")));
+    }
+
+    #[test]
+    fn the_image_toolchain_is_not_older_than_the_one_running_these_tests() {
+        let out = std::process::Command::new(std::env::var("RUSTC").unwrap_or("rustc".into()))
+            .arg("--version")
+            .output()
+            .expect("rustc runs");
+        let text = String::from_utf8(out.stdout).unwrap();
+        // "rustc 1.95.0 (...)"
+        let version = text.split_whitespace().nth(1).expect("a version");
+        let minor = |v: &str| -> (u64, u64) {
+            let mut parts = v.split('.').map(|p| p.parse::<u64>().unwrap());
+            (parts.next().unwrap(), parts.next().unwrap())
+        };
+        assert!(
+            minor(IMAGE_RUST_VERSION) >= minor(version),
+            "the Dockerfile builds with rust {IMAGE_RUST_VERSION} but opkit is tested with \
+             {version}: raise IMAGE_RUST_VERSION in scaffold.rs"
         );
     }
 }

@@ -233,6 +233,16 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
         !build.stderr.contains("warning:"),
         "the scaffolded code has warnings\n{build}"
     );
+    // The container image builds and runs the binary cargo just built (tests/init.rs checks
+    // the Dockerfile's stages, user and ignores).
+    let dockerfile = std::fs::read_to_string(project.join("Dockerfile")).unwrap();
+    assert!(
+        dockerfile.contains("--bin guestbook")
+            && dockerfile.contains(r#"ENTRYPOINT ["/guestbook"]"#),
+        "{dockerfile}"
+    );
+    assert!(target_dir().join("debug/guestbook").is_file());
+    assert!(project.join(".dockerignore").is_file());
     let tests = cargo_ok(&project, &["test"]);
     for test in [
         "a_new_guestbook_becomes_ready",
