@@ -421,7 +421,7 @@ pub fn create_api(args: CreateApiArgs, cwd: &Path) -> anyhow::Result<()> {
         APP_MARKER,
         &[
             format!(".crd::<api::{module}::{}>()", resource.kind),
-            format!(".controller(controllers::{module}::controller)"),
+            format!(".controller(|_| controllers::{module}::controller())"),
         ],
         "    ",
         "src/lib.rs",

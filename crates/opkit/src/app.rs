@@ -1,31 +1,63 @@
-//! [`App`]: the command line every operator binary needs, so its `main.rs` is a few lines.
+//! [`App`]: the one way to write an operator's `main` — the command line every operator binary
+//! needs, plus the operator's own flags.
 //!
-//! An operator binary does three things: run its controllers, and print the CRDs and the
-//! ClusterRole that deploying it needs (`opkit generate manifests` reads them from there, as
-//! kubebuilder's `controller-gen` reads Go types). The flags of `run` are controller-runtime's
-//! scaffolded ones (`--metrics-bind-address`, `--health-probe-bind-address`, `--leader-elect`),
-//! spelled the same so manifests and habits carry over, including the `:8080` address form and
-//! `0` for "off".
+//! An operator binary does three things: run its controllers, and print the CRDs and the RBAC
+//! that deploying it needs (`opkit generate manifests` reads them from there, as kubebuilder's
+//! `controller-gen` reads Go types). `App` gives every opkit operator the same command line:
 //!
-//! It is also the operator's registry of API types and controllers, so tests start a
-//! `TestEnv` with the same CRDs and a manager with the same controllers.
+//! | command / flag | meaning | default |
+//! |---|---|---|
+//! | `run` | run the controllers (the default command) | |
+//! | `print-crds` | every CRD, as YAML documents | |
+//! | `print-rbac` | the RBAC the controllers need, as YAML | |
+//! | `--metrics-bind-address ADDR` | where `/metrics` is served; `0` turns it off | `0` |
+//! | `--health-probe-bind-address ADDR` | where `/healthz` and `/readyz` are served | `:8081` |
+//! | `--leader-elect` | act only while holding the leader Lease | off |
+//! | `--leader-election-namespace NS`, `--leader-election-id NAME` | the Lease | own namespace, the operator's name |
+//! | `--kubeconfig PATH` | the cluster to talk to | `$KUBECONFIG`, `~/.kube/config`, in-cluster |
+//! | `--namespace NS` (repeatable, or `$WATCH_NAMESPACE`, comma-separated) | watch only these namespaces; `print-rbac` then prints Roles | all namespaces |
+//! | `--label-selector SELECTOR` | cache only objects with these labels (every kind) | everything |
+//!
+//! The flag names, the `:8080` address form, `0` for "off" and the defaults are
+//! controller-runtime's scaffolded ones, so manifests and habits carry over: the scaffolded
+//! Deployment passes `--leader-elect` and a metrics address; a developer's `cargo run` needs
+//! neither. `$WATCH_NAMESPACE` is operator-sdk's and OLM's way to tell an operator which
+//! namespaces it serves (see [`crate::cache`] for what scoping changes).
+//!
+//! The operator's own flags are a clap [`Args`] type of the author's, given with
+//! [`App::flags`]; `run` and `print-rbac` accept them, and the closure that builds each
+//! controller receives them:
 //!
 //! ```no_run
-//! # use opkit::{App, ControllerDef, Controller};
+//! # use opkit::{App, ControllerDef};
 //! # #[derive(opkit::CustomResource, serde::Deserialize, serde::Serialize, Clone, Debug, opkit::JsonSchema)]
 //! # #[kube(group = "webapp.example.com", version = "v1", kind = "Guestbook", namespaced)]
 //! # pub struct GuestbookSpec {}
-//! # fn guestbook_controller() -> ControllerDef { unimplemented!() }
+//! # fn guestbook_controller(image: &str) -> ControllerDef { unimplemented!() }
+//! /// The guestbook operator's own flags.
+//! #[derive(Debug, Clone, clap::Args)]
+//! struct Flags {
+//!     /// The guestbook image.
+//!     #[arg(long, default_value = "guestbook:1")]
+//!     image: String,
+//! }
+//!
 //! fn main() -> std::process::ExitCode {
 //!     App::new("guestbook")
 //!         .crd::<Guestbook>()
-//!         .controller(guestbook_controller)
+//!         .flags::<Flags>()
+//!         .controller(|flags: &Flags| guestbook_controller(&flags.image))
 //!         .main()
 //! }
 //! ```
+//!
+//! It is also the operator's registry of API types and controllers, so tests start a
+//! `TestEnv` with the same CRDs ([`App::crd_objects`]) and a manager with the same controllers
+//! ([`App::add_controllers`]).
 
 use std::ffi::OsString;
 use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
@@ -35,14 +67,23 @@ use crate::controller::ControllerDef;
 use crate::leader::LeaderElection;
 use crate::manager::Manager;
 
+/// Builds one controller from the operator's flags.
+type Build<F> = Box<dyn Fn(&F) -> ControllerDef>;
+
 /// The standard command line of an operator binary; see the [module docs](self).
-pub struct App {
+///
+/// `F` is the operator's own flags ([`NoFlags`] until [`App::flags`] names a type).
+pub struct App<F = NoFlags> {
     name: String,
     crds: Vec<CustomResourceDefinition>,
-    controllers: Vec<Box<dyn Fn() -> ControllerDef>>,
+    controllers: Vec<Build<F>>,
 }
 
-impl std::fmt::Debug for App {
+/// The flags of an operator that has none of its own (the default of [`App`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Args)]
+pub struct NoFlags {}
+
+impl<F> std::fmt::Debug for App<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("App")
             .field("name", &self.name)
@@ -75,30 +116,52 @@ pub enum AppError {
 
 #[derive(Debug, Parser)]
 #[command(args_conflicts_with_subcommands = true)]
-struct Cli {
+struct Cli<F: Args> {
     #[command(subcommand)]
-    command: Option<Command>,
+    command: Option<Command<F>>,
     #[command(flatten)]
-    run: RunArgs,
+    run: RunArgs<F>,
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {
+enum Command<F: Args> {
     /// Run the controllers against the cluster of the kubeconfig or the in-cluster service
     /// account (the default command).
-    Run(RunArgs),
+    Run(RunArgs<F>),
     /// Print every CustomResourceDefinition as YAML documents.
     PrintCrds,
-    /// Print the ClusterRole the controllers need as YAML.
+    /// Print the RBAC the controllers need as YAML: a ClusterRole, or Roles per namespace
+    /// with `--namespace`.
     PrintRbac {
-        /// The ClusterRole's name (default: `NAME-manager-role`).
+        /// The role's name (default: `NAME-manager-role`).
         #[arg(long, value_name = "NAME")]
         role_name: Option<String>,
+        #[command(flatten)]
+        scope: Scope,
+        #[command(flatten)]
+        flags: F,
     },
 }
 
+/// What the caches watch.
+#[derive(Debug, Clone, Default, Args)]
+struct Scope {
+    /// Watch only this namespace (repeat for several; default: all namespaces, which needs a
+    /// ClusterRole).
+    #[arg(
+        long = "namespace",
+        value_name = "NS",
+        env = "WATCH_NAMESPACE",
+        value_delimiter = ','
+    )]
+    namespaces: Vec<String>,
+    /// Cache only objects whose labels match (e.g. `team=storage`), for every kind.
+    #[arg(long, value_name = "SELECTOR")]
+    label_selector: Option<String>,
+}
+
 #[derive(Debug, Args)]
-struct RunArgs {
+struct RunArgs<F: Args> {
     /// Where `/metrics` is served (`:8080` means all interfaces; `0` turns it off).
     #[arg(long, value_name = "ADDR", default_value = "0", value_parser = parse_bind_address)]
     metrics_bind_address: BindAddress,
@@ -116,6 +179,14 @@ struct RunArgs {
     /// The Lease's name (default: the operator's name).
     #[arg(long, value_name = "NAME")]
     leader_election_id: Option<String>,
+    /// The kubeconfig file to use (default: `$KUBECONFIG`, `~/.kube/config`, or the pod's
+    /// service account in a cluster).
+    #[arg(long, value_name = "PATH")]
+    kubeconfig: Option<PathBuf>,
+    #[command(flatten)]
+    scope: Scope,
+    #[command(flatten)]
+    flags: F,
 }
 
 /// A bind address flag: off, or an address.
@@ -156,8 +227,8 @@ pub fn own_namespace() -> String {
 }
 
 impl App {
-    /// An operator named `name` (the default Lease and ClusterRole names derive from it),
-    /// with no CRDs and no controllers yet.
+    /// An operator named `name` (the default Lease and role names derive from it), with no
+    /// CRDs, no controllers and no flags of its own yet.
     pub fn new(name: impl Into<String>) -> App {
         App {
             name: name.into(),
@@ -166,15 +237,32 @@ impl App {
         }
     }
 
+    /// Gives the operator its own flags: `F` is a clap [`Args`] type (`#[derive(clap::Args)]`)
+    /// that `run` and `print-rbac` accept next to the standard flags; each controller's
+    /// builder receives the parsed value. Controllers added before this call keep working.
+    pub fn flags<F: Args + 'static>(self) -> App<F> {
+        App {
+            name: self.name,
+            crds: self.crds,
+            controllers: self
+                .controllers
+                .into_iter()
+                .map(|build| Box::new(move |_: &F| build(&NoFlags {})) as Build<F>)
+                .collect(),
+        }
+    }
+}
+
+impl<F: Args + 'static> App<F> {
     /// Adds the CRD of `K` (from `#[derive(CustomResource)]`).
-    pub fn crd<K: kube::CustomResourceExt>(mut self) -> App {
+    pub fn crd<K: kube::CustomResourceExt>(mut self) -> Self {
         self.crds.push(K::crd());
         self
     }
 
-    /// Adds a controller: `build` makes it for each manager (`run` builds one, `print-rbac`
-    /// another to derive the ClusterRole).
-    pub fn controller(mut self, build: impl Fn() -> ControllerDef + 'static) -> App {
+    /// Adds a controller: `build` makes it from the operator's flags, for each manager (`run`
+    /// builds one, `print-rbac` another to derive the RBAC).
+    pub fn controller(mut self, build: impl Fn(&F) -> ControllerDef + 'static) -> Self {
         self.controllers.push(Box::new(build));
         self
     }
@@ -184,11 +272,30 @@ impl App {
         &self.crds
     }
 
-    /// Adds every controller to `manager` (tests run them on a `TestEnv` this way).
-    pub fn add_controllers(&self, manager: &mut Manager) {
+    /// Adds every controller, built from `flags`, to `manager` (tests run them on a `TestEnv`
+    /// this way; [`App::parse_flags`] gives the flags a command line would).
+    pub fn add_controllers(&self, manager: &mut Manager, flags: &F) {
         for build in &self.controllers {
-            manager.add(build());
+            manager.add(build(flags));
         }
+    }
+
+    /// The operator's flags as `run` would parse them from `args` (the operator's own flags
+    /// only; the first item is the program name), e.g. for tests.
+    pub fn parse_flags<I, T>(&self, args: I) -> Result<F, AppError>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        let command = F::augment_args(clap::Command::new("operator"));
+        let matches = command.try_get_matches_from(args)?;
+        Ok(F::from_arg_matches(&matches)?)
+    }
+
+    /// The operator's flags with nothing given on the command line (their defaults); fails
+    /// when some flag is required.
+    pub fn default_flags(&self) -> Result<F, AppError> {
+        self.parse_flags([self.name.as_str()])
     }
 
     /// The operator's name.
@@ -197,7 +304,7 @@ impl App {
     }
 
     /// The manager with every controller, configured as `run` would be with these flags.
-    fn manager(&self, args: &RunArgs) -> Manager {
+    fn manager(&self, args: &RunArgs<F>) -> Manager {
         let mut builder = Manager::builder();
         if let Some(addr) = args.metrics_bind_address.0 {
             builder = builder.metrics_addr(addr);
@@ -216,8 +323,21 @@ impl App {
                 .unwrap_or_else(|| self.name.clone());
             builder = builder.leader_election(LeaderElection::new(id, namespace));
         }
+        let namespaces: Vec<&str> = args
+            .scope
+            .namespaces
+            .iter()
+            .map(|ns| ns.trim())
+            .filter(|ns| !ns.is_empty())
+            .collect();
+        if !namespaces.is_empty() {
+            builder = builder.namespaces(namespaces);
+        }
+        if let Some(selector) = &args.scope.label_selector {
+            builder = builder.label_selector(selector);
+        }
         let mut manager = builder.build();
-        self.add_controllers(&mut manager);
+        self.add_controllers(&mut manager, &args.flags);
         manager
     }
 
@@ -231,17 +351,32 @@ impl App {
         Ok(out)
     }
 
-    /// The ClusterRole for every controller, with leader election's Lease rules (deployed
-    /// managers elect a leader), as YAML.
+    /// The ClusterRole for every controller, built from the flags' defaults, with leader
+    /// election's Lease rules (deployed managers elect a leader), as YAML — what `print-rbac
+    /// --role-name ROLE` prints. Fails when the operator's flags have required values (pass
+    /// them to `print-rbac` instead).
     pub fn cluster_role_yaml(&self, role_name: &str) -> crate::Result<String> {
+        let flags = self.default_flags().map_err(|e| {
+            crate::Error::Config(format!(
+                "the operator's flags have no defaults to derive the RBAC from: {e}"
+            ))
+        })?;
+        self.rbac_yaml_with(role_name, Scope::default(), flags)
+    }
+
+    /// The RBAC of a deployed manager (leader election on, in the scope's namespaces).
+    fn rbac_yaml_with(&self, role_name: &str, scope: Scope, flags: F) -> crate::Result<String> {
         let args = RunArgs {
             metrics_bind_address: BindAddress(None),
             health_probe_bind_address: BindAddress(None),
             leader_elect: true,
-            leader_election_namespace: Some("default".to_string()),
+            leader_election_namespace: None,
             leader_election_id: None,
+            kubeconfig: None,
+            scope,
+            flags,
         };
-        self.manager(&args).cluster_role_yaml(role_name)
+        self.manager(&args).rbac_yaml(role_name)
     }
 
     /// Parses `args` (the first is the program name) and runs the command, inside a tokio
@@ -251,12 +386,16 @@ impl App {
         I: IntoIterator<Item = T>,
         T: Into<OsString> + Clone,
     {
-        let cli = Cli::try_parse_from(args)?;
+        let cli = Cli::<F>::try_parse_from(args)?;
         match cli.command {
             Some(Command::PrintCrds) => print!("{}", self.crds_yaml()?),
-            Some(Command::PrintRbac { role_name }) => {
+            Some(Command::PrintRbac {
+                role_name,
+                scope,
+                flags,
+            }) => {
                 let role = role_name.unwrap_or_else(|| format!("{}-manager-role", self.name));
-                print!("{}", self.cluster_role_yaml(&role)?);
+                print!("{}", self.rbac_yaml_with(&role, scope, flags)?);
             }
             Some(Command::Run(args)) => self.run(&args)?,
             None => self.run(&cli.run)?,
@@ -264,7 +403,7 @@ impl App {
         Ok(())
     }
 
-    fn run(&self, args: &RunArgs) -> Result<(), AppError> {
+    fn run(&self, args: &RunArgs<F>) -> Result<(), AppError> {
         let _ = tracing_subscriber::fmt()
             .with_env_filter(
                 tracing_subscriber::EnvFilter::try_from_default_env()
@@ -278,7 +417,10 @@ impl App {
             .build()
             .map_err(AppError::AsyncRuntime)?;
         runtime.block_on(async {
-            let client = crate::client().await?;
+            let client = match &args.kubeconfig {
+                Some(path) => crate::client_from_kubeconfig(path).await?,
+                None => crate::client().await?,
+            };
             tracing::info!(operator = %self.name, "starting manager");
             manager.run(client).await
         })?;
@@ -328,7 +470,7 @@ mod tests {
 
     #[test]
     fn defaults_follow_the_kubebuilder_scaffold() {
-        let cli = Cli::try_parse_from(["op"]).unwrap();
+        let cli = Cli::<NoFlags>::try_parse_from(["op"]).unwrap();
         assert!(cli.command.is_none());
         assert_eq!(cli.run.metrics_bind_address, BindAddress(None));
         assert_eq!(
@@ -343,6 +485,81 @@ mod tests {
         let app = App::new("op");
         let err = app.run_with_args(["op", "--bogus"]).unwrap_err();
         assert!(matches!(err, AppError::Usage(_)), "{err}");
+    }
+
+    #[derive(Debug, Clone, PartialEq, Args)]
+    struct ImageFlags {
+        /// The image.
+        #[arg(long, default_value = "app:1")]
+        image: String,
+    }
+
+    fn config_map_controller() -> ControllerDef {
+        use crate::{Action, Context, Controller};
+        use k8s_openapi::api::core::v1::ConfigMap;
+        use std::sync::Arc;
+        Controller::<ConfigMap>::new("cm").build(
+            |_: Arc<ConfigMap>, _: Arc<Context<()>>| async {
+                Ok::<_, crate::Error>(Action::await_change())
+            },
+            (),
+        )
+    }
+
+    #[test]
+    fn the_operators_own_flags_reach_every_controller_builder() {
+        use std::sync::{Arc, Mutex};
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let record = seen.clone();
+        let app = App::new("op")
+            .controller(|_| config_map_controller())
+            .flags::<ImageFlags>()
+            .controller(move |flags: &ImageFlags| {
+                record.lock().unwrap().push(flags.image.clone());
+                config_map_controller()
+            });
+        app.run_with_args(["op", "print-rbac", "--image", "app:2"])
+            .unwrap();
+        assert_eq!(*seen.lock().unwrap(), ["app:2"]);
+        assert_eq!(
+            app.parse_flags(["op"]).unwrap(),
+            ImageFlags {
+                image: "app:1".into()
+            }
+        );
+        let mut manager = Manager::builder().build();
+        app.add_controllers(
+            &mut manager,
+            &app.parse_flags(["op", "--image", "x"]).unwrap(),
+        );
+        assert_eq!(*seen.lock().unwrap(), ["app:2", "x"]);
+        assert!(matches!(
+            app.run_with_args(["op", "run", "--imag", "x"]),
+            Err(AppError::Usage(_))
+        ));
+    }
+
+    #[test]
+    fn namespace_flags_scope_the_caches_and_turn_the_rbac_into_roles() {
+        let cli =
+            Cli::<NoFlags>::try_parse_from(["op", "run", "--namespace", "a", "--namespace", "b,c"])
+                .unwrap();
+        let Some(Command::Run(args)) = cli.command else {
+            panic!("run expected");
+        };
+        assert_eq!(args.scope.namespaces, ["a", "b", "c"]);
+        let app = App::new("op").controller(|_| config_map_controller());
+        let scope = Scope {
+            namespaces: vec!["team-a".into()],
+            label_selector: None,
+        };
+        let yaml = app.rbac_yaml_with("op-role", scope, NoFlags {}).unwrap();
+        assert!(yaml.contains("kind: Role\n"), "{yaml}");
+        assert!(yaml.contains("namespace: team-a"), "{yaml}");
+        assert!(yaml.contains("configmaps"), "{yaml}");
+        let cluster = app.cluster_role_yaml("op-role").unwrap();
+        assert!(cluster.contains("kind: ClusterRole"), "{cluster}");
+        assert!(!cluster.contains("kind: Role\n"), "{cluster}");
     }
 
     #[test]

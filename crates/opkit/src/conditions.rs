@@ -16,8 +16,8 @@ pub const FALSE: &str = "False";
 /// `"Unknown"`.
 pub const UNKNOWN: &str = "Unknown";
 
-/// Where [`new_at`] and [`set_at`] read the current time. [`new`] and [`set`] use the
-/// [`SystemClock`]; a test passes a `Timestamp` (a stopped clock) to get a later
+/// Where [`Builder::at`] and [`set_at`] read the current time ([`set`] and a builder without
+/// `at` use the [`SystemClock`]); a test passes a `Timestamp` (a stopped clock) to get a later
 /// `lastTransitionTime` without waiting for the wall clock to reach one.
 pub trait Clock {
     /// The current time.
@@ -41,42 +41,108 @@ impl Clock for Timestamp {
     }
 }
 
-/// A condition of `type_` with `status` (true → `"True"`, false → `"False"`), `reason`,
-/// `message` and `observed_generation`; `lastTransitionTime` is now (kept by [`set`] when the
-/// status does not change).
-pub fn new(
-    type_: &str,
-    status: bool,
-    reason: &str,
-    message: impl Into<String>,
-    observed_generation: Option<i64>,
-) -> Condition {
-    new_at(
-        &SystemClock,
-        type_,
-        status,
-        reason,
-        message,
-        observed_generation,
-    )
+/// A condition of `type_` with `status` (true → `"True"`, false → `"False"`), built with
+/// named parts and set with [`set`]:
+///
+/// ```
+/// # use opkit::conditions;
+/// # let generation = Some(3);
+/// let mut list = Vec::new();
+/// conditions::set(
+///     &mut list,
+///     conditions::of("Available", true)
+///         .reason("ReplicasAvailable")
+///         .message("all replicas are available")
+///         .observed_generation(generation),
+/// );
+/// assert!(conditions::is_true_for(&list, "Available", Some(3)));
+/// ```
+pub fn of(type_: impl Into<String>, status: bool) -> Builder {
+    Builder {
+        type_: type_.into(),
+        status: if status { TRUE } else { FALSE },
+        reason: String::new(),
+        message: String::new(),
+        observed_generation: None,
+        at: None,
+    }
 }
 
-/// [`new`] with the time read from `clock`.
-pub fn new_at(
-    clock: &impl Clock,
-    type_: &str,
-    status: bool,
-    reason: &str,
-    message: impl Into<String>,
+/// [`of`]`("Ready", status)`: the condition most operators report.
+pub fn ready(status: bool) -> Builder {
+    of("Ready", status)
+}
+
+/// A condition under construction; see [`of`]. It becomes a [`Condition`] through `From`
+/// (which [`set`] calls), stamped with the current time unless [`Builder::at`] says otherwise.
+#[derive(Debug, Clone, PartialEq)]
+#[must_use = "a condition builder does nothing until it is set"]
+pub struct Builder {
+    type_: String,
+    status: &'static str,
+    reason: String,
+    message: String,
     observed_generation: Option<i64>,
-) -> Condition {
-    Condition {
-        type_: type_.to_string(),
-        status: if status { TRUE } else { FALSE }.to_string(),
-        reason: reason.to_string(),
-        message: message.into(),
-        observed_generation,
-        last_transition_time: Time(seconds(clock.now())),
+    at: Option<Timestamp>,
+}
+
+impl Builder {
+    /// Status `Unknown` instead (the controller cannot tell yet).
+    pub fn unknown(mut self) -> Builder {
+        self.status = UNKNOWN;
+        self
+    }
+
+    /// The machine-readable cause in CamelCase (`ReplicasAvailable`), what tools group by.
+    /// Always set one; left out, the reason reads as the status (`True`), which the API
+    /// accepts but says nothing.
+    pub fn reason(mut self, reason: impl Into<String>) -> Builder {
+        self.reason = reason.into();
+        self
+    }
+
+    /// The human-readable detail (figures belong here, not in repeated events' notes).
+    pub fn message(mut self, message: impl Into<String>) -> Builder {
+        self.message = message.into();
+        self
+    }
+
+    /// The `.metadata.generation` the condition was computed from.
+    pub fn observed_generation(mut self, generation: Option<i64>) -> Builder {
+        self.observed_generation = generation;
+        self
+    }
+
+    /// `observedGeneration` from `obj`'s `.metadata.generation`: the usual case, a condition
+    /// about the object being reconciled.
+    pub fn observed(self, obj: &impl kube::Resource) -> Builder {
+        let generation = obj.meta().generation;
+        self.observed_generation(generation)
+    }
+
+    /// `lastTransitionTime` from `clock` instead of the system clock ([`set`] keeps the
+    /// existing one when the status does not change).
+    pub fn at(mut self, clock: &impl Clock) -> Builder {
+        self.at = Some(clock.now());
+        self
+    }
+}
+
+impl From<Builder> for Condition {
+    fn from(b: Builder) -> Condition {
+        let at = b.at.unwrap_or_else(|| SystemClock.now());
+        Condition {
+            reason: if b.reason.is_empty() {
+                b.status.to_string()
+            } else {
+                b.reason
+            },
+            type_: b.type_,
+            status: b.status.to_string(),
+            message: b.message,
+            observed_generation: b.observed_generation,
+            last_transition_time: Time(seconds(at)),
+        }
     }
 }
 
@@ -86,11 +152,12 @@ fn seconds(t: Timestamp) -> Timestamp {
     Timestamp::from_second(t.as_second()).unwrap_or(t)
 }
 
-/// Inserts or updates `condition` by type. Returns whether anything changed.
+/// Inserts or updates `condition` (a [`Condition`] or a [`Builder`]) by type. Returns
+/// whether anything changed.
 ///
 /// If a condition of that type exists with the same status, its `lastTransitionTime` is
 /// kept; otherwise it is the new condition's (set to now if it was left at the epoch).
-pub fn set(conditions: &mut Vec<Condition>, condition: Condition) -> bool {
+pub fn set(conditions: &mut Vec<Condition>, condition: impl Into<Condition>) -> bool {
     set_at(&SystemClock, conditions, condition)
 }
 
@@ -98,8 +165,9 @@ pub fn set(conditions: &mut Vec<Condition>, condition: Condition) -> bool {
 pub fn set_at(
     clock: &impl Clock,
     conditions: &mut Vec<Condition>,
-    mut condition: Condition,
+    condition: impl Into<Condition>,
 ) -> bool {
+    let mut condition = condition.into();
     if condition.last_transition_time.0 == Timestamp::UNIX_EPOCH {
         condition.last_transition_time = Time(seconds(clock.now()));
     }
@@ -159,17 +227,28 @@ mod tests {
     #[test]
     fn last_transition_time_changes_only_when_status_changes() {
         let mut conds = Vec::new();
-        let mut ready = new("Ready", false, "Starting", "starting", Some(1));
-        ready.last_transition_time = at(100);
-        assert!(set(&mut conds, ready));
-        let mut again = new("Ready", false, "Waiting", "still waiting", Some(2));
-        again.last_transition_time = at(200);
+        let t = |s| Timestamp::from_second(s).unwrap();
+        let starting = of("Ready", false)
+            .reason("Starting")
+            .message("starting")
+            .observed_generation(Some(1))
+            .at(&t(100));
+        assert!(set(&mut conds, starting));
+        let again = of("Ready", false)
+            .reason("Waiting")
+            .message("still waiting")
+            .observed_generation(Some(2))
+            .at(&t(200));
         assert!(set(&mut conds, again));
         assert_eq!(conds[0].last_transition_time, at(100));
         assert_eq!(conds[0].reason, "Waiting");
         assert_eq!(conds[0].observed_generation, Some(2));
-        let mut flipped = new("Ready", true, "Up", "up", Some(2));
-        flipped.last_transition_time = at(300);
+        let mut flipped: Condition = ready(true)
+            .reason("Up")
+            .message("up")
+            .observed_generation(Some(2))
+            .at(&t(300))
+            .into();
         assert!(set(&mut conds, flipped.clone()));
         assert_eq!(conds[0].last_transition_time, at(300));
         flipped.last_transition_time = at(400);
@@ -182,7 +261,7 @@ mod tests {
     #[test]
     fn new_and_set_stamp_the_clock_s_time_in_whole_seconds() {
         let t = Timestamp::from_millisecond(1_700_000_000_750).unwrap();
-        let c = new_at(&t, "Ready", true, "Up", "", Some(1));
+        let c: Condition = ready(true).reason("Up").at(&t).into();
         assert_eq!(c.last_transition_time, at(1_700_000_000));
         let mut unstamped = c.clone();
         unstamped.type_ = "Degraded".into();
@@ -194,10 +273,32 @@ mod tests {
     }
 
     #[test]
+    fn a_builder_names_every_part_and_defaults_the_reason_to_the_status() {
+        let mut obj = k8s_openapi::api::core::v1::ConfigMap::default();
+        obj.metadata.generation = Some(7);
+        let c: Condition = of("Synced", false)
+            .reason("Pending")
+            .message("waiting for the backend")
+            .observed(&obj)
+            .into();
+        assert_eq!(
+            (c.type_.as_str(), c.status.as_str(), c.reason.as_str()),
+            ("Synced", FALSE, "Pending")
+        );
+        assert_eq!(c.message, "waiting for the backend");
+        assert_eq!(c.observed_generation, Some(7));
+        let unknown: Condition = ready(true).unknown().into();
+        assert_eq!(
+            (unknown.status.as_str(), unknown.reason.as_str()),
+            (UNKNOWN, UNKNOWN)
+        );
+    }
+
+    #[test]
     fn find_and_remove_by_type() {
         let mut conds = Vec::new();
-        set(&mut conds, new("Ready", true, "Up", "", Some(1)));
-        set(&mut conds, new("Degraded", false, "Fine", "", Some(1)));
+        set(&mut conds, ready(true).reason("Up"));
+        set(&mut conds, of("Degraded", false).reason("Fine"));
         assert_eq!(conds.len(), 2);
         assert!(find(&conds, "Degraded").is_some());
         assert!(remove(&mut conds, "Degraded"));

@@ -19,8 +19,9 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::FutureExt;
 use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use futures::{FutureExt, Stream, StreamExt};
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, Resource, ResourceExt};
@@ -30,8 +31,9 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use crate::error::Result;
-use crate::events::Recorder;
+use crate::events::{EventBuilder, Recorder};
 use crate::expectations::Expectations;
+use crate::finalizer::{self, FinalizerError};
 use crate::informer::{Caches, Informers, Object, OwnerIndex};
 use crate::metrics::{ControllerMetrics, Metrics};
 use crate::predicate::{Change, Predicate};
@@ -137,6 +139,7 @@ pub struct Context<T> {
     field_manager: String,
     caches: Caches,
     recorder: Recorder,
+    finalizer: Option<String>,
     data: T,
 }
 
@@ -198,6 +201,34 @@ impl<T> Context<T> {
         &self.recorder
     }
 
+    /// Starts an event about `obj` (see [`crate::events`]):
+    /// `ctx.event(obj).reason("Booked").note("booking created").publish().await?`.
+    pub fn event<'a, K: Object>(&'a self, obj: &K) -> EventBuilder<'a> {
+        self.recorder.event(obj)
+    }
+
+    /// Runs `f` under the finalizer the controller declared with [`Controller::finalizer`]:
+    /// adds it to a live object, calls `f` with [`Event::Apply`](finalizer::Event::Apply)
+    /// while the object lives and with [`Event::Cleanup`](finalizer::Event::Cleanup) once it
+    /// is being deleted, then removes it (see [`crate::finalizer`] for the four cases). Fails
+    /// with [`FinalizerError::Undeclared`] when the controller declared none.
+    pub async fn finalize<K, F, Fut, E>(
+        &self,
+        obj: Arc<K>,
+        f: F,
+    ) -> std::result::Result<Action, FinalizerError<E>>
+    where
+        K: Object,
+        F: FnOnce(finalizer::Event<K>) -> Fut,
+        Fut: Future<Output = std::result::Result<Action, E>>,
+        E: std::error::Error + 'static,
+    {
+        let Some(name) = self.finalizer.as_deref() else {
+            return Err(FinalizerError::Undeclared(self.controller.clone()));
+        };
+        finalizer::finalize(&self.client, name, obj, f).await
+    }
+
     /// Server-side applies `child` with a controller owner reference to `owner` and this
     /// controller's field manager (see [`crate::apply::apply_owned`]).
     pub async fn apply_owned<O: Object, C: Object>(&self, owner: &O, child: C) -> Result<C> {
@@ -227,6 +258,7 @@ pub struct Controller<K: Object> {
     /// Registered before the controller's own handlers (expectations, owner indexes).
     observers: Vec<Source>,
     sources: Vec<Source>,
+    streams: Vec<BoxStream<'static, Request>>,
     rules: Rules,
     max_concurrent: usize,
     resync: Option<Duration>,
@@ -258,6 +290,7 @@ impl<K: Object> Controller<K> {
             predicate: None,
             observers: Vec::new(),
             sources: Vec::new(),
+            streams: Vec::new(),
             rules,
             max_concurrent: 1,
             resync: None,
@@ -398,6 +431,28 @@ impl<K: Object> Controller<K> {
         self
     }
 
+    /// Reconciles every key `stream` yields — changes outside the cluster (a webhook from
+    /// another system, a timer of the operator's own, a channel fed by other code), as
+    /// kube-runtime's `reconcile_on` and controller-runtime's channel source. Keys go through
+    /// the same queue as the watches' (deduplicated, never two reconciles of one key at
+    /// once). The stream is polled while the controller runs (after leader election); a key
+    /// whose object is not in the cache is dropped, as any other.
+    ///
+    /// A Tokio channel becomes a stream with `futures::stream::unfold`:
+    ///
+    /// ```
+    /// # use opkit::{Controller, Request};
+    /// # use opkit::k8s_openapi::api::core::v1::ConfigMap;
+    /// let (tx, rx) = tokio::sync::mpsc::channel::<Request>(16);
+    /// let keys = futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|k| (k, rx)) });
+    /// let controller = Controller::<ConfigMap>::new("cm").reconcile_on(keys);
+    /// # drop((tx, controller));
+    /// ```
+    pub fn reconcile_on(mut self, stream: impl Stream<Item = Request> + Send + 'static) -> Self {
+        self.streams.push(stream.boxed());
+        self
+    }
+
     /// Keeps an [`OwnerIndex`] of kind `W` in the shared cache (objects by controller owner
     /// uid, and without one by namespace), read with [`Context::owner_index`]; as a field
     /// index on the owner in controller-runtime. The index is updated before any handler sees
@@ -444,9 +499,9 @@ impl<K: Object> Controller<K> {
         self
     }
 
-    /// Declares that the controller manages finalizer `name` on its primary objects (with
-    /// [`crate::finalizer::finalize`]); adds `update/patch` on the primary and `update` on
-    /// `<plural>/finalizers` to the derived RBAC rules.
+    /// Declares that the controller manages finalizer `name` on its primary objects, which
+    /// [`Context::finalize`] then adds, honours and removes; adds `update/patch` on the primary
+    /// and `update` on `<plural>/finalizers` to the derived RBAC rules.
     pub fn finalizer(mut self, name: impl Into<String>) -> Self {
         self.finalizer = Some(name.into());
         self.rules.add(rbac::rule(
@@ -493,6 +548,9 @@ impl<K: Object> Controller<K> {
     ///
     /// `reconcile(obj, ctx)` is called with the cached object; an `Err` (or a panic) is
     /// logged, counted and retried with the key's backoff; `Ok(action)` resets the backoff.
+    /// An error with a [`TerminalError`](crate::error::TerminalError) in its chain is not
+    /// retried: it is recorded as a `Warning` event `ReconcileFailed` on the object, and the
+    /// key waits for the next change.
     /// A key whose object is no longer in the cache is dropped without a call: work that
     /// must happen on deletion belongs in a [finalizer](crate::finalizer), and owned
     /// objects are removed by the garbage collector through their owner references.
@@ -513,6 +571,8 @@ impl<K: Object> Controller<K> {
             max_concurrent,
             resync,
             backoff,
+            finalizer,
+            streams,
             ..
         } = self;
         let register: Register = Box::new(move |informers: &Arc<Informers>, metrics: &Metrics| {
@@ -545,6 +605,7 @@ impl<K: Object> Controller<K> {
                     field_manager: ctrl_name.clone(),
                     controller: ctrl_name.clone(),
                     caches: Caches::new(informers.clone()),
+                    finalizer,
                     data,
                 });
                 let store = informers.get_or_create::<K>().store();
@@ -556,7 +617,7 @@ impl<K: Object> Controller<K> {
                     reconcile,
                     metrics,
                     max_concurrent,
-                    resync,
+                    Background { resync, streams },
                     env.stop,
                 ))
             });
@@ -616,6 +677,12 @@ impl ControllerDef {
     }
 }
 
+/// What a controller's workers run beside them: the resync timer and the key streams.
+struct Background {
+    resync: Option<Duration>,
+    streams: Vec<BoxStream<'static, Request>>,
+}
+
 #[allow(clippy::too_many_arguments)]
 async fn run_workers<K, T, F, Fut, E>(
     name: String,
@@ -625,7 +692,7 @@ async fn run_workers<K, T, F, Fut, E>(
     reconcile: Arc<F>,
     metrics: ControllerMetrics,
     workers: usize,
-    resync: Option<Duration>,
+    background: Background,
     mut stop: watch::Receiver<bool>,
 ) where
     K: Object,
@@ -646,12 +713,20 @@ async fn run_workers<K, T, F, Fut, E>(
             metrics.clone(),
         ));
     }
-    // In a JoinSet so that aborting this future (lost leadership) aborts the resync too.
-    let mut resync_task = JoinSet::new();
-    if let Some(period) = resync {
+    // In a JoinSet so that aborting this future (lost leadership) aborts them too.
+    let mut background_tasks = JoinSet::new();
+    for mut stream in background.streams {
+        let queue = queue.clone();
+        background_tasks.spawn(async move {
+            while let Some(key) = stream.next().await {
+                queue.add(key);
+            }
+        });
+    }
+    if let Some(period) = background.resync {
         let queue = queue.clone();
         let store = store.clone();
-        resync_task.spawn(async move {
+        background_tasks.spawn(async move {
             let mut tick = tokio::time::interval_at(Instant::now() + period, period);
             loop {
                 tick.tick().await;
@@ -667,7 +742,7 @@ async fn run_workers<K, T, F, Fut, E>(
             break;
         }
     }
-    resync_task.shutdown().await;
+    background_tasks.shutdown().await;
     queue.shutdown();
     while tasks.join_next().await.is_some() {}
     tracing::info!(controller = %name, "workers stopped");
@@ -696,6 +771,7 @@ async fn worker<K, T, F, Fut, E>(
         };
         metrics.active_workers.inc();
         let started = Instant::now();
+        let obj_ref = obj.clone();
         let outcome = AssertUnwindSafe(reconcile(obj, ctx.clone()))
             .catch_unwind()
             .await;
@@ -713,6 +789,23 @@ async fn worker<K, T, F, Fut, E>(
                     queue.add_after(key.clone(), after);
                 } else {
                     metrics.success.inc();
+                }
+            }
+            Ok(Err(error)) if crate::error::is_terminal(&error) => {
+                metrics.error.inc();
+                metrics.errors.inc();
+                metrics.terminal_errors.inc();
+                tracing::error!(controller = %name, key = %key, error = %error, "reconcile failed; not retried until the object changes");
+                queue.forget(&key);
+                if let Err(e) = ctx
+                    .event(obj_ref.as_ref())
+                    .warning()
+                    .reason("ReconcileFailed")
+                    .note(error.to_string())
+                    .publish()
+                    .await
+                {
+                    tracing::warn!(controller = %name, key = %key, error = %e, "cannot record the terminal error as an event");
                 }
             }
             Ok(Err(error)) => {

@@ -1,7 +1,9 @@
 //! Finalizers inside a reconcile function.
 //!
 //! A finalizer lets a controller clean up (external resources, other namespaces) before its
-//! object disappears. [`finalize`] does the bookkeeping around the operator's code, like
+//! object disappears. Declare it once on the controller ([`Controller::finalizer`]) and call
+//! [`Context::finalize`] in the reconcile; [`finalize`], which it calls, does the bookkeeping
+//! around the operator's code, like
 //! kube-runtime's `finalizer` but returning the reconcile's [`Action`] so it fits in any
 //! reconcile body:
 //!
@@ -28,6 +30,8 @@ use serde_json::json;
 use crate::apply::dynamic_api;
 use crate::controller::Action;
 use crate::informer::Object;
+#[cfg(doc)]
+use crate::{Context, Controller};
 
 /// What the operator's code is asked to do.
 #[derive(Debug)]
@@ -56,6 +60,10 @@ pub enum FinalizerError<E: std::error::Error + 'static> {
     /// The object has no name.
     #[error("object has no name")]
     Unnamed,
+    /// [`Context::finalize`](crate::Context::finalize) was called by a controller that
+    /// declared no finalizer.
+    #[error("controller {0} declared no finalizer: add .finalizer(\"example.com/cleanup\") to it")]
+    Undeclared(String),
 }
 
 async fn write_finalizers<K: Object>(

@@ -21,6 +21,10 @@
 //! One dependency is enough: kube-rs and k8s-openapi are re-exported ([`kube`],
 //! [`k8s_openapi`], [`CustomResource`], [`Api`], [`Client`], [`ResourceExt`], …).
 //!
+//! An operator's binary is an [`App`]: the CRDs, the controllers, and opkit's standard command
+//! line (`run`, `print-crds`, `print-rbac`, controller-runtime's flags) plus the operator's
+//! own flags.
+//!
 //! # Example
 //!
 //! ```no_run
@@ -29,6 +33,7 @@
 //!
 //! use opkit::k8s_openapi::api::core::v1::ConfigMap;
 //! use opkit::prelude::*;
+//! use opkit::{App, ControllerDef};
 //! use serde::{Deserialize, Serialize};
 //!
 //! #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
@@ -50,50 +55,53 @@
 //!     Opkit(#[from] opkit::Error),
 //! }
 //!
-//! /// Operator-wide data, reachable from every reconcile through the context.
-//! struct Settings {
-//!     greeting_suffix: String,
+//! /// The operator's own flags, next to opkit's standard ones.
+//! #[derive(Debug, Clone, clap::Args)]
+//! struct Flags {
+//!     /// Appended to every greeting.
+//!     #[arg(long, default_value = "!")]
+//!     suffix: String,
 //! }
 //!
-//! async fn reconcile(greeting: Arc<Greeting>, ctx: Arc<Context<Settings>>) -> Result<Action, Error> {
+//! async fn reconcile(greeting: Arc<Greeting>, ctx: Arc<Context<Flags>>) -> Result<Action, Error> {
+//!     if greeting.spec.message.is_empty() {
+//!         // Retrying cannot help: record a Warning event, wait for the next edit.
+//!         return Err(opkit::Error::terminal("spec.message is empty").into());
+//!     }
 //!     // Desired child: a ConfigMap owned by the Greeting, applied server-side.
 //!     let mut cm = ConfigMap::default();
 //!     cm.metadata.name = Some(greeting.name_any());
 //!     cm.data = Some([("message".to_string(),
-//!                      format!("{}{}", greeting.spec.message, ctx.greeting_suffix))].into());
+//!                      format!("{}{}", greeting.spec.message, ctx.suffix))].into());
 //!     ctx.apply_owned(greeting.as_ref(), cm).await?;
 //!
 //!     // Status with a condition; lastTransitionTime only moves when the status flips.
 //!     let mut status = greeting.status.clone().unwrap_or_default();
-//!     conditions::set(&mut status.conditions, conditions::new(
-//!         "Ready", true, "ConfigMapApplied", "the ConfigMap is up to date",
-//!         greeting.metadata.generation));
-//!     ctx.patch_status(greeting.as_ref(), &status).await?;
-//!     ctx.recorder().normal(greeting.as_ref(), "Applied", "ConfigMap applied").await?;
+//!     let changed = conditions::set(&mut status.conditions, conditions::ready(true)
+//!         .reason("ConfigMapApplied")
+//!         .message("the ConfigMap is up to date")
+//!         .observed(greeting.as_ref()));
+//!     if changed {
+//!         ctx.patch_status(greeting.as_ref(), &status).await?;
+//!         ctx.event(greeting.as_ref()).reason("Applied").note("ConfigMap applied").publish().await?;
+//!     }
 //!     Ok(Action::requeue(Duration::from_secs(300)))
 //! }
 //!
-//! #[tokio::main]
-//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//!     let controller = Controller::<Greeting>::new("greeting")
+//! fn controller(flags: &Flags) -> ControllerDef {
+//!     Controller::<Greeting>::new("greeting")
 //!         .owns::<ConfigMap>()
 //!         .with_predicate(predicate::generation_changed())
 //!         .max_concurrent_reconciles(4)
-//!         .build(reconcile, Settings { greeting_suffix: "!".into() });
+//!         .build(reconcile, flags.clone())
+//! }
 //!
-//!     let mut manager = Manager::builder()
-//!         .metrics_addr("0.0.0.0:8080".parse()?)
-//!         .probe_addr("0.0.0.0:8081".parse()?)
-//!         .leader_election(LeaderElection::new("greeting-operator", "default"))
-//!         .build();
-//!     manager.add(controller);
-//!
-//!     if std::env::args().any(|a| a == "print-rbac") {
-//!         print!("{}", manager.cluster_role_yaml("greeting-operator")?);
-//!         return Ok(());
-//!     }
-//!     manager.run(opkit::client().await?).await?;
-//!     Ok(())
+//! fn main() -> std::process::ExitCode {
+//!     App::new("greeting-operator")
+//!         .crd::<Greeting>()
+//!         .flags::<Flags>()
+//!         .controller(controller)
+//!         .main()
 //! }
 //! ```
 
@@ -120,7 +128,7 @@ pub mod workqueue;
 pub use app::App;
 pub use cache::CacheOptions;
 pub use controller::{Action, Context, Controller, ControllerDef, Request};
-pub use error::{Error, Result};
+pub use error::{ApiErrorExt, Error, Result, ResultExt, TerminalError};
 pub use expectations::Expectations;
 pub use informer::{Caches, Object, OwnerIndex};
 pub use leader::LeaderElection;
@@ -140,9 +148,9 @@ pub use schemars::JsonSchema;
 /// What most operators import: `use opkit::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        Action, Api, Change, Client, Condition, Context, Controller, CustomResource,
+        Action, Api, ApiErrorExt, Change, Client, Condition, Context, Controller, CustomResource,
         CustomResourceExt, EventType, JsonSchema, LeaderElection, Manager, Predicate, Request,
-        Resource, ResourceExt, Store, conditions, finalizer, predicate,
+        Resource, ResourceExt, ResultExt, Store, conditions, finalizer, predicate,
     };
 }
 
@@ -159,5 +167,20 @@ pub async fn client() -> Result<Client> {
     let config = kube::Config::infer()
         .await
         .map_err(|e| Error::Config(e.to_string()))?;
+    Client::try_from(config).map_err(Error::Kube)
+}
+
+/// A client from the kubeconfig file at `path` (its current context), as `kubectl
+/// --kubeconfig PATH` — what an operator's `--kubeconfig` flag means.
+pub async fn client_from_kubeconfig(path: &std::path::Path) -> Result<Client> {
+    install_crypto_provider();
+    let kubeconfig = kube::config::Kubeconfig::read_from(path)
+        .map_err(|e| Error::Config(format!("{}: {e}", path.display())))?;
+    let config = kube::Config::from_custom_kubeconfig(
+        kubeconfig,
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await
+    .map_err(|e| Error::Config(format!("{}: {e}", path.display())))?;
     Client::try_from(config).map_err(Error::Kube)
 }

@@ -36,6 +36,7 @@ pub struct Metrics {
     registry: Arc<Mutex<Registry>>,
     reconcile_total: Family<Labels, Counter>,
     reconcile_errors: Family<Labels, Counter>,
+    terminal_errors: Family<Labels, Counter>,
     reconcile_time: HistogramFamily,
     active_workers: Family<Labels, Gauge>,
     max_concurrent: Family<Labels, Gauge>,
@@ -65,6 +66,7 @@ impl Metrics {
             registry: Arc::new(Mutex::new(Registry::default())),
             reconcile_total: Family::default(),
             reconcile_errors: Family::default(),
+            terminal_errors: Family::default(),
             reconcile_time: Family::new_with_constructor(reconcile_histogram),
             active_workers: Family::default(),
             max_concurrent: Family::default(),
@@ -82,6 +84,11 @@ impl Metrics {
             "controller_runtime_reconcile_errors",
             "Total number of reconciliation errors per controller",
             m.reconcile_errors.clone(),
+        );
+        registry.register(
+            "controller_runtime_terminal_reconcile_errors",
+            "Total number of terminal reconciliation errors per controller",
+            m.terminal_errors.clone(),
         );
         registry.register(
             "controller_runtime_reconcile_time_seconds",
@@ -154,6 +161,7 @@ impl Metrics {
             requeue: result("requeue"),
             requeue_after: result("requeue_after"),
             errors: self.reconcile_errors.get_or_create_owned(&c),
+            terminal_errors: self.terminal_errors.get_or_create_owned(&c),
             time: self.reconcile_time.get_or_create_owned(&c),
             active_workers: self.active_workers.get_or_create_owned(&c),
             max_concurrent: self.max_concurrent.get_or_create_owned(&c),
@@ -179,6 +187,7 @@ pub(crate) struct ControllerMetrics {
     pub requeue: Counter,
     pub requeue_after: Counter,
     pub errors: Counter,
+    pub terminal_errors: Counter,
     pub time: Histogram,
     pub active_workers: Gauge,
     pub max_concurrent: Gauge,

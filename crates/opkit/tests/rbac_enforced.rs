@@ -45,10 +45,9 @@ const SA_USER: &str = "system:serviceaccount:default:widget-operator";
 
 /// A reconcile that uses every helper: finalizer, owned ConfigMap by SSA, status, events.
 async fn reconcile(w: Arc<Widget>, ctx: Arc<Context<()>>) -> Result<Action, Error> {
-    let client = ctx.client().clone();
     let inner = ctx.clone();
-    Ok(
-        opkit::finalizer::finalize(&client, FINALIZER, w, |event| async move {
+    Ok(ctx
+        .finalize(w, |event| async move {
             match event {
                 finalizer::Event::Apply(w) => {
                     let mut cm = ConfigMap::default();
@@ -57,22 +56,31 @@ async fn reconcile(w: Arc<Widget>, ctx: Arc<Context<()>>) -> Result<Action, Erro
                     let mut status = w.status.clone().unwrap_or_default();
                     conditions::set(
                         &mut status.conditions,
-                        conditions::new("Ready", true, "Applied", "ok", w.metadata.generation),
+                        conditions::ready(true)
+                            .reason("Applied")
+                            .message("ok")
+                            .observed(w.as_ref()),
                     );
                     inner.patch_status(w.as_ref(), &status).await?;
-                    inner.recorder().normal(w.as_ref(), "Applied", "ok").await?;
+                    inner
+                        .event(w.as_ref())
+                        .reason("Applied")
+                        .note("ok")
+                        .publish()
+                        .await?;
                 }
                 finalizer::Event::Cleanup(w) => {
                     inner
-                        .recorder()
-                        .normal(w.as_ref(), "Cleanup", "bye")
+                        .event(w.as_ref())
+                        .reason("Cleanup")
+                        .note("bye")
+                        .publish()
                         .await?;
                 }
             }
             Ok::<_, opkit::Error>(Action::await_change())
         })
-        .await?,
-    )
+        .await?)
 }
 
 fn manager() -> Manager {

@@ -885,16 +885,15 @@ async fn with_finalizer(
     ctx: Arc<Context<Arc<Finalizing>>>,
 ) -> Result<Action, TestError> {
     let state = ctx.data().clone();
-    Ok(
-        opkit::finalizer::finalize(ctx.client(), FINALIZER, w, |event| async move {
+    Ok(ctx
+        .finalize(w, |event| async move {
             match event {
                 finalizer::Event::Apply(_) => state.applied.fetch_add(1, Ordering::SeqCst),
                 finalizer::Event::Cleanup(_) => state.cleaned.fetch_add(1, Ordering::SeqCst),
             };
             Ok::<_, opkit::Error>(Action::await_change())
         })
-        .await?,
-    )
+        .await?)
 }
 
 #[tokio::test]
@@ -976,14 +975,11 @@ async fn status_conditions_keep_last_transition_time_when_status_is_unchanged() 
     let mut status = WidgetStatus::default();
     conditions::set(
         &mut status.conditions,
-        conditions::new_at(
-            &minute(0),
-            "Ready",
-            false,
-            "Starting",
-            "starting",
-            generation,
-        ),
+        conditions::ready(false)
+            .reason("Starting")
+            .message("starting")
+            .observed_generation(generation)
+            .at(&minute(0)),
     );
     let stored = opkit::apply::patch_status(&env.client(), &w, &status)
         .await
@@ -993,14 +989,11 @@ async fn status_conditions_keep_last_transition_time_when_status_is_unchanged() 
     let mut status = stored.status.clone().unwrap();
     let changed = conditions::set(
         &mut status.conditions,
-        conditions::new_at(
-            &minute(1),
-            "Ready",
-            false,
-            "Starting",
-            "starting",
-            generation,
-        ),
+        conditions::ready(false)
+            .reason("Starting")
+            .message("starting")
+            .observed_generation(generation)
+            .at(&minute(1)),
     );
     assert!(
         !changed,
@@ -1008,14 +1001,11 @@ async fn status_conditions_keep_last_transition_time_when_status_is_unchanged() 
     );
     conditions::set(
         &mut status.conditions,
-        conditions::new_at(
-            &minute(1),
-            "Ready",
-            false,
-            "Waiting",
-            "still waiting",
-            generation,
-        ),
+        conditions::ready(false)
+            .reason("Waiting")
+            .message("still waiting")
+            .observed_generation(generation)
+            .at(&minute(1)),
     );
     let stored = opkit::apply::patch_status(&env.client(), &stored, &status)
         .await
@@ -1030,7 +1020,11 @@ async fn status_conditions_keep_last_transition_time_when_status_is_unchanged() 
     let mut status = stored.status.clone().unwrap();
     conditions::set(
         &mut status.conditions,
-        conditions::new_at(&minute(2), "Ready", true, "Up", "up", generation),
+        conditions::ready(true)
+            .reason("Up")
+            .message("up")
+            .observed_generation(generation)
+            .at(&minute(2)),
     );
     let stored = opkit::apply::patch_status(&env.client(), &stored, &status)
         .await
@@ -1046,8 +1040,10 @@ async fn status_conditions_keep_last_transition_time_when_status_is_unchanged() 
 }
 
 async fn announce(w: Arc<Widget>, ctx: Arc<Context<()>>) -> Result<Action, TestError> {
-    ctx.recorder()
-        .normal(w.as_ref(), "Reconciled", format!("size {}", w.spec.size))
+    ctx.event(w.as_ref())
+        .reason("Reconciled")
+        .note(format!("size {}", w.spec.size))
+        .publish()
         .await?;
     Ok(Action::await_change())
 }
@@ -1508,4 +1504,181 @@ async fn a_manager_without_addresses_or_election_binds_no_port_and_takes_no_leas
         "no Lease taken"
     );
     running.shutdown().await.unwrap();
+}
+
+/// What a reconcile that calls `ctx.finalize` without a declared finalizer was told.
+type Told = Arc<Mutex<Option<String>>>;
+
+async fn finalize_undeclared(w: Arc<Widget>, ctx: Arc<Context<Told>>) -> Result<Action, TestError> {
+    let outcome = ctx
+        .finalize(w, |_| async {
+            Ok::<_, opkit::Error>(Action::await_change())
+        })
+        .await;
+    *ctx.data().lock().unwrap() = outcome.err().map(|e| e.to_string());
+    Ok(Action::await_change())
+}
+
+#[tokio::test]
+async fn finalize_without_a_declared_finalizer_fails_and_says_how_to_declare_one() {
+    let env = env().await;
+    let told: Told = Arc::default();
+    let mut mgr = Manager::builder().build();
+    mgr.add(Controller::<Widget>::new("forgetful").build(finalize_undeclared, told.clone()));
+    let running = start(mgr, &env).await;
+    create(&env, "nofin", 1).await;
+    let message = eventually_some("the reconcile was told", || told.lock().unwrap().clone()).await;
+    assert!(
+        message.contains("forgetful declared no finalizer") && message.contains(".finalizer("),
+        "{message}"
+    );
+    let w = widgets(&env).get("nofin").await.unwrap();
+    assert!(w.finalizers().is_empty(), "nothing was added: {w:?}");
+    running.shutdown().await.unwrap();
+}
+
+/// [`opkit_testenv::eventually`] for a value that needs no `await`.
+async fn eventually_some<T>(what: &str, mut get: impl FnMut() -> Option<T>) -> T {
+    opkit_testenv::eventually(what, || std::future::ready(get())).await
+}
+
+async fn refuse_big(w: Arc<Widget>, ctx: Arc<Context<Arc<Probe>>>) -> Result<Action, TestError> {
+    ctx.record(&w);
+    if w.spec.size > 10 {
+        let why = format!("size {} is more than this operator can run", w.spec.size);
+        return Err(opkit::Error::terminal(why).into());
+    }
+    Ok(Action::await_change())
+}
+
+#[tokio::test]
+async fn a_terminal_error_records_a_warning_and_waits_for_the_next_change() {
+    let env = env().await;
+    let probe = Arc::new(Probe::default());
+    let mut mgr = Manager::builder().build();
+    mgr.add(Controller::<Widget>::new("picky").build(refuse_big, probe.clone()));
+    let running = start(mgr, &env).await;
+    create(&env, "big", 11).await;
+    let events: Api<K8sEvent> = Api::namespaced(env.client(), "default");
+    let event = opkit_testenv::eventually("the terminal error recorded as an event", || async {
+        let list = events.list(&ListParams::default()).await.unwrap();
+        list.items
+            .into_iter()
+            .find(|e| e.reason.as_deref() == Some("ReconcileFailed"))
+    })
+    .await;
+    assert_eq!(event.type_.as_deref(), Some("Warning"));
+    assert_eq!(
+        event.note.as_deref(),
+        Some("size 11 is more than this operator can run")
+    );
+    assert_eq!(event.reporting_controller.as_deref(), Some("picky"));
+    // With the 5 ms error backoff a retried key would have been reconciled again long before
+    // the event could be listed.
+    assert_eq!(probe.count("big"), 1, "a terminal error is not retried");
+    let metrics = running.metrics();
+    let series = |name: &str| metric(metrics, name);
+    assert_eq!(
+        series(r#"controller_runtime_terminal_reconcile_errors_total{controller="picky"}"#),
+        Some(1)
+    );
+    assert_eq!(
+        series(r#"workqueue_retries_total{name="picky",controller="picky"}"#),
+        Some(0)
+    );
+    patch_spec(&env, "big", 3).await;
+    eventually("the change reconciled", || probe.count("big") == 2).await;
+    eventually("and succeeded", || {
+        series(r#"controller_runtime_reconcile_total{controller="picky",result="success"}"#)
+            == Some(1)
+    })
+    .await;
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn keys_from_a_stream_are_reconciled_like_watched_changes() {
+    let env = env().await;
+    let probe = Arc::new(Probe::default());
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Request>();
+    let keys =
+        futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|k| (k, rx)) });
+    let mut mgr = Manager::builder().build();
+    mgr.add(
+        Controller::<Widget>::new("external")
+            // No watched change queues a key: only the stream does.
+            .with_predicate(Predicate::new(|_| false))
+            .reconcile_on(keys)
+            .build(record, probe.clone()),
+    );
+    let running = start(mgr, &env).await;
+    create(&env, "ext", 1).await;
+    // A key for an object not (yet) in the cache is dropped; once the cache has the object,
+    // the key reconciles it.
+    opkit_testenv::eventually("a streamed key reconciles the object", || {
+        tx.send(Request::namespaced("default", "ext")).unwrap();
+        std::future::ready(probe.count("ext") >= 1)
+    })
+    .await;
+    let before = probe.count("ext");
+    tx.send(Request::namespaced("default", "ext")).unwrap();
+    eventually("every key sent is reconciled", || {
+        probe.count("ext") == before + 1
+    })
+    .await;
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn api_errors_have_names_and_not_found_can_be_ignored() {
+    let env = env().await;
+    let config_maps: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+    let missing = config_maps.get("nowhere").await.unwrap_err();
+    assert!(
+        missing.is_not_found() && !missing.is_conflict(),
+        "{missing}"
+    );
+    let wrapped = opkit::Error::from(missing);
+    assert!(wrapped.is_not_found());
+    assert!(
+        config_maps
+            .delete("nowhere", &DeleteParams::default())
+            .await
+            .ignore_not_found()
+            .unwrap()
+            .is_none()
+    );
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some("here".into());
+    config_maps
+        .create(&PostParams::default(), &cm)
+        .await
+        .unwrap();
+    let taken = config_maps
+        .create(&PostParams::default(), &cm)
+        .await
+        .unwrap_err();
+    assert!(taken.is_already_exists(), "{taken}");
+    assert!(
+        config_maps
+            .get("here")
+            .await
+            .ignore_not_found()
+            .unwrap()
+            .is_some()
+    );
+    let mut stale = config_maps.get("here").await.unwrap();
+    stale.metadata.resource_version = Some("1".into());
+    let conflict = config_maps
+        .replace("here", &PostParams::default(), &stale)
+        .await
+        .unwrap_err();
+    assert!(
+        conflict.is_conflict() && !conflict.is_already_exists(),
+        "{conflict}"
+    );
+    // An event without a reason is refused before anything is sent.
+    let recorder = opkit::events::Recorder::new(env.client(), "test", "test-1");
+    let refused = recorder.event(&cm).note("no reason").publish().await;
+    assert!(matches!(refused, Err(opkit::Error::EventWithoutReason)));
 }

@@ -102,17 +102,16 @@ async fn reconcile(w: Arc<Widget>, ctx: Arc<Context<Arc<Seen>>>) -> Result<Actio
     let mut status = w.status.clone().unwrap_or_default();
     conditions::set(
         &mut status.conditions,
-        conditions::new(
-            "Ready",
-            true,
-            "Applied",
-            "child applied",
-            w.metadata.generation,
-        ),
+        conditions::ready(true)
+            .reason("Applied")
+            .message("child applied")
+            .observed(w.as_ref()),
     );
     ctx.patch_status(w.as_ref(), &status).await?;
-    ctx.recorder()
-        .normal(w.as_ref(), "Applied", "child applied")
+    ctx.event(w.as_ref())
+        .reason("Applied")
+        .note("child applied")
+        .publish()
         .await?;
     Ok(Action::await_change())
 }

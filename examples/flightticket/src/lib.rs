@@ -15,8 +15,9 @@
 //! cancellation — a real booking system would call an airline here, which no garbage
 //! collector can do.
 //!
-//! The package's binary (`src/main.rs`) runs [`manager`] against any cluster and prints the
-//! CRD ([`crd_yaml`]) and the ClusterRole derived from the controller ([`cluster_role_yaml`]).
+//! The package's binary (`src/main.rs`) is [`app`]`().main()`: opkit's standard operator command
+//! line, which runs the controller against any cluster (`run`, the default) and prints the CRD
+//! (`print-crds`) and the ClusterRole derived from the controller (`print-rbac`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -25,7 +26,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::DeleteParams;
 use opkit::finalizer::{self, FinalizerError};
 use opkit::prelude::*;
-use opkit::{ControllerDef, ManagerBuilder};
+use opkit::{App, ControllerDef, ManagerBuilder};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -33,10 +34,13 @@ use serde::{Deserialize, Serialize};
 pub const CONTROLLER_NAME: &str = "flightticket";
 /// The finalizer that makes deletion wait for the cancellation.
 pub const FINALIZER: &str = "flights.com/cancel-booking";
+/// The operator's name: its leader-election Lease, and the ClusterRole `print-rbac` prints and
+/// its service account is bound to.
+pub const NAME: &str = "flightticket-operator";
 /// The ClusterRole `print-rbac` prints and the operator's service account is bound to.
-pub const CLUSTER_ROLE: &str = "flightticket-operator";
+pub const CLUSTER_ROLE: &str = NAME;
 /// The leader-election Lease.
-pub const LEASE_NAME: &str = "flightticket-operator";
+pub const LEASE_NAME: &str = NAME;
 /// `status.phase` once the booking exists and matches the spec.
 pub const PHASE_BOOKED: &str = "Booked";
 /// The condition type the operator maintains.
@@ -165,19 +169,16 @@ async fn book(ticket: Arc<FlightTicket>, ctx: &Context<()>) -> Result<Action, Bo
     desired.observed_generation = generation;
     conditions::set(
         &mut desired.conditions,
-        conditions::new(
-            READY,
-            true,
-            "Booked",
-            format!(
+        conditions::of(READY, true)
+            .reason("Booked")
+            .message(format!(
                 "booking {} holds {} seat(s) from {} to {}",
                 booking_name(&ticket.name_any()),
                 ticket.spec.number,
                 ticket.spec.from,
                 ticket.spec.to
-            ),
-            generation,
-        ),
+            ))
+            .observed(ticket.as_ref()),
     );
     if desired != current {
         ctx.patch_status(ticket.as_ref(), &desired).await?;
@@ -186,12 +187,10 @@ async fn book(ticket: Arc<FlightTicket>, ctx: &Context<()>) -> Result<Action, Bo
         } else {
             ("Booked", "booking created")
         };
-        ctx.recorder()
-            .normal(
-                ticket.as_ref(),
-                reason,
-                format!("{note}: {}", booking_reference(&ticket)),
-            )
+        ctx.event(ticket.as_ref())
+            .reason(reason)
+            .note(format!("{note}: {}", booking_reference(&ticket)))
+            .publish()
             .await?;
     }
     Ok(Action::await_change())
@@ -201,31 +200,31 @@ async fn cancel(ticket: Arc<FlightTicket>, ctx: &Context<()>) -> Result<Action, 
     let name = booking_name(&ticket.name_any());
     let namespace = ticket.namespace().unwrap_or_default();
     let api: Api<ConfigMap> = Api::namespaced(ctx.client().clone(), &namespace);
-    match api.delete(&name, &DeleteParams::default()).await {
-        Ok(_) => {}
-        Err(kube::Error::Api(status)) if status.code == 404 => {}
-        Err(source) => return Err(BookingError::Cancel { name, source }),
+    if let Err(source) = api
+        .delete(&name, &DeleteParams::default())
+        .await
+        .ignore_not_found()
+    {
+        return Err(BookingError::Cancel { name, source });
     }
-    ctx.recorder()
-        .normal(
-            ticket.as_ref(),
-            "Cancelled",
-            format!("booking {} cancelled", booking_reference(&ticket)),
-        )
+    ctx.event(ticket.as_ref())
+        .reason("Cancelled")
+        .note(format!("booking {} cancelled", booking_reference(&ticket)))
+        .publish()
         .await?;
     Ok(Action::await_change())
 }
 
 /// One reconcile: book (or re-book) a live ticket, cancel a deleted one.
 pub async fn reconcile(ticket: Arc<FlightTicket>, ctx: Arc<Context<()>>) -> Result<Action, Error> {
-    let client = ctx.client().clone();
-    let action = finalizer::finalize(&client, FINALIZER, ticket, |event| async {
-        match event {
-            finalizer::Event::Apply(t) => book(t, &ctx).await,
-            finalizer::Event::Cleanup(t) => cancel(t, &ctx).await,
-        }
-    })
-    .await?;
+    let action = ctx
+        .finalize(ticket, |event| async {
+            match event {
+                finalizer::Event::Apply(t) => book(t, &ctx).await,
+                finalizer::Event::Cleanup(t) => cancel(t, &ctx).await,
+            }
+        })
+        .await?;
     Ok(action)
 }
 
@@ -235,6 +234,14 @@ pub fn controller() -> ControllerDef {
         .owns::<ConfigMap>()
         .finalizer(FINALIZER)
         .build(reconcile, ())
+}
+
+/// The operator's command line: `run` (the default), `print-crds`, `print-rbac`; see
+/// [`opkit::app`].
+pub fn app() -> App {
+    App::new(NAME)
+        .crd::<FlightTicket>()
+        .controller(|_| controller())
 }
 
 /// A manager from `builder` running the FlightTicket controller.
@@ -252,8 +259,7 @@ pub fn crd_yaml() -> Result<String, serde_yaml::Error> {
 /// The ClusterRole the operator needs (derived from the controller, leader election on), as
 /// YAML named [`CLUSTER_ROLE`].
 pub fn cluster_role_yaml() -> opkit::Result<String> {
-    manager(Manager::builder().leader_election(LeaderElection::new(LEASE_NAME, "default")))
-        .cluster_role_yaml(CLUSTER_ROLE)
+    app().cluster_role_yaml(CLUSTER_ROLE)
 }
 
 #[cfg(test)]

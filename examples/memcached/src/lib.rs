@@ -23,6 +23,14 @@
 //! it the ReplicaSets and pods) when the Memcached goes. A finalizer would add a write per
 //! object and block deletion whenever the operator is down, for nothing to clean up.
 //!
+//! Events mark transitions only — `Available` when the Memcached becomes available, a
+//! `Warning` when it becomes degraded — with notes that stay true when an event repeats (a
+//! repeated event keeps its first note, see [`opkit::events`]); the figures ("2/3 replicas
+//! available") live in the conditions' messages.
+//!
+//! [`app`] is the operator's command line (`opkit::App` with the [`Flags`] below); the binary
+//! is `memcached::app().main()`.
+//!
 //! [`sync`] is the reconcile's work as a plain function of a client, so the benchmark runs the
 //! very same work under kube-runtime's `Controller` to compare the runtimes.
 
@@ -37,16 +45,19 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kube::Client;
 use opkit::prelude::*;
-use opkit::{ControllerDef, ManagerBuilder};
+use opkit::{App, ControllerDef, ManagerBuilder};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The controller's name: its field manager, event reporter and metrics label.
 pub const CONTROLLER_NAME: &str = "memcached";
+/// The operator's name: its leader-election Lease, and the ClusterRole `print-rbac` prints and
+/// its service account is bound to.
+pub const NAME: &str = "memcached-operator";
 /// The ClusterRole `print-rbac` prints and the operator's service account is bound to.
-pub const CLUSTER_ROLE: &str = "memcached-operator";
+pub const CLUSTER_ROLE: &str = NAME;
 /// The leader-election Lease.
-pub const LEASE_NAME: &str = "memcached-operator";
+pub const LEASE_NAME: &str = NAME;
 /// The image the tutorial runs.
 pub const DEFAULT_IMAGE: &str = "memcached:1.6";
 /// Condition: all replicas available.
@@ -103,6 +114,47 @@ impl Default for Settings {
             progress_deadline_seconds: None,
         }
     }
+}
+
+/// The operator's own flags (next to `App`'s standard ones).
+#[derive(Debug, Clone, PartialEq, clap::Args)]
+pub struct Flags {
+    /// The memcached image.
+    #[arg(long, env = "MEMCACHED_IMAGE", default_value = DEFAULT_IMAGE)]
+    pub image: String,
+    /// An annotation for the pods' template, `KEY=VALUE` (repeatable).
+    #[arg(long = "pod-annotation", value_name = "KEY=VALUE", value_parser = parse_annotation)]
+    pub pod_annotations: Vec<(String, String)>,
+    /// The Deployments' `progressDeadlineSeconds` (the cluster's default, 600, if unset).
+    #[arg(long, value_name = "SECONDS")]
+    pub progress_deadline_seconds: Option<i32>,
+}
+
+impl Flags {
+    /// The settings these flags ask for.
+    pub fn settings(&self) -> Settings {
+        Settings {
+            image: self.image.clone(),
+            pod_annotations: self.pod_annotations.iter().cloned().collect(),
+            progress_deadline_seconds: self.progress_deadline_seconds,
+        }
+    }
+}
+
+fn parse_annotation(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("expected KEY=VALUE, got {s:?}")),
+    }
+}
+
+/// The operator's command line: `run` (the default), `print-crds`, `print-rbac`, with
+/// [`Flags`]; see [`opkit::app`].
+pub fn app() -> App<Flags> {
+    App::new(NAME)
+        .crd::<Memcached>()
+        .flags::<Flags>()
+        .controller(|flags: &Flags| controller(flags.settings()))
 }
 
 /// Why a reconcile failed (it is retried with the key's backoff).
@@ -239,42 +291,33 @@ pub fn conditions_for(
 
     let mut out = current.to_vec();
     let counts = format!("{available}/{size} replicas available");
+    let is_available = observed && available >= size;
     conditions::set(
         &mut out,
-        if observed && available >= size {
-            conditions::new(
-                AVAILABLE,
-                true,
-                "ReplicasAvailable",
-                counts.clone(),
-                generation,
-            )
-        } else {
-            conditions::new(
-                AVAILABLE,
-                false,
-                "ReplicasUnavailable",
-                counts.clone(),
-                generation,
-            )
-        },
+        conditions::of(AVAILABLE, is_available)
+            .reason(if is_available {
+                "ReplicasAvailable"
+            } else {
+                "ReplicasUnavailable"
+            })
+            .message(counts.clone())
+            .observed_generation(generation),
     );
     let progress = format!("{updated}/{size} replicas updated, {counts}");
     conditions::set(
         &mut out,
         match (complete, deadline) {
-            (true, _) => {
-                conditions::new(PROGRESSING, false, "RolloutComplete", progress, generation)
-            }
-            (false, Some(c)) => conditions::new(
-                PROGRESSING,
-                false,
-                "ProgressDeadlineExceeded",
-                c.message.clone().unwrap_or(progress),
-                generation,
-            ),
-            (false, None) => conditions::new(PROGRESSING, true, "RollingOut", progress, generation),
-        },
+            (true, _) => conditions::of(PROGRESSING, false)
+                .reason("RolloutComplete")
+                .message(progress),
+            (false, Some(c)) => conditions::of(PROGRESSING, false)
+                .reason("ProgressDeadlineExceeded")
+                .message(c.message.clone().unwrap_or(progress)),
+            (false, None) => conditions::of(PROGRESSING, true)
+                .reason("RollingOut")
+                .message(progress),
+        }
+        .observed_generation(generation),
     );
     let degraded = match (deadline, replica_failure) {
         (Some(c), _) => Some(("ProgressDeadlineExceeded", c.message.clone())),
@@ -284,24 +327,19 @@ pub fn conditions_for(
     conditions::set(
         &mut out,
         match degraded {
-            Some((reason, message)) => conditions::new(
-                DEGRADED,
-                true,
-                reason,
-                format!(
-                    "{}; {counts}",
-                    message.unwrap_or_else(|| "the Deployment reports a failure".to_string())
-                ),
-                generation,
-            ),
-            None => conditions::new(
-                DEGRADED,
-                false,
-                "AsExpected",
-                "no failure reported",
-                generation,
-            ),
-        },
+            Some((reason, message)) => {
+                conditions::of(DEGRADED, true)
+                    .reason(reason)
+                    .message(format!(
+                        "{}; {counts}",
+                        message.unwrap_or_else(|| "the Deployment reports a failure".to_string())
+                    ))
+            }
+            None => conditions::of(DEGRADED, false)
+                .reason("AsExpected")
+                .message("no failure reported"),
+        }
+        .observed_generation(generation),
     );
     out
 }
@@ -329,10 +367,11 @@ pub struct Notice {
     pub note: String,
 }
 
-/// The events a change of conditions from `before` to `after` deserves: a `Warning` (reason
-/// and message of the `Degraded` condition) when the Memcached becomes degraded, a `Normal`
+/// The events a change of conditions from `before` to `after` deserves: a `Warning` (with
+/// the `Degraded` condition's reason) when the Memcached becomes degraded, a `Normal`
 /// `Available` when it becomes available. Unchanged conditions deserve none, so a reconcile
-/// that changes nothing records nothing.
+/// that changes nothing records nothing. The notes carry no figures: a repeated event keeps
+/// its first note, and the figures are in the conditions.
 pub fn notices(before: &[Condition], after: &[Condition]) -> Vec<Notice> {
     let mut out = Vec::new();
     if !conditions::is_true(before, DEGRADED)
@@ -341,16 +380,15 @@ pub fn notices(before: &[Condition], after: &[Condition]) -> Vec<Notice> {
         out.push(Notice {
             type_: EventType::Warning,
             reason: c.reason.clone(),
-            note: c.message.clone(),
+            note: "the Deployment cannot reach the requested size; see the Degraded condition"
+                .to_string(),
         });
     }
-    if !conditions::is_true(before, AVAILABLE)
-        && let Some(c) = conditions::find(after, AVAILABLE).filter(|c| c.status == conditions::TRUE)
-    {
+    if !conditions::is_true(before, AVAILABLE) && conditions::is_true(after, AVAILABLE) {
         out.push(Notice {
             type_: EventType::Normal,
             reason: AVAILABLE.to_string(),
-            note: c.message.clone(),
+            note: "all requested replicas are available".to_string(),
         });
     }
     out
@@ -387,9 +425,7 @@ pub async fn sync(
             Ok(_) => {}
             // A stale cached copy of a Memcached deleted meanwhile: the garbage collector
             // removes the Deployment just applied (its owner's UID no longer exists).
-            Err(opkit::Error::Kube(kube::Error::Api(s))) if s.code == 404 => {
-                status_written = false;
-            }
+            Err(e) if e.is_not_found() => status_written = false,
             Err(e) => return Err(e.into()),
         }
     }
@@ -416,14 +452,15 @@ pub async fn reconcile(
     }
     let synced = sync(ctx.client(), ctx.field_manager(), &memcached, ctx.data()).await?;
     for notice in synced.notices {
-        ctx.recorder()
-            .publish(
-                memcached.as_ref(),
-                notice.type_,
-                &notice.reason,
-                "Reconcile",
-                Some(notice.note),
-            )
+        let event = ctx.event(memcached.as_ref());
+        let event = match notice.type_ {
+            EventType::Warning => event.warning(),
+            EventType::Normal => event,
+        };
+        event
+            .reason(notice.reason)
+            .note(notice.note)
+            .publish()
             .await?;
     }
     // Deployment status changes re-trigger the reconcile through `owns`.
@@ -456,13 +493,10 @@ pub fn crd_yaml() -> Result<String, serde_yaml::Error> {
 }
 
 /// The ClusterRole the operator needs (derived from the controller, leader election on), as
-/// YAML named [`CLUSTER_ROLE`].
+/// YAML named [`CLUSTER_ROLE`] — what `memcached print-rbac --role-name memcached-operator`
+/// prints.
 pub fn cluster_role_yaml() -> opkit::Result<String> {
-    manager(
-        Manager::builder().leader_election(LeaderElection::new(LEASE_NAME, "default")),
-        Settings::default(),
-    )
-    .cluster_role_yaml(CLUSTER_ROLE)
+    app().cluster_role_yaml(CLUSTER_ROLE)
 }
 
 #[cfg(test)]
@@ -584,7 +618,14 @@ mod tests {
 
     #[test]
     fn only_transitions_to_degraded_or_available_are_noticed() {
-        let ok = |t, s| conditions::new(t, s, "R", "m", Some(1));
+        let ok = |t, s| {
+            Condition::from(
+                conditions::of(t, s)
+                    .reason("R")
+                    .message("m")
+                    .observed_generation(Some(1)),
+            )
+        };
         let healthy = vec![ok(AVAILABLE, true), ok(DEGRADED, false)];
         let starting = vec![ok(AVAILABLE, false), ok(DEGRADED, false)];
         let broken = vec![ok(AVAILABLE, false), ok(DEGRADED, true)];
