@@ -8,6 +8,15 @@
 //! [`generation_changed`](crate::predicate::generation_changed) need; a relist after a watch
 //! error is diffed against the cache so deletes missed meanwhile are still reported.
 //!
+//! What a cache holds is set by the manager's [`CacheOptions`](crate::CacheOptions)
+//! ([`crate::cache`]): a namespaced kind scoped to several namespaces gets one watch per
+//! namespace, all feeding the kind's one store, and each namespace's relist is diffed only
+//! against that namespace's objects; selectors go to the server with every list and watch;
+//! `managedFields` are dropped before an object is stored. A kind declared as
+//! [`PartialObjectMeta<K>`](kube::core::PartialObjectMeta) (see
+//! [`Controller::owns_metadata`](crate::Controller::owns_metadata)) is watched with
+//! metadata-only requests and cached as metadata.
+//!
 //! A cache can also keep an [`OwnerIndex`] (objects by controller owner uid, and objects
 //! without a controller by namespace): a reconcile that reads its children then costs their
 //! number, not a scan of the cluster. It is updated before handlers run, so a reconcile
