@@ -354,6 +354,58 @@ pub fn prepare_update(
     Ok((new, warnings))
 }
 
+/// Checks an object a mutating admission webhook changed, as upstream validates what mutating
+/// admission produced: the server-managed metadata of `before` is kept (a webhook cannot
+/// change uid, resourceVersion, timestamps or generation), a changed name or namespace is
+/// refused, and the kind's checks run again (unknown fields dropped, as decoding does).
+pub(crate) fn recheck_mutated(
+    res: &Resource,
+    before: &Value,
+    obj: &mut Value,
+    old: Option<&Value>,
+) -> ApiResult<()> {
+    for identity in ["name", "namespace"] {
+        if object::meta_str(before, identity) != object::meta_str(obj, identity) {
+            return Err(ApiError::bad_request(format!(
+                "mutating admission changed metadata.{identity} from {:?} to {:?}",
+                object::meta_str(before, identity).unwrap_or(""),
+                object::meta_str(obj, identity).unwrap_or("")
+            )));
+        }
+    }
+    let kept = before.get("metadata").and_then(Value::as_object).cloned();
+    let meta = meta_mut(obj);
+    for key in [
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+        "generation",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "managedFields",
+    ] {
+        match kept.as_ref().and_then(|m| m.get(key)) {
+            Some(v) => {
+                meta.insert(key.into(), v.clone());
+            }
+            None => {
+                meta.remove(key);
+            }
+        }
+    }
+    let version = body_version(res, obj);
+    check_type(res, obj)?;
+    admit(
+        res,
+        obj,
+        old,
+        &FieldCheck::from(FieldValidation::Ignore),
+        &version,
+        None,
+    )?;
+    Ok(())
+}
+
 /// The kind-specific checks shared by create and update. Unknown and duplicate fields are
 /// reported before invalid values, as upstream decodes (strictly) before it validates.
 fn admit(

@@ -1,0 +1,523 @@
+//! Admission webhooks: the control plane calls the webhooks of MutatingWebhookConfigurations
+//! and ValidatingWebhookConfigurations over HTTPS (test CA in `caBundle`), with upstream's
+//! matching, failure policies, timeouts and error texts.
+
+mod common;
+mod webhook;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use kube::api::{Api, DynamicObject, PostParams};
+use kube::core::{ApiResource, GroupVersionKind};
+use opkit_controlplane::ControlPlane;
+use serde_json::{Value, json};
+use webhook::{Reply, WebhookServer};
+
+fn configuration_api(client: &kube::Client, mutating: bool) -> Api<DynamicObject> {
+    let kind = match mutating {
+        true => "MutatingWebhookConfiguration",
+        false => "ValidatingWebhookConfiguration",
+    };
+    let gvk = GroupVersionKind::gvk("admissionregistration.k8s.io", "v1", kind);
+    Api::all_with(client.clone(), &ApiResource::from_gvk(&gvk))
+}
+
+/// A webhook on ConfigMap creates and updates, reached at `client_config`.
+fn hook(name: &str, client_config: Value, extra: Value) -> Value {
+    let mut hook = json!({
+        "name": name,
+        "admissionReviewVersions": ["v1"],
+        "sideEffects": "None",
+        "clientConfig": client_config,
+        "rules": [{
+            "operations": ["CREATE", "UPDATE"],
+            "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"],
+        }],
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        hook[k] = v.clone();
+    }
+    hook
+}
+
+fn url_client(server: &WebhookServer, path: &str) -> Value {
+    json!({"url": server.url(path), "caBundle": server.ca_bundle()})
+}
+
+async fn configure(client: &kube::Client, mutating: bool, name: &str, hooks: Vec<Value>) {
+    let kind = match mutating {
+        true => "MutatingWebhookConfiguration",
+        false => "ValidatingWebhookConfiguration",
+    };
+    let config: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": kind,
+        "metadata": {"name": name},
+        "webhooks": hooks,
+    }))
+    .unwrap();
+    configuration_api(client, mutating)
+        .create(&PostParams::default(), &config)
+        .await
+        .expect("the webhook configuration is stored");
+}
+
+fn config_map(name: &str, labels: Value) -> ConfigMap {
+    serde_json::from_value(json!({
+        "metadata": {"name": name, "labels": labels},
+        "data": {"k": "v"},
+    }))
+    .unwrap()
+}
+
+fn status(err: kube::Error) -> Box<kube::core::Status> {
+    match err {
+        kube::Error::Api(status) => status,
+        other => panic!("expected an API error, got {other}"),
+    }
+}
+
+async fn start() -> (ControlPlane, kube::Client) {
+    let plane = common::start().await;
+    let client = common::client(&plane).await;
+    (plane, client)
+}
+
+/// Denies ConfigMaps labelled `deny: "yes"`.
+fn deny_labelled(request: &Value) -> Reply {
+    match request
+        .pointer("/object/metadata/labels/deny")
+        .and_then(Value::as_str)
+    {
+        Some("yes") => Reply::Deny(403, "configmaps may not be labelled deny".into()),
+        _ => Reply::Allow(vec![]),
+    }
+}
+
+#[tokio::test]
+async fn a_validating_webhook_denial_reaches_the_client_with_its_message() {
+    let server = WebhookServer::start(deny_labelled).await;
+    let (plane, client) = start().await;
+    configure(
+        &client,
+        false,
+        "deny",
+        vec![hook(
+            "deny.opkit.test",
+            url_client(&server, "/validate"),
+            json!({}),
+        )],
+    )
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+
+    cms.create(&PostParams::default(), &config_map("fine", json!({})))
+        .await
+        .expect("an allowed create is stored");
+    let refused = status(
+        cms.create(
+            &PostParams::default(),
+            &config_map("bad", json!({"deny": "yes"})),
+        )
+        .await
+        .expect_err("a denied create fails"),
+    );
+    assert_eq!(refused.code, 403);
+    assert_eq!(
+        refused.message,
+        "admission webhook \"deny.opkit.test\" denied the request: configmaps may not be labelled deny"
+    );
+    assert!(
+        cms.get_opt("bad").await.unwrap().is_none(),
+        "nothing was stored"
+    );
+
+    let requests = server.requests();
+    let first = &requests[0];
+    assert_eq!(first["operation"], "CREATE");
+    assert_eq!(
+        first["kind"],
+        json!({"group": "", "version": "v1", "kind": "ConfigMap"})
+    );
+    assert_eq!(
+        first["resource"],
+        json!({"group": "", "version": "v1", "resource": "configmaps"})
+    );
+    assert_eq!(first["requestKind"], first["kind"]);
+    assert_eq!(first["namespace"], "default");
+    assert_eq!(first["name"], "fine");
+    assert_eq!(first["userInfo"]["username"], "opkit-admin");
+    assert_eq!(first["object"]["data"], json!({"k": "v"}));
+    assert_eq!(first["oldObject"], Value::Null);
+    assert_eq!(first["dryRun"], false);
+    assert_eq!(first["options"]["kind"], "CreateOptions");
+    assert!(!first["uid"].as_str().unwrap_or("").is_empty());
+    plane.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_mutating_webhooks_patch_is_stored_and_validated_webhooks_see_it() {
+    let mutator =
+        WebhookServer::start(
+            |request| match request.pointer("/object/metadata/labels/team") {
+                Some(_) => Reply::Allow(vec![]),
+                None => Reply::Patch(json!([
+                    {"op": "add", "path": "/metadata/labels/team", "value": "platform"}
+                ])),
+            },
+        )
+        .await;
+    let validator = WebhookServer::start(|request| {
+        match request
+            .pointer("/object/metadata/labels/team")
+            .and_then(Value::as_str)
+        {
+            Some("platform") => Reply::Allow(vec![]),
+            _ => Reply::Deny(400, "team label missing".into()),
+        }
+    })
+    .await;
+    let (plane, client) = start().await;
+    configure(
+        &client,
+        true,
+        "label",
+        vec![hook(
+            "label.opkit.test",
+            url_client(&mutator, "/mutate"),
+            json!({}),
+        )],
+    )
+    .await;
+    configure(
+        &client,
+        false,
+        "check",
+        vec![hook(
+            "check.opkit.test",
+            url_client(&validator, "/validate"),
+            json!({}),
+        )],
+    )
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let created = cms
+        .create(
+            &PostParams::default(),
+            &config_map("labelled", json!({"app": "x"})),
+        )
+        .await
+        .expect("the mutated create passes validation");
+    let labels = created.metadata.labels.clone().unwrap_or_default();
+    assert_eq!(labels.get("team").map(String::as_str), Some("platform"));
+    let stored = cms.get("labelled").await.unwrap();
+    assert_eq!(
+        stored.metadata.labels, created.metadata.labels,
+        "the patch is stored"
+    );
+    assert!(stored.metadata.uid.is_some());
+
+    let dry = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    cms.create(&dry, &config_map("dry", json!({"app": "y"})))
+        .await
+        .expect("a dry run is admitted");
+    let last = mutator.requests().pop().unwrap();
+    assert_eq!(
+        last["dryRun"], true,
+        "dry runs reach webhooks without side effects, flagged"
+    );
+    plane.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_webhook_that_is_down_fails_writes_unless_its_failure_policy_is_ignore() {
+    // A port nothing listens on.
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let down = format!("https://{}/validate", free.local_addr().unwrap());
+    drop(free);
+    let ca = WebhookServer::start(|_| Reply::Allow(vec![]))
+        .await
+        .ca_bundle();
+    let (plane, client) = start().await;
+    let client_config = json!({"url": down, "caBundle": ca});
+    configure(
+        &client,
+        false,
+        "down",
+        vec![
+            hook(
+                "ignored.opkit.test",
+                client_config.clone(),
+                json!({"failurePolicy": "Ignore"}),
+            ),
+            hook(
+                "fail.opkit.test",
+                client_config,
+                json!({"objectSelector": {"matchLabels": {"strict": "yes"}}}),
+            ),
+        ],
+    )
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    cms.create(&PostParams::default(), &config_map("through", json!({})))
+        .await
+        .expect("Ignore lets the write through");
+    let refused = status(
+        cms.create(
+            &PostParams::default(),
+            &config_map("held", json!({"strict": "yes"})),
+        )
+        .await
+        .expect_err("Fail refuses the write"),
+    );
+    assert_eq!(refused.code, 500);
+    let expected = format!(
+        "Internal error occurred: failed calling webhook \"fail.opkit.test\": failed to call webhook: Post \"{down}?timeout=10s\": "
+    );
+    assert!(
+        refused.message.starts_with(&expected),
+        "{}",
+        refused.message
+    );
+    assert!(cms.get_opt("held").await.unwrap().is_none());
+    plane.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_slow_webhook_times_out_with_upstreams_words() {
+    let server = WebhookServer::start(|_| Reply::Hang).await;
+    let (plane, client) = start().await;
+    configure(
+        &client,
+        false,
+        "slow",
+        vec![hook(
+            "slow.opkit.test",
+            url_client(&server, "/slow"),
+            json!({"timeoutSeconds": 1}),
+        )],
+    )
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let refused = status(
+        cms.create(&PostParams::default(), &config_map("late", json!({})))
+            .await
+            .expect_err("a webhook that never answers fails the write"),
+    );
+    assert_eq!(
+        refused.message,
+        format!(
+            "Internal error occurred: failed calling webhook \"slow.opkit.test\": failed to call webhook: Post \"{}?timeout=1s\": context deadline exceeded",
+            server.url("/slow")
+        )
+    );
+    assert!(cms.get_opt("late").await.unwrap().is_none());
+    plane.shutdown().await;
+}
+
+#[tokio::test]
+async fn objects_outside_the_namespace_selector_are_not_sent() {
+    let server = WebhookServer::start(|_| Reply::Deny(403, "watched namespace".into())).await;
+    let (plane, client) = start().await;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    for (name, labels) in [("watched", json!({"hooks": "on"})), ("quiet", json!({}))] {
+        let ns = serde_json::from_value(json!({"metadata": {"name": name, "labels": labels}}));
+        namespaces
+            .create(&PostParams::default(), &ns.unwrap())
+            .await
+            .unwrap();
+    }
+    configure(
+        &client,
+        false,
+        "selective",
+        vec![hook(
+            "selective.opkit.test",
+            url_client(&server, "/validate"),
+            json!({"namespaceSelector": {"matchLabels": {"hooks": "on"}}}),
+        )],
+    )
+    .await;
+    let quiet: Api<ConfigMap> = Api::namespaced(client.clone(), "quiet");
+    quiet
+        .create(&PostParams::default(), &config_map("unseen", json!({})))
+        .await
+        .expect("outside the selector, no webhook is called");
+    let watched: Api<ConfigMap> = Api::namespaced(client.clone(), "watched");
+    let refused = status(
+        watched
+            .create(&PostParams::default(), &config_map("seen", json!({})))
+            .await
+            .expect_err("inside the selector, the webhook denies"),
+    );
+    assert_eq!(
+        refused.message,
+        "admission webhook \"selective.opkit.test\" denied the request: watched namespace"
+    );
+    let names: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|r| r["name"].clone())
+        .collect();
+    assert_eq!(names, [json!("seen")]);
+    plane.shutdown().await;
+}
+
+#[tokio::test]
+async fn bad_webhook_answers_give_clear_errors_and_store_nothing() {
+    let server = WebhookServer::start(|request| {
+        match request
+            .pointer("/object/metadata/name")
+            .and_then(Value::as_str)
+        {
+            Some("not-a-review") => Reply::Raw(json!({"apiVersion": "v1", "kind": "Status"})),
+            Some("wrong-uid") => Reply::WrongUid,
+            Some("bad-patch") => Reply::Patch(json!([{"op": "remove", "path": "/spec/nothing"}])),
+            _ => Reply::Allow(vec![]),
+        }
+    })
+    .await;
+    let (plane, client) = start().await;
+    configure(
+        &client,
+        true,
+        "answers",
+        vec![hook(
+            "answers.opkit.test",
+            url_client(&server, "/mutate"),
+            json!({}),
+        )],
+    )
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let cases = [
+        (
+            "not-a-review",
+            "Internal error occurred: failed calling webhook \"answers.opkit.test\": received invalid webhook response: expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got v1, Kind=Status",
+        ),
+        (
+            "wrong-uid",
+            "Internal error occurred: failed calling webhook \"answers.opkit.test\": received invalid webhook response: expected response.uid=",
+        ),
+        (
+            "bad-patch",
+            "Internal error occurred: admission webhook \"answers.opkit.test\" returned a JSON patch that cannot be applied: ",
+        ),
+    ];
+    for (name, expected) in cases {
+        let refused = status(
+            cms.create(&PostParams::default(), &config_map(name, json!({})))
+                .await
+                .expect_err("a bad answer fails the write"),
+        );
+        assert_eq!(refused.code, 500, "{name}");
+        assert!(
+            refused.message.starts_with(expected),
+            "{name}: {}",
+            refused.message
+        );
+        assert!(
+            cms.get_opt(name).await.unwrap().is_none(),
+            "{name}: nothing stored"
+        );
+    }
+    plane.shutdown().await;
+}
+
+#[tokio::test]
+async fn webhook_configurations_are_validated_with_upstreams_texts() {
+    let (plane, client) = start().await;
+    let config: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": "bad"},
+        "webhooks": [hook(
+            "bad.opkit.test",
+            json!({"url": "https://127.0.0.1:1/x"}),
+            json!({"sideEffects": "Some", "timeoutSeconds": 31}),
+        )],
+    }))
+    .unwrap();
+    let refused = status(
+        configuration_api(&client, false)
+            .create(&PostParams::default(), &config)
+            .await
+            .expect_err("an invalid configuration is refused"),
+    );
+    assert_eq!(refused.code, 422);
+    assert_eq!(
+        refused.message,
+        "ValidatingWebhookConfiguration.admissionregistration.k8s.io \"bad\" is invalid: [webhooks[0].sideEffects: Unsupported value: \"Some\": supported values: \"None\", \"NoneOnDryRun\", webhooks[0].timeoutSeconds: Invalid value: 31: the timeout value must be between 1 and 30 seconds]"
+    );
+    plane.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_service_reference_reaches_the_local_address_of_its_endpoints() {
+    let server = WebhookServer::start(deny_labelled).await;
+    let (plane, client) = start().await;
+    let port = server.addr.port();
+    let services: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        "default",
+        &ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "Service")),
+    );
+    let service = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "hooks"},
+        "spec": {"ports": [{"name": "https", "port": 443, "targetPort": port}]},
+    }))
+    .unwrap();
+    services
+        .create(&PostParams::default(), &service)
+        .await
+        .unwrap();
+    let endpoints: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        "default",
+        &ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "Endpoints")),
+    );
+    let address = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Endpoints",
+        "metadata": {"name": "hooks"},
+        "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https", "port": port}]}],
+    }))
+    .unwrap();
+    endpoints
+        .create(&PostParams::default(), &address)
+        .await
+        .unwrap();
+    configure(
+        &client,
+        false,
+        "by-service",
+        vec![hook(
+            "service.opkit.test",
+            json!({
+                "service": {"namespace": "default", "name": "hooks", "path": "/validate"},
+                "caBundle": server.ca_bundle(),
+            }),
+            json!({}),
+        )],
+    )
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let refused = status(
+        cms.create(
+            &PostParams::default(),
+            &config_map("bad", json!({"deny": "yes"})),
+        )
+        .await
+        .expect_err("the webhook behind the Service denies"),
+    );
+    assert_eq!(
+        refused.message,
+        "admission webhook \"service.opkit.test\" denied the request: configmaps may not be labelled deny"
+    );
+    cms.create(&PostParams::default(), &config_map("good", json!({})))
+        .await
+        .expect("and allows the rest");
+    plane.shutdown().await;
+}
