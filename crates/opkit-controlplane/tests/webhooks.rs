@@ -521,3 +521,179 @@ async fn a_service_reference_reaches_the_local_address_of_its_endpoints() {
         .expect("and allows the rest");
     plane.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_delete_reaches_webhooks_with_the_old_object_only() {
+    let server = WebhookServer::start(|request| {
+        match request
+            .pointer("/oldObject/metadata/labels/keep")
+            .and_then(Value::as_str)
+        {
+            Some("yes") => Reply::Deny(403, "kept configmaps stay".into()),
+            _ => Reply::Allow(vec![]),
+        }
+    })
+    .await;
+    let (plane, client) = start().await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    cms.create(
+        &PostParams::default(),
+        &config_map("kept", json!({"keep": "yes"})),
+    )
+    .await
+    .unwrap();
+    let mut on_delete = hook(
+        "keep.opkit.test",
+        url_client(&server, "/validate"),
+        json!({}),
+    );
+    on_delete["rules"][0]["operations"] = json!(["DELETE"]);
+    configure(&client, false, "keep", vec![on_delete]).await;
+
+    let refused = status(
+        cms.delete("kept", &Default::default())
+            .await
+            .expect_err("the webhook refuses the delete"),
+    );
+    assert_eq!(
+        refused.message,
+        "admission webhook \"keep.opkit.test\" denied the request: kept configmaps stay"
+    );
+    assert!(
+        cms.get_opt("kept").await.unwrap().is_some(),
+        "the object stays"
+    );
+    let request = server.requests().pop().unwrap();
+    assert_eq!(request["operation"], "DELETE");
+    assert_eq!(request["object"], Value::Null);
+    assert_eq!(request["oldObject"]["metadata"]["name"], "kept");
+    assert_eq!(request["options"]["kind"], "DeleteOptions");
+    plane.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_if_needed_webhook_is_called_again_after_a_later_webhook_changed_the_object() {
+    let adds = |label: &'static str| {
+        move |request: &Value| match request.pointer(&format!("/object/metadata/labels/{label}")) {
+            Some(_) => Reply::Allow(vec![]),
+            None => Reply::Patch(json!([
+                {"op": "add", "path": format!("/metadata/labels/{label}"), "value": "yes"}
+            ])),
+        }
+    };
+    let first = WebhookServer::start(adds("first")).await;
+    let second = WebhookServer::start(adds("second")).await;
+    let (plane, client) = start().await;
+    // Configurations run in name order: a-first, then b-second.
+    configure(
+        &client,
+        true,
+        "a-first",
+        vec![hook(
+            "first.opkit.test",
+            url_client(&first, "/mutate"),
+            json!({"reinvocationPolicy": "IfNeeded"}),
+        )],
+    )
+    .await;
+    configure(
+        &client,
+        true,
+        "b-second",
+        vec![hook(
+            "second.opkit.test",
+            url_client(&second, "/mutate"),
+            json!({}),
+        )],
+    )
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let created = cms
+        .create(
+            &PostParams::default(),
+            &config_map("twice", json!({"app": "x"})),
+        )
+        .await
+        .unwrap();
+    let labels = created.metadata.labels.unwrap_or_default();
+    assert_eq!(labels.get("first").map(String::as_str), Some("yes"));
+    assert_eq!(labels.get("second").map(String::as_str), Some("yes"));
+    let calls = first.requests();
+    assert_eq!(
+        calls.len(),
+        2,
+        "called once more after the second webhook's change"
+    );
+    assert_eq!(calls[1]["object"]["metadata"]["labels"]["second"], "yes");
+    assert_eq!(second.requests().len(), 1, "Never is not called again");
+    plane.shutdown().await;
+}
+
+#[tokio::test]
+async fn match_policy_equivalent_sends_another_version_of_the_same_resource() {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let server = WebhookServer::start(|_| Reply::Allow(vec![])).await;
+    let (plane, client) = start().await;
+    let version = |name: &str, storage: bool| {
+        json!({
+            "name": name, "served": true, "storage": storage,
+            "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+        })
+    };
+    let crd: CustomResourceDefinition = serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+            "versions": [version("v1", true), version("v2", false)],
+        },
+    }))
+    .unwrap();
+    Api::<CustomResourceDefinition>::all(client.clone())
+        .create(&PostParams::default(), &crd)
+        .await
+        .unwrap();
+    let mut equivalent = hook(
+        "widgets.opkit.test",
+        url_client(&server, "/validate"),
+        json!({}),
+    );
+    equivalent["rules"] = json!([{
+        "operations": ["CREATE"], "apiGroups": ["example.com"], "apiVersions": ["v1"], "resources": ["widgets"],
+    }]);
+    let mut exact = equivalent.clone();
+    exact["name"] = json!("exact.opkit.test");
+    exact["matchPolicy"] = json!("Exact");
+    configure(&client, false, "widgets", vec![equivalent, exact]).await;
+
+    let v2 = ApiResource::from_gvk(&GroupVersionKind::gvk("example.com", "v2", "Widget"));
+    let widgets: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &v2);
+    let widget: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "example.com/v2", "kind": "Widget",
+        "metadata": {"name": "w"}, "spec": {"size": 1},
+    }))
+    .unwrap();
+    opkit_testenv::eventually("v2 widgets to be served", || async {
+        widgets.list(&Default::default()).await.is_ok()
+    })
+    .await;
+    widgets
+        .create(&PostParams::default(), &widget)
+        .await
+        .unwrap();
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "only the Equivalent webhook is called");
+    let request = &requests[0];
+    assert_eq!(
+        request["kind"],
+        json!({"group": "example.com", "version": "v1", "kind": "Widget"})
+    );
+    assert_eq!(request["requestKind"]["version"], "v2");
+    assert_eq!(request["requestResource"]["version"], "v2");
+    assert_eq!(request["object"]["apiVersion"], "example.com/v1");
+    plane.shutdown().await;
+}
