@@ -697,3 +697,65 @@ async fn match_policy_equivalent_sends_another_version_of_the_same_resource() {
     assert_eq!(request["object"]["apiVersion"], "example.com/v1");
     plane.shutdown().await;
 }
+
+#[tokio::test]
+async fn match_conditions_decide_which_writes_are_sent() {
+    let server = WebhookServer::start(|_| Reply::Deny(403, "checked".into())).await;
+    let (plane, client) = start().await;
+    let conditions = json!({"matchConditions": [
+        {"name": "not-skipped", "expression": "object.metadata.name != 'skipped'"},
+        {"name": "by-admin", "expression": "request.userInfo.username == 'opkit-admin'"},
+    ]});
+    configure(
+        &client,
+        false,
+        "conditional",
+        vec![hook(
+            "conditional.opkit.test",
+            url_client(&server, "/validate"),
+            conditions,
+        )],
+    )
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    cms.create(&PostParams::default(), &config_map("skipped", json!({})))
+        .await
+        .expect("a false condition skips the webhook");
+    let refused = status(
+        cms.create(&PostParams::default(), &config_map("sent", json!({})))
+            .await
+            .expect_err("all conditions true: the webhook is called"),
+    );
+    assert_eq!(
+        refused.message,
+        "admission webhook \"conditional.opkit.test\" denied the request: checked"
+    );
+    assert_eq!(server.requests().len(), 1);
+
+    let config: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": "uncompilable"},
+        "webhooks": [hook(
+            "uncompilable.opkit.test",
+            url_client(&server, "/validate"),
+            json!({"matchConditions": [{"name": "typo", "expression": "objekt.metadata.name == 'x'"}]}),
+        )],
+    }))
+    .unwrap();
+    let refused = status(
+        configuration_api(&client, false)
+            .create(&PostParams::default(), &config)
+            .await
+            .expect_err("an expression that does not compile is refused"),
+    );
+    assert_eq!(refused.code, 422);
+    assert!(
+        refused.message.contains(
+            "webhooks[0].matchConditions[0].expression: Invalid value: \"objekt.metadata.name == 'x'\": compilation failed: ERROR: <input>:1:1: undeclared reference to 'objekt'"
+        ),
+        "{}",
+        refused.message
+    );
+    plane.shutdown().await;
+}

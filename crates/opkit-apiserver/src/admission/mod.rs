@@ -18,6 +18,10 @@ use crate::api::Api;
 use crate::error::{ApiError, ApiResult};
 use crate::registry::Resource;
 
+/// The variables a webhook's `matchConditions` see (upstream also declares `authorizer`, which
+/// this control plane does not provide: an expression using it does not compile).
+pub(crate) const MATCH_CONDITION_VARIABLES: [&str; 3] = ["object", "oldObject", "request"];
+
 /// The operation being admitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operation {

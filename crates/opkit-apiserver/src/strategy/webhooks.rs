@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::Strategy;
+use crate::admission::MATCH_CONDITION_VARIABLES;
 use crate::api::Api;
 use crate::error::{ApiError, ApiResult, Cause};
 use crate::object;
@@ -216,18 +217,7 @@ fn validate_hook(at: &str, hook: &Value, mutating: bool, causes: &mut Vec<Cause>
             ));
         }
     }
-    if hook
-        .get("matchConditions")
-        .and_then(Value::as_array)
-        .is_some_and(|c| !c.is_empty())
-    {
-        // Not evaluated yet: refusing the configuration is louder than ignoring its conditions.
-        causes.push(Cause::new(
-            "FieldValueForbidden",
-            &format!("{at}.matchConditions"),
-            "Forbidden: matchConditions are not supported by this control plane yet",
-        ));
-    }
+    validate_match_conditions(&format!("{at}.matchConditions"), hook, causes);
     validate_client(
         &format!("{at}.clientConfig"),
         hook.get("clientConfig"),
@@ -241,6 +231,50 @@ fn validate_hook(at: &str, hook: &Value, mutating: bool, causes: &mut Vec<Cause>
         .enumerate()
     {
         validate_rule(&format!("{at}.rules[{j}]"), rule, causes);
+    }
+}
+
+fn validate_match_conditions(at: &str, hook: &Value, causes: &mut Vec<Cause>) {
+    let conditions = hook
+        .get("matchConditions")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if conditions.len() > 64 {
+        causes.push(Cause::new(
+            "FieldValueTooMany",
+            at,
+            format!("Too many: {}: must have at most 64 items", conditions.len()),
+        ));
+    }
+    let mut names = HashSet::new();
+    for (j, condition) in conditions.iter().enumerate() {
+        let field = |f: &str| format!("{at}[{j}].{f}");
+        let name = condition.get("name").and_then(Value::as_str).unwrap_or("");
+        if name.is_empty() {
+            causes.push(required(&field("name"), ""));
+        } else if !names.insert(name) {
+            causes.push(Cause::new(
+                "FieldValueDuplicate",
+                &field("name"),
+                format!("Duplicate value: \"{name}\""),
+            ));
+        }
+        let expression = condition
+            .get("expression")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if expression.trim().is_empty() {
+            causes.push(required(&field("expression"), ""));
+        } else if let Err(e) =
+            opkit_cel::Expression::compile(expression, &MATCH_CONDITION_VARIABLES)
+        {
+            causes.push(invalid(
+                &field("expression"),
+                &format!("{expression:?}"),
+                &format!("compilation failed: {e}"),
+            ));
+        }
     }
 }
 

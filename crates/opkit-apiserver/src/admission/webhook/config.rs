@@ -69,6 +69,8 @@ pub(crate) struct Hook {
     pub(crate) timeout: Duration,
     /// `reinvocationPolicy: IfNeeded` (mutating only).
     pub(crate) reinvoke: bool,
+    /// `matchConditions`: names and compiled expressions (or why one does not compile).
+    pub(crate) conditions: Vec<(String, Result<opkit_cel::Expression, String>)>,
 }
 
 /// Every webhook, mutating and validating, in upstream's order (configurations sorted by
@@ -121,44 +123,46 @@ fn load(storage: &Storage, registry: &Registry) -> HookSet {
     let mut set = HookSet::default();
     for obj in stored(storage, registry, "mutatingwebhookconfigurations") {
         match serde_json::from_value::<admreg::MutatingWebhookConfiguration>(obj) {
-            Ok(config) => set
-                .mutating
-                .extend(config.webhooks.into_iter().flatten().map(|h| {
+            Ok(config) => {
+                for h in config.webhooks.into_iter().flatten() {
                     let reinvoke = h.reinvocation_policy.as_deref() == Some("IfNeeded");
-                    let mut hook = hook(
-                        h.name,
-                        h.client_config,
-                        h.rules,
-                        h.failure_policy,
-                        h.match_policy,
-                        h.namespace_selector,
-                        h.object_selector,
-                        h.side_effects,
-                        h.timeout_seconds,
-                    );
+                    let mut hook = hook(Common {
+                        name: h.name,
+                        client: h.client_config,
+                        rules: h.rules,
+                        failure_policy: h.failure_policy,
+                        match_policy: h.match_policy,
+                        namespace_selector: h.namespace_selector,
+                        object_selector: h.object_selector,
+                        side_effects: h.side_effects,
+                        timeout_seconds: h.timeout_seconds,
+                        match_conditions: h.match_conditions,
+                    });
                     hook.reinvoke = reinvoke;
-                    hook
-                })),
+                    set.mutating.push(hook);
+                }
+            }
             Err(e) => tracing::warn!(error = %e, "unreadable MutatingWebhookConfiguration skipped"),
         }
     }
     for obj in stored(storage, registry, "validatingwebhookconfigurations") {
         match serde_json::from_value::<admreg::ValidatingWebhookConfiguration>(obj) {
-            Ok(config) => set
-                .validating
-                .extend(config.webhooks.into_iter().flatten().map(|h| {
-                    hook(
-                        h.name,
-                        h.client_config,
-                        h.rules,
-                        h.failure_policy,
-                        h.match_policy,
-                        h.namespace_selector,
-                        h.object_selector,
-                        h.side_effects,
-                        h.timeout_seconds,
-                    )
-                })),
+            Ok(config) => {
+                for h in config.webhooks.into_iter().flatten() {
+                    set.validating.push(hook(Common {
+                        name: h.name,
+                        client: h.client_config,
+                        rules: h.rules,
+                        failure_policy: h.failure_policy,
+                        match_policy: h.match_policy,
+                        namespace_selector: h.namespace_selector,
+                        object_selector: h.object_selector,
+                        side_effects: h.side_effects,
+                        timeout_seconds: h.timeout_seconds,
+                        match_conditions: h.match_conditions,
+                    }));
+                }
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "unreadable ValidatingWebhookConfiguration skipped")
             }
@@ -176,8 +180,8 @@ fn selector(
     LabelSelector::from_label_selector_json(&value).unwrap_or_else(|_| LabelSelector::nothing())
 }
 
-#[allow(clippy::too_many_arguments)]
-fn hook(
+/// What mutating and validating webhooks have in common, as k8s-openapi decodes it.
+struct Common {
     name: String,
     client: admreg::WebhookClientConfig,
     rules: Option<Vec<admreg::RuleWithOperations>>,
@@ -187,7 +191,22 @@ fn hook(
     object_selector: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     side_effects: String,
     timeout_seconds: Option<i32>,
-) -> Hook {
+    match_conditions: Option<Vec<admreg::MatchCondition>>,
+}
+
+fn hook(h: Common) -> Hook {
+    let Common {
+        name,
+        client,
+        rules,
+        failure_policy,
+        match_policy,
+        namespace_selector,
+        object_selector,
+        side_effects,
+        timeout_seconds,
+        match_conditions,
+    } = h;
     let endpoint = match (client.url, client.service) {
         (Some(url), _) => Endpoint::Url(url),
         (None, Some(s)) => Endpoint::Service {
@@ -226,5 +245,24 @@ fn hook(
         dry_run_safe: matches!(side_effects.as_str(), "None" | "NoneOnDryRun"),
         timeout: Duration::from_secs(timeout_seconds.map_or(10, |t| t.clamp(1, 30) as u64)),
         reinvoke: false,
+        conditions: conditions(match_conditions),
     }
+}
+
+/// Compiles `matchConditions` (validated on write; a stored one that no longer compiles fails
+/// its evaluation, under the webhook's failure policy).
+fn conditions(
+    conditions: Option<Vec<admreg::MatchCondition>>,
+) -> Vec<(String, Result<opkit_cel::Expression, String>)> {
+    conditions
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let compiled = opkit_cel::Expression::compile(
+                &c.expression,
+                &crate::admission::MATCH_CONDITION_VARIABLES,
+            );
+            (c.name, compiled)
+        })
+        .collect()
 }

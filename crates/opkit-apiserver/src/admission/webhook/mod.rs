@@ -85,15 +85,71 @@ impl Write<'_> {
             .unwrap_or_default()
     }
 
-    /// The version `hook` is called with, if it is called for this write at all.
-    fn reaches(&self, hook: &Hook, object: Option<&Value>, others: &[String]) -> Option<String> {
+    /// The version `hook` is called with, if it is called for this write at all: its rules,
+    /// selectors and `matchConditions` decide. A condition that cannot be evaluated fails the
+    /// write unless the webhook's failure policy ignores that.
+    fn reaches(
+        &self,
+        hook: &Hook,
+        object: Option<&Value>,
+        others: &[String],
+    ) -> ApiResult<Option<String>> {
         let a = self.attributes(object);
-        let version = matching::matched_version(hook, &a, others)?;
+        let Some(version) = matching::matched_version(hook, &a, others) else {
+            return Ok(None);
+        };
         let selected = matching::object_matches(&hook.object_selector, &a)
             && matching::namespace_matches(&hook.namespace_selector, &a, |ns| {
                 self.namespace_labels(ns)
             });
-        selected.then_some(version)
+        if !selected {
+            return Ok(None);
+        }
+        match self.conditions_hold(hook, &version, object) {
+            Ok(true) => Ok(Some(version)),
+            Ok(false) => Ok(None),
+            Err(_) if hook.ignore_failures => Ok(None),
+            Err(e) => Err(ApiError::internal(format!(
+                "failed calling webhook \"{}\": failed evaluating match conditions: {e}",
+                hook.name
+            ))),
+        }
+    }
+
+    /// Upstream's `matchConditions`: any false condition skips the webhook; otherwise an
+    /// evaluation error is an error; otherwise (all true) it is called.
+    fn conditions_hold(
+        &self,
+        hook: &Hook,
+        version: &str,
+        object: Option<&Value>,
+    ) -> Result<bool, String> {
+        if hook.conditions.is_empty() {
+            return Ok(true);
+        }
+        let review = self.review("", version, object);
+        let request = serde_json::to_value(&review).unwrap_or(Value::Null);
+        let variables = [
+            ("object", &review.object),
+            ("oldObject", &review.old_object),
+            ("request", &request),
+        ];
+        let mut errors = Vec::new();
+        for (name, compiled) in &hook.conditions {
+            let result = compiled
+                .as_ref()
+                .map_err(Clone::clone)
+                .and_then(|e| e.evaluate_bool(&variables));
+            match result {
+                Ok(true) => {}
+                Ok(false) => return Ok(false),
+                Err(e) => errors.push(format!("matchCondition '{name}' error: {e}")),
+            }
+        }
+        match errors.is_empty() {
+            true => Ok(true),
+            false => Err(errors.join(", ")),
+        }
     }
 
     /// `v` as an object of `version` of the resource (conversion `None`: only `apiVersion`
@@ -284,7 +340,7 @@ async fn mutate_one(
     warnings: &mut Vec<String>,
 ) -> ApiResult<Option<bool>> {
     let object = has_object.then_some(&*obj);
-    let Some(version) = write.reaches(hook, object, others) else {
+    let Some(version) = write.reaches(hook, object, others)? else {
         return Ok(None);
     };
     let Some(verdict) = write.call(hook, &version, object, true, warnings).await? else {
@@ -341,7 +397,7 @@ pub(crate) async fn validate(
     }
     let others = write.other_versions();
     for hook in &hooks.validating {
-        if let Some(version) = write.reaches(hook, obj, &others) {
+        if let Some(version) = write.reaches(hook, obj, &others)? {
             write.call(hook, &version, obj, false, warnings).await?;
         }
     }
