@@ -759,3 +759,35 @@ async fn match_conditions_decide_which_writes_are_sent() {
     );
     plane.shutdown().await;
 }
+
+#[tokio::test]
+async fn webhook_configurations_never_reach_webhooks_so_a_broken_one_can_be_removed() {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let down = format!("https://{}/validate", free.local_addr().unwrap());
+    drop(free);
+    let ca = WebhookServer::start(|_| Reply::Allow(vec![]))
+        .await
+        .ca_bundle();
+    let (plane, client) = start().await;
+    let mut everything = hook(
+        "everything.opkit.test",
+        json!({"url": down, "caBundle": ca}),
+        json!({}),
+    );
+    everything["rules"] = json!([{
+        "operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"],
+    }]);
+    configure(&client, false, "everything", vec![everything]).await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    cms.create(&PostParams::default(), &config_map("blocked", json!({})))
+        .await
+        .expect_err("the broken webhook blocks ordinary writes");
+    configuration_api(&client, false)
+        .delete("everything", &Default::default())
+        .await
+        .expect("its configuration can still be deleted");
+    cms.create(&PostParams::default(), &config_map("free", json!({})))
+        .await
+        .expect("and writes pass again at once");
+    plane.shutdown().await;
+}

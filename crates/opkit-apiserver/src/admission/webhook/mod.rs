@@ -290,6 +290,21 @@ fn denied(webhook: &str, status: review::StatusIn) -> ApiError {
     ApiError::with_code(code, message)
 }
 
+/// Whether writes of `res` never reach webhooks: upstream exempts the admission
+/// configuration kinds, so that a broken webhook can always be reconfigured or removed.
+fn exempt(res: &Resource) -> bool {
+    res.group == "admissionregistration.k8s.io"
+        && matches!(
+            res.plural.as_str(),
+            "mutatingwebhookconfigurations"
+                | "validatingwebhookconfigurations"
+                | "validatingadmissionpolicies"
+                | "validatingadmissionpolicybindings"
+                | "mutatingadmissionpolicies"
+                | "mutatingadmissionpolicybindings"
+        )
+}
+
 /// Runs the mutating webhooks over `obj` (`None` for a delete); returns whether any changed
 /// it. A webhook with `reinvocationPolicy: IfNeeded` is called once more if a later webhook
 /// changed the object after it was called (upstream's reinvocation, one extra round).
@@ -303,7 +318,7 @@ pub(crate) async fn mutate(
         .admission
         .webhooks()
         .current(&write.api.storage, &write.api.registry);
-    if hooks.mutating.is_empty() {
+    if hooks.mutating.is_empty() || exempt(write.res) {
         return Ok(false);
     }
     let others = write.other_versions();
@@ -392,7 +407,7 @@ pub(crate) async fn validate(
         .admission
         .webhooks()
         .current(&write.api.storage, &write.api.registry);
-    if hooks.validating.is_empty() {
+    if hooks.validating.is_empty() || exempt(write.res) {
         return Ok(());
     }
     let others = write.other_versions();
