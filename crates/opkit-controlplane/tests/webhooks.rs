@@ -791,3 +791,84 @@ async fn webhook_configurations_never_reach_webhooks_so_a_broken_one_can_be_remo
         .expect("and writes pass again at once");
     plane.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_defaulting_webhook_fills_a_required_field_before_validation() {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let server = WebhookServer::start(|request| {
+        match request.pointer("/object/metadata/labels/default-me") {
+            Some(_) => Reply::Patch(json!([{"op": "add", "path": "/spec/size", "value": 3}])),
+            None => Reply::Allow(vec![]),
+        }
+    })
+    .await;
+    let (plane, client) = start().await;
+    let crd: CustomResourceDefinition = serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {
+                    "type": "object", "required": ["size"],
+                    "properties": {"size": {"type": "integer", "minimum": 1}},
+                }}}},
+            }],
+        },
+    }))
+    .unwrap();
+    Api::<CustomResourceDefinition>::all(client.clone())
+        .create(&PostParams::default(), &crd)
+        .await
+        .unwrap();
+    let mut defaulting = hook(
+        "gadgets.opkit.test",
+        url_client(&server, "/mutate"),
+        json!({}),
+    );
+    defaulting["rules"] = json!([{
+        "operations": ["CREATE"], "apiGroups": ["example.com"], "apiVersions": ["v1"], "resources": ["gadgets"],
+    }]);
+    configure(&client, true, "gadgets", vec![defaulting]).await;
+    let gadgets: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        "default",
+        &ApiResource::from_gvk(&GroupVersionKind::gvk("example.com", "v1", "Gadget")),
+    );
+    opkit_testenv::eventually("gadgets to be served", || async {
+        gadgets.list(&Default::default()).await.is_ok()
+    })
+    .await;
+    let gadget = |name: &str, labels: Value| -> DynamicObject {
+        serde_json::from_value(json!({
+            "apiVersion": "example.com/v1", "kind": "Gadget",
+            "metadata": {"name": name, "labels": labels}, "spec": {},
+        }))
+        .unwrap()
+    };
+    let created = gadgets
+        .create(
+            &PostParams::default(),
+            &gadget("defaulted", json!({"default-me": "yes"})),
+        )
+        .await
+        .expect("the webhook's default satisfies the schema");
+    assert_eq!(created.data["spec"]["size"], 3);
+    let refused = status(
+        gadgets
+            .create(&PostParams::default(), &gadget("bare", json!({})))
+            .await
+            .expect_err("without the default the object is invalid"),
+    );
+    assert_eq!(refused.code, 422);
+    assert!(
+        refused.message.contains("spec.size: Required value"),
+        "{}",
+        refused.message
+    );
+    plane.shutdown().await;
+}

@@ -40,7 +40,9 @@ pub(crate) async fn create(
                 "create not allowed while custom resource definition is terminating",
             ));
         }
-        let (mut obj, mut warnings) = strategy::prepare_create(res, ns, body.clone(), &fields)?;
+        let deferred = super::defers_validation(api);
+        let (mut obj, mut warnings) =
+            strategy::prepare_create(res, ns, body.clone(), &fields, !deferred)?;
         strategy.prepare_create(&mut obj)?;
         let name = object::name(&obj).to_string();
         strategy::check_namespace_open(api, res, ns, &name)?;
@@ -62,6 +64,7 @@ pub(crate) async fn create(
             None,
             &mut obj,
             dry_run,
+            deferred,
         )
         .await?;
         warnings.extend(admitted);

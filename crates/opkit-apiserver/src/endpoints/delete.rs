@@ -67,6 +67,7 @@ pub(crate) async fn delete(
                         Some(&current),
                         &mut marked,
                         dry_run,
+                        false,
                     )
                     .await?;
                     *admitted_ref.lock().unwrap_or_else(|p| p.into_inner()) = admitted;
@@ -115,6 +116,7 @@ pub(crate) async fn delete(
                 Some(&current),
                 &mut new,
                 dry_run,
+                false,
             )
             .await?;
             *admitted_ref.lock().unwrap_or_else(|p| p.into_inner()) = admitted;

@@ -34,10 +34,16 @@ use crate::request::{ObjectRef, Part, Query};
 use crate::storage::Outcome;
 use crate::strategy;
 
-/// Passes a prepared write through admission: mutating webhooks (their changes checked again
-/// as the kind checks a write), the embedder's plugins, validating webhooks. `obj` is the
-/// object to be stored (for a delete, the object as it will be stored or removed). Returns
-/// the webhooks' warnings.
+/// Whether a create or update is prepared without validating its values, because mutating
+/// webhooks may still change it: [`admit`] validates it after them, as upstream does.
+fn defers_validation(api: &Api) -> bool {
+    api.admission.has_mutating_webhooks(api)
+}
+
+/// Passes a prepared write through admission: mutating webhooks, then (if the preparation
+/// `deferred` it) the validation of the result as the kind validates a write, the embedder's
+/// plugins, validating webhooks. `obj` is the object to be stored (for a delete, the object as
+/// it will be stored or removed). Returns the webhooks' warnings.
 #[allow(clippy::too_many_arguments)]
 async fn admit(
     api: &Api,
@@ -48,6 +54,7 @@ async fn admit(
     old: Option<&Value>,
     obj: &mut Value,
     dry_run: bool,
+    deferred: bool,
 ) -> ApiResult<Vec<String>> {
     let ObjectRef { res, ns, name } = target;
     let request = AdmissionRequest {
@@ -69,11 +76,15 @@ async fn admit(
     let mut warnings = Vec::new();
     if operation == Operation::Delete {
         Admission::mutate(api, res, &request, None, &mut warnings).await?;
-    } else if api.admission.has_mutating_webhooks(api) {
+    } else if deferred {
         let before = obj.clone();
-        if Admission::mutate(api, res, &request, Some(obj), &mut warnings).await? {
+        let changed = Admission::mutate(api, res, &request, Some(obj), &mut warnings).await?;
+        if changed {
             keep_part(res, part, &before, obj);
-            strategy::recheck_mutated(res, &before, obj, old)?;
+        }
+        strategy::recheck_mutated(res, &before, obj, old)?;
+        if changed && part == Part::Main {
+            strategy::of(res).validate_write(api, query.actor(), res, ns, obj)?;
         }
     }
     Admission::validate(api, res, &request, obj, &mut warnings).await?;

@@ -37,6 +37,7 @@ pub(crate) async fn update(
     };
     // The attempt's warnings (set by each attempt: a lost race starts over).
     let warnings = std::sync::Mutex::new(Vec::new());
+    let deferred = super::defers_validation(api);
     let (mutate, manager, fields, warnings_ref) = (&mutate, &manager, &fields, &warnings);
     let outcome = api
         .storage
@@ -73,7 +74,7 @@ pub(crate) async fn update(
                 Some(_) => None,
             };
             let (mut new, prepared_warnings) =
-                strategy::prepare_update(res, &current, desired, part, fields)?;
+                strategy::prepare_update(res, &current, desired, part, fields, !deferred)?;
             let mut attempt_warnings = prepared_warnings;
             strategy.prepare_update(part, &current, &mut new)?;
             if part == Part::Main {
@@ -97,6 +98,7 @@ pub(crate) async fn update(
                 Some(&current),
                 &mut new,
                 dry_run,
+                deferred,
             )
             .await?;
             attempt_warnings.extend(admitted);
