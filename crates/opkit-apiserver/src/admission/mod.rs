@@ -1,11 +1,12 @@
 //! Admission: the stage between a kind's strategy and storage where mutating and validating
 //! admission runs (upstream's admission chain).
 //!
-//! Every create, update and delete passes through it once its strategy has prepared and
-//! validated it and before it is stored, in upstream's order: mutating admission webhooks
-//! (`webhook`), whose changes the kind's checks then validate again, the plugins an embedder
-//! adds through [`ServerOptions::admission`](crate::ServerOptions), then validating admission
-//! webhooks.
+//! Every create, update and delete passes through it once its strategy has prepared it and
+//! before it is stored, in upstream's order: mutating admission webhooks (`webhook`), then
+//! validation of what they produced (the endpoints call `strategy::recheck_mutated`; while no
+//! mutating webhook is configured, the preparation validated already), the plugins an
+//! embedder adds through [`ServerOptions::admission`](crate::ServerOptions), then validating
+//! admission webhooks.
 
 mod webhook;
 
