@@ -872,3 +872,94 @@ async fn a_defaulting_webhook_fills_a_required_field_before_validation() {
     );
     plane.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_service_reference_reaches_the_address_of_its_endpoint_slice() {
+    let server = WebhookServer::start(deny_labelled).await;
+    let (plane, client) = start().await;
+    let port = server.addr.port();
+    let dynamic = |group: &str, version: &str, kind: &str| -> Api<DynamicObject> {
+        let gvk = GroupVersionKind::gvk(group, version, kind);
+        Api::namespaced_with(client.clone(), "default", &ApiResource::from_gvk(&gvk))
+    };
+    let service = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "hooks"},
+        "spec": {"ports": [{"name": "https", "port": 8443, "targetPort": port}]},
+    }))
+    .unwrap();
+    dynamic("", "v1", "Service")
+        .create(&PostParams::default(), &service)
+        .await
+        .unwrap();
+    let slice = serde_json::from_value(json!({
+        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+        "metadata": {"name": "hooks-local", "labels": {"kubernetes.io/service-name": "hooks"}},
+        "addressType": "IPv4",
+        "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": true}}],
+        "ports": [{"name": "https", "port": port}],
+    }))
+    .unwrap();
+    dynamic("discovery.k8s.io", "v1", "EndpointSlice")
+        .create(&PostParams::default(), &slice)
+        .await
+        .unwrap();
+    configure(
+        &client,
+        false,
+        "by-slice",
+        vec![hook(
+            "slice.opkit.test",
+            json!({
+                "service": {"namespace": "default", "name": "hooks", "port": 8443, "path": "/validate"},
+                "caBundle": server.ca_bundle(),
+            }),
+            json!({}),
+        )],
+    )
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let refused = status(
+        cms.create(
+            &PostParams::default(),
+            &config_map("bad", json!({"deny": "yes"})),
+        )
+        .await
+        .expect_err("the webhook behind the EndpointSlice denies"),
+    );
+    assert_eq!(
+        refused.message,
+        "admission webhook \"slice.opkit.test\" denied the request: configmaps may not be labelled deny"
+    );
+    plane.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_service_without_endpoints_fails_with_the_service_url() {
+    let (plane, client) = start().await;
+    let ca = WebhookServer::start(|_| Reply::Allow(vec![]))
+        .await
+        .ca_bundle();
+    configure(
+        &client,
+        false,
+        "nowhere",
+        vec![hook(
+            "nowhere.opkit.test",
+            json!({"service": {"namespace": "default", "name": "missing"}, "caBundle": ca}),
+            json!({}),
+        )],
+    )
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let refused = status(
+        cms.create(&PostParams::default(), &config_map("x", json!({})))
+            .await
+            .expect_err("an unresolvable Service fails the write"),
+    );
+    assert_eq!(
+        refused.message,
+        "Internal error occurred: failed calling webhook \"nowhere.opkit.test\": failed to call webhook: Post \"https://missing.default.svc:443/?timeout=10s\": service \"missing\" not found"
+    );
+    plane.shutdown().await;
+}
