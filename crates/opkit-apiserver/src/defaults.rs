@@ -92,10 +92,52 @@ fn template(spec: &mut Map<String, Value>) {
     }
 }
 
+/// An admission webhook's defaults (upstream's `SetDefaults_ValidatingWebhook` and
+/// `SetDefaults_MutatingWebhook`, `admissionregistration/v1`).
+fn webhook(hook: &mut Map<String, Value>, mutating: bool) {
+    set_default(hook, "failurePolicy", json!("Fail"));
+    set_default(hook, "matchPolicy", json!("Equivalent"));
+    set_default(hook, "namespaceSelector", json!({}));
+    set_default(hook, "objectSelector", json!({}));
+    set_default(hook, "timeoutSeconds", json!(10));
+    if mutating {
+        set_default(hook, "reinvocationPolicy", json!("Never"));
+    }
+    for rule in hook
+        .get_mut("rules")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(rule) = obj(rule) {
+            set_default(rule, "scope", json!("*"));
+        }
+    }
+    if let Some(service) = child(hook, "clientConfig").and_then(|c| child(c, "service")) {
+        set_default(service, "port", json!(443));
+    }
+}
+
 /// Applies the defaults of a built-in kind in place.
 pub fn apply(group: &str, plural: &str, object: &mut Value) {
     let Some(root) = obj(object) else { return };
     match (group, plural) {
+        (
+            "admissionregistration.k8s.io",
+            "validatingwebhookconfigurations" | "mutatingwebhookconfigurations",
+        ) => {
+            let mutating = plural.starts_with("mutating");
+            for hook in root
+                .get_mut("webhooks")
+                .and_then(Value::as_array_mut)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(hook) = obj(hook) {
+                    webhook(hook, mutating);
+                }
+            }
+        }
         ("", "secrets") => set_default(root, "type", json!("Opaque")),
         ("", "pods") => {
             if let Some(spec) = child(root, "spec") {

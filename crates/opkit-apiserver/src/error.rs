@@ -193,6 +193,30 @@ impl ApiError {
         Self::new(Reason::BadRequest, message)
     }
 
+    /// An error with the HTTP `code` a third party chose (an admission webhook's refusal):
+    /// the reason upstream gives that code, `BadRequest` or `InternalError` for codes
+    /// without one.
+    pub fn with_code(code: u16, message: impl Into<String>) -> Self {
+        let reason = match code {
+            401 => Reason::Unauthorized,
+            403 => Reason::Forbidden,
+            404 => Reason::NotFound,
+            405 => Reason::MethodNotAllowed,
+            406 => Reason::NotAcceptable,
+            409 => Reason::Conflict,
+            410 => Reason::Expired,
+            413 => Reason::RequestEntityTooLarge,
+            415 => Reason::UnsupportedMediaType,
+            422 => Reason::Invalid,
+            429 => Reason::TooManyRequests,
+            503 => Reason::ServiceUnavailable,
+            504 => Reason::Timeout,
+            500.. => Reason::InternalError,
+            _ => Reason::BadRequest,
+        };
+        Self::new(reason, message)
+    }
+
     /// 401 Unauthorized.
     pub fn unauthorized() -> Self {
         Self::new(Reason::Unauthorized, "Unauthorized")

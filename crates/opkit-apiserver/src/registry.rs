@@ -261,10 +261,10 @@ fn is_review_group(group: &str) -> bool {
 
 fn builtins() -> Vec<Builtin> {
     use k8s_openapi::api::{
-        apps::v1 as apps, authentication::v1 as authn, authorization::v1 as authz,
-        autoscaling::v2 as autoscaling, batch::v1 as batch, coordination::v1 as coordination,
-        core::v1 as core, discovery::v1 as discovery, events::v1 as events,
-        networking::v1 as networking, policy::v1 as policy, rbac::v1 as rbac,
+        admissionregistration::v1 as admreg, apps::v1 as apps, authentication::v1 as authn,
+        authorization::v1 as authz, autoscaling::v2 as autoscaling, batch::v1 as batch,
+        coordination::v1 as coordination, core::v1 as core, discovery::v1 as discovery,
+        events::v1 as events, networking::v1 as networking, policy::v1 as policy, rbac::v1 as rbac,
     };
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
     const ALL: &[&str] = &["all"];
@@ -698,6 +698,32 @@ fn builtins() -> Vec<Builtin> {
             false,
             false,
             check!(authz::SelfSubjectRulesReview),
+        ),
+        b(
+            "admissionregistration.k8s.io",
+            "v1",
+            "mutatingwebhookconfigurations",
+            "MutatingWebhookConfiguration",
+            false,
+            NONE,
+            &["api-extensions"],
+            false,
+            false,
+            true,
+            check!(admreg::MutatingWebhookConfiguration),
+        ),
+        b(
+            "admissionregistration.k8s.io",
+            "v1",
+            "validatingwebhookconfigurations",
+            "ValidatingWebhookConfiguration",
+            false,
+            NONE,
+            &["api-extensions"],
+            false,
+            false,
+            true,
+            check!(admreg::ValidatingWebhookConfiguration),
         ),
         b(
             "apiextensions.k8s.io",

@@ -179,17 +179,21 @@ impl Storage {
     /// Reads the object, lets `try_update` decide, and swaps the decision in if the object is
     /// still at the revision read; retries on a lost race. `404` when the object does not
     /// exist, `409` when it keeps changing under the update.
-    pub(crate) async fn guaranteed_update<T>(
+    pub(crate) async fn guaranteed_update<T, F, Fut>(
         &self,
         target: ObjectRef<'_>,
-        mut try_update: impl FnMut(Current) -> ApiResult<Step<T>>,
-    ) -> ApiResult<Outcome<T>> {
+        mut try_update: F,
+    ) -> ApiResult<Outcome<T>>
+    where
+        F: FnMut(Current) -> Fut,
+        Fut: Future<Output = ApiResult<Step<T>>>,
+    {
         let ObjectRef { res, ns, name } = target;
         let key = key(res, ns, name);
         for _ in 0..ATTEMPTS {
             let current = self.current(target)?;
             let revision = current.revision;
-            let (mut new, delete) = match try_update(current)? {
+            let (mut new, delete) = match try_update(current).await? {
                 Step::Done(t) => return Ok(Outcome::Done(t)),
                 Step::Put(new) => (new, false),
                 Step::Delete(last) => (last, true),

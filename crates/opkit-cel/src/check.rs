@@ -50,6 +50,8 @@ const TYPE_NAMES: [&str; 11] = [
 struct Checker<'a> {
     shape: &'a Shape,
     has_old_self: bool,
+    /// Further variables in scope (standalone expressions: `object`, `request`, ...).
+    variables: &'a [&'a str],
     declared: &'a dyn Fn(&str) -> bool,
     facts: Facts,
     scopes: Vec<String>,
@@ -62,11 +64,13 @@ pub(crate) fn check(
     offsets: &dyn Fn(u64) -> Option<u32>,
     shape: &Shape,
     has_old_self: bool,
+    variables: &[&str],
     declared: &dyn Fn(&str) -> bool,
 ) -> Facts {
     let mut c = Checker {
         shape,
         has_old_self,
+        variables,
         declared,
         facts: Facts::default(),
         scopes: Vec::new(),
@@ -96,6 +100,7 @@ impl Checker<'_> {
                 let known = name == "self"
                     || (name == "oldSelf" && self.has_old_self)
                     || self.bound(name)
+                    || self.variables.contains(&name.as_str())
                     || TYPE_NAMES.contains(&name.as_str());
                 if !known {
                     self.issue(

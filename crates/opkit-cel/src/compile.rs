@@ -197,11 +197,12 @@ fn render_issue(src: &str, line: usize, col: usize, msg: &str) -> String {
 }
 
 /// Parses and checks one expression; returns the program and its facts, or cel-go-style issues.
-fn compile_expr(
+pub(crate) fn compile_expr(
     env: &Arc<cel::Env>,
     src: &str,
     shape: &Shape,
     has_old_self: bool,
+    variables: &[&str],
 ) -> Result<(Program, Facts), String> {
     let program = env.compile(src).map_err(|errs| {
         errs.errors
@@ -225,6 +226,7 @@ fn compile_expr(
         &offsets,
         shape,
         has_old_self,
+        variables,
         &declared,
     );
     if !facts.issues.is_empty() {
@@ -349,7 +351,7 @@ impl Compiler<'_> {
             },
         };
         let optional_old_self = r.get("optionalOldSelf").and_then(Value::as_bool) == Some(true);
-        let compiled = match compile_expr(self.env, source, shape, true) {
+        let compiled = match compile_expr(self.env, source, shape, true, &[]) {
             Ok((program, facts)) => {
                 if check::surely_not_bool(program.expression()) {
                     self.errors.push(invalid_rule(
@@ -385,7 +387,7 @@ impl Compiler<'_> {
         let message_expression = match get("messageExpression") {
             "" => None,
             src if src.trim().is_empty() => None,
-            src => match compile_expr(self.env, src, shape, true) {
+            src => match compile_expr(self.env, src, shape, true, &[]) {
                 Ok((p, f)) if !check::surely_not_string(p.expression()) => {
                     Some((src.to_string(), p, f))
                 }

@@ -268,7 +268,7 @@ fn same_keys(a: &Value, b: &Value, keys: &[String]) -> bool {
 }
 
 /// The upper bound of a rule's work (see the module docs).
-fn estimate(size: u64, depth: u32, n: u64) -> u64 {
+pub(crate) fn estimate(size: u64, depth: u32, n: u64) -> u64 {
     let mut cost = size.max(1);
     for _ in 0..depth {
         cost = cost.saturating_mul(n.saturating_add(1));

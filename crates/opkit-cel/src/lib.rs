@@ -27,6 +27,7 @@ mod check;
 mod compile;
 mod convert;
 mod eval;
+mod expression;
 mod fieldpath;
 pub mod library;
 
@@ -34,6 +35,7 @@ use std::sync::Arc;
 
 pub use compile::Validator;
 pub use eval::blocking_error;
+pub use expression::Expression;
 pub use opkit_schema::{FieldError, FieldErrorKind};
 
 /// The most cost units (see [`Validator::validate`]) one rule evaluation may use; beyond it the

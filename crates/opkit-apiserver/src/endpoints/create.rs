@@ -40,7 +40,9 @@ pub(crate) async fn create(
                 "create not allowed while custom resource definition is terminating",
             ));
         }
-        let (mut obj, warnings) = strategy::prepare_create(res, ns, body.clone(), &fields)?;
+        let deferred = super::defers_validation(api);
+        let (mut obj, mut warnings) =
+            strategy::prepare_create(res, ns, body.clone(), &fields, !deferred)?;
         strategy.prepare_create(&mut obj)?;
         let name = object::name(&obj).to_string();
         strategy::check_namespace_open(api, res, ns, &name)?;
@@ -53,7 +55,7 @@ pub(crate) async fn create(
             ns,
             name: &name,
         };
-        admit(
+        let admitted = admit(
             api,
             Operation::Create,
             target,
@@ -62,7 +64,10 @@ pub(crate) async fn create(
             None,
             &mut obj,
             dry_run,
-        )?;
+            deferred,
+        )
+        .await?;
+        warnings.extend(admitted);
         // Pools (cluster IPs, node ports) are allocated under a lock held until stored.
         let _allocating = match strategy.allocates() {
             true => Some(api.allocation.lock().await),

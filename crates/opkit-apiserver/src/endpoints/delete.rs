@@ -47,16 +47,18 @@ pub(crate) async fn delete(
             true
         }
     };
+    let admitted_warnings = std::sync::Mutex::new(Vec::new());
+    let (gc, admitted_ref) = (&gc, &admitted_warnings);
     let outcome = api
         .storage
-        .guaranteed_update(target, |stored: Current| {
+        .guaranteed_update(target, |stored: Current| async move {
             let current = stored.object;
             check_preconditions(res, name, &current, stored.revision, options)?;
-            let mut new = match strategy.on_delete(&current, &gc) {
+            let mut new = match strategy.on_delete(&current, gc) {
                 OnDelete::Unchanged => return Ok(Step::Done(Payload::Raw(stored.bytes))),
                 OnDelete::Mark(mut marked) => {
                     let operation = Operation::Delete;
-                    admit(
+                    let admitted = admit(
                         api,
                         operation,
                         target,
@@ -65,7 +67,10 @@ pub(crate) async fn delete(
                         Some(&current),
                         &mut marked,
                         dry_run,
-                    )?;
+                        false,
+                    )
+                    .await?;
+                    *admitted_ref.lock().unwrap_or_else(|p| p.into_inner()) = admitted;
                     if dry_run {
                         return Ok(Step::Done(Payload::Value(marked)));
                     }
@@ -102,7 +107,7 @@ pub(crate) async fn delete(
                     return Ok(Step::Done(Payload::Raw(stored.bytes)));
                 }
             }
-            admit(
+            let admitted = admit(
                 api,
                 Operation::Delete,
                 target,
@@ -111,7 +116,10 @@ pub(crate) async fn delete(
                 Some(&current),
                 &mut new,
                 dry_run,
-            )?;
+                false,
+            )
+            .await?;
+            *admitted_ref.lock().unwrap_or_else(|p| p.into_inner()) = admitted;
             if dry_run {
                 return Ok(Step::Done(Payload::Value(new)));
             }
@@ -122,6 +130,11 @@ pub(crate) async fn delete(
             })
         })
         .await?;
+    warnings.extend(
+        admitted_warnings
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner()),
+    );
     committed(api, res, &outcome);
     let payload = match outcome {
         Outcome::Done(payload) => payload,

@@ -26,7 +26,7 @@ pub(crate) use watch::watch;
 
 use serde_json::Value;
 
-use crate::admission::{AdmissionRequest, Operation};
+use crate::admission::{Admission, AdmissionRequest, Operation};
 pub(crate) use crate::api::Api;
 use crate::error::{ApiError, ApiResult, Cause};
 use crate::registry::Resource;
@@ -34,9 +34,18 @@ use crate::request::{ObjectRef, Part, Query};
 use crate::storage::Outcome;
 use crate::strategy;
 
-/// Passes a prepared write through the admission chain.
+/// Whether a create or update is prepared without validating its values, because mutating
+/// webhooks may still change it: [`admit`] validates it after them, as upstream does.
+fn defers_validation(api: &Api) -> bool {
+    api.admission.has_mutating_webhooks(api)
+}
+
+/// Passes a prepared write through admission: mutating webhooks, then (if the preparation
+/// `deferred` it) the validation of the result as the kind validates a write, the embedder's
+/// plugins, validating webhooks. `obj` is the object to be stored (for a delete, the object as
+/// it will be stored or removed). Returns the webhooks' warnings.
 #[allow(clippy::too_many_arguments)]
-fn admit(
+async fn admit(
     api: &Api,
     operation: Operation,
     target: ObjectRef<'_>,
@@ -45,7 +54,8 @@ fn admit(
     old: Option<&Value>,
     obj: &mut Value,
     dry_run: bool,
-) -> ApiResult<()> {
+    deferred: bool,
+) -> ApiResult<Vec<String>> {
     let ObjectRef { res, ns, name } = target;
     let request = AdmissionRequest {
         operation,
@@ -63,7 +73,46 @@ fn admit(
         old,
         dry_run,
     };
-    api.admission.admit(&request, obj)
+    let mut warnings = Vec::new();
+    if operation == Operation::Delete {
+        Admission::mutate(api, res, &request, None, &mut warnings).await?;
+    } else if deferred {
+        let before = obj.clone();
+        let changed = Admission::mutate(api, res, &request, Some(obj), &mut warnings).await?;
+        if changed {
+            keep_part(res, part, &before, obj);
+        }
+        strategy::recheck_mutated(res, &before, obj, old)?;
+        if changed && part == Part::Main {
+            strategy::of(res).validate_write(api, query.actor(), res, ns, obj)?;
+        }
+    }
+    Admission::validate(api, res, &request, obj, &mut warnings).await?;
+    Ok(warnings)
+}
+
+/// What a mutating webhook may change of a write of `part`: a status write keeps only its
+/// `status`, a write of a resource with a status subresource keeps its status, as the
+/// strategy that upstream runs after mutating admission resets them.
+fn keep_part(res: &Resource, part: Part, before: &Value, obj: &mut Value) {
+    match part {
+        Part::Status => {
+            let status = obj.get("status").cloned();
+            *obj = before.clone();
+            if let (Some(map), Some(status)) = (obj.as_object_mut(), status) {
+                map.insert("status".into(), status);
+            }
+        }
+        Part::Main if res.status => {
+            if let Some(map) = obj.as_object_mut() {
+                match before.get("status") {
+                    Some(status) => map.insert("status".into(), status.clone()),
+                    None => map.remove("status"),
+                };
+            }
+        }
+        Part::Main | Part::Finalize => {}
+    }
 }
 
 /// Runs the kind's reactions to what a write committed (nothing, for an update that wrote

@@ -24,7 +24,7 @@ pub(crate) async fn update(
     query: &Query,
     require_version: bool,
     track: bool,
-    mut mutate: impl FnMut(&Value) -> ApiResult<Value>,
+    mutate: impl Fn(&Value) -> ApiResult<Value> + Sync,
 ) -> ApiResult<Answer> {
     let manager = track.then(|| managed::update_manager(query));
     let ObjectRef { res, ns, name } = target;
@@ -35,10 +35,13 @@ pub(crate) async fn update(
         true => Some(api.allocation.lock().await),
         false => None,
     };
-    let mut warnings = Vec::new();
+    // The attempt's warnings (set by each attempt: a lost race starts over).
+    let warnings = std::sync::Mutex::new(Vec::new());
+    let deferred = super::defers_validation(api);
+    let (mutate, manager, fields, warnings_ref) = (&mutate, &manager, &fields, &warnings);
     let outcome = api
         .storage
-        .guaranteed_update(target, |stored: Current| {
+        .guaranteed_update(target, |stored: Current| async move {
             // Patches, checks and managed fields work in the shape of the request's version.
             let current = res.shown(stored.object);
             let desired = mutate(&current)?;
@@ -66,13 +69,13 @@ pub(crate) async fn update(
             }
             // An apply computed the managed fields already; a status write keeps only
             // `status` of what it is given, so they are carried over.
-            let applied_managed = match &manager {
+            let applied_managed = match manager {
                 None => desired.pointer("/metadata/managedFields").cloned(),
                 Some(_) => None,
             };
             let (mut new, prepared_warnings) =
-                strategy::prepare_update(res, &current, desired, part, &fields)?;
-            warnings = prepared_warnings;
+                strategy::prepare_update(res, &current, desired, part, fields, !deferred)?;
+            let mut attempt_warnings = prepared_warnings;
             strategy.prepare_update(part, &current, &mut new)?;
             if part == Part::Main {
                 strategy.allocate_update(&api.storage, res, &current, &mut new)?;
@@ -83,10 +86,10 @@ pub(crate) async fn update(
             if part == Part::Main {
                 strategy.validate_write(api, query.actor(), res, ns, &new)?;
             }
-            if let Some(m) = &manager {
+            if let Some(m) = manager {
                 managed::track_update(res, part, Some(&current), &mut new, m);
             }
-            admit(
+            let admitted = admit(
                 api,
                 Operation::Update,
                 target,
@@ -95,7 +98,11 @@ pub(crate) async fn update(
                 Some(&current),
                 &mut new,
                 dry_run,
-            )?;
+                deferred,
+            )
+            .await?;
+            attempt_warnings.extend(admitted);
+            *warnings_ref.lock().unwrap_or_else(|p| p.into_inner()) = attempt_warnings;
             if object::same_ignoring_version(&current, &new) {
                 return Ok(Step::Done(Payload::Raw(stored.bytes)));
             }
@@ -121,7 +128,7 @@ pub(crate) async fn update(
     Ok(Answer {
         code: 200,
         payload,
-        warnings,
+        warnings: warnings.into_inner().unwrap_or_else(|p| p.into_inner()),
     })
 }
 

@@ -107,10 +107,10 @@ fn add<T: k8s_openapi::Resource + JsonSchema>(
 /// Runs the generator over every served built-in kind and the meta types.
 fn generate() -> BuiltinSchemas {
     use k8s_openapi::api::{
-        apps::v1 as apps, autoscaling::v1 as autoscaling_v1, autoscaling::v2 as autoscaling,
-        batch::v1 as batch, coordination::v1 as coordination, core::v1 as core,
-        discovery::v1 as discovery, events::v1 as events, networking::v1 as networking,
-        policy::v1 as policy, rbac::v1 as rbac,
+        admissionregistration::v1 as admreg, apps::v1 as apps, autoscaling::v1 as autoscaling_v1,
+        autoscaling::v2 as autoscaling, batch::v1 as batch, coordination::v1 as coordination,
+        core::v1 as core, discovery::v1 as discovery, events::v1 as events,
+        networking::v1 as networking, policy::v1 as policy, rbac::v1 as rbac,
     };
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
@@ -150,6 +150,8 @@ fn generate() -> BuiltinSchemas {
     add::<rbac::ClusterRole>(&mut generator, k);
     add::<rbac::RoleBinding>(&mut generator, k);
     add::<rbac::ClusterRoleBinding>(&mut generator, k);
+    add::<admreg::MutatingWebhookConfiguration>(&mut generator, k);
+    add::<admreg::ValidatingWebhookConfiguration>(&mut generator, k);
     add::<apiext::CustomResourceDefinition>(&mut generator, k);
     generator.subschema_for::<autoscaling_v1::Scale>();
     generator.subschema_for::<meta::DeleteOptions>();
@@ -496,7 +498,7 @@ mod tests {
             s.v3["io.k8s.api.apps.v1.DeploymentList"]["properties"]["items"]["items"]["$ref"],
             "#/components/schemas/io.k8s.api.apps.v1.Deployment"
         );
-        assert_eq!(s.kinds.len(), 28);
+        assert_eq!(s.kinds.len(), 30);
     }
 
     #[test]

@@ -13,10 +13,11 @@ mod pods;
 mod prepare;
 mod rbac;
 mod services;
+mod webhooks;
 
 pub(crate) use crds::register as register_crd;
 pub(crate) use namespaces::check_namespace_open;
-pub(crate) use prepare::{prepare_create, prepare_update};
+pub(crate) use prepare::{prepare_create, prepare_update, recheck_mutated};
 pub(crate) use services::kubernetes_objects;
 
 use serde_json::{Value, json};
@@ -247,6 +248,7 @@ pub(crate) fn of(res: &Resource) -> &'static dyn Strategy {
         ("batch", "v1", "jobs") => &Jobs,
         ("apiextensions.k8s.io", _, "customresourcedefinitions") => &crds::Crds,
         (opkit_rbac::RBAC_GROUP, _, _) => &rbac::Rbac,
+        ("admissionregistration.k8s.io", "v1", _) => &webhooks::WebhookConfigurations,
         _ => &Builtin,
     }
 }

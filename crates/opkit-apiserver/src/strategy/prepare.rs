@@ -142,12 +142,16 @@ pub fn check_type(res: &Resource, obj: &mut Value) -> ApiResult<()> {
     Ok(())
 }
 
-/// Prepares a new object for storage. `namespace` comes from the URL.
+/// Prepares a new object for storage. `namespace` comes from the URL. Without `validate`
+/// (mutating admission follows, and [`recheck_mutated`] after it) the object is decoded,
+/// pruned and defaulted but its values are not validated yet, as upstream validates only
+/// after mutating admission.
 pub fn prepare_create(
     res: &Resource,
     namespace: Option<&str>,
     mut obj: Value,
     fields: &FieldCheck,
+    validate: bool,
 ) -> ApiResult<(Value, Warnings)> {
     let version = body_version(res, &obj);
     check_type(res, &mut obj)?;
@@ -210,7 +214,7 @@ pub fn prepare_create(
     if res.status {
         reset_status_on_create(res, &mut obj);
     }
-    let warnings = admit(res, &mut obj, None, fields, &version, None)?;
+    let warnings = admit(res, &mut obj, None, fields, &version, None, validate)?;
     Ok((obj, warnings))
 }
 
@@ -239,6 +243,7 @@ pub fn prepare_update(
     mut new: Value,
     part: Part,
     fields: &FieldCheck,
+    validate: bool,
 ) -> ApiResult<(Value, Warnings)> {
     let version = body_version(res, &new);
     let patched = fields.shows_patched().then(|| new.clone());
@@ -342,7 +347,15 @@ pub fn prepare_update(
             ));
         }
     }
-    let warnings = admit(res, &mut new, Some(old), fields, &version, patched.as_ref())?;
+    let warnings = admit(
+        res,
+        &mut new,
+        Some(old),
+        fields,
+        &version,
+        patched.as_ref(),
+        validate,
+    )?;
     if (res.tracks_generation || res.is_custom()) && object::spec_changed(old, &new, res.status) {
         let generation = old_meta
             .get("generation")
@@ -354,8 +367,62 @@ pub fn prepare_update(
     Ok((new, warnings))
 }
 
+/// Validates an object after mutating admission (prepared without validation), as upstream
+/// validates what mutating admission produced: the server-managed metadata of `before` is kept (a webhook cannot
+/// change uid, resourceVersion, timestamps or generation), a changed name or namespace is
+/// refused, and the kind's checks run again (unknown fields dropped, as decoding does).
+pub(crate) fn recheck_mutated(
+    res: &Resource,
+    before: &Value,
+    obj: &mut Value,
+    old: Option<&Value>,
+) -> ApiResult<()> {
+    for identity in ["name", "namespace"] {
+        if object::meta_str(before, identity) != object::meta_str(obj, identity) {
+            return Err(ApiError::bad_request(format!(
+                "mutating admission changed metadata.{identity} from {:?} to {:?}",
+                object::meta_str(before, identity).unwrap_or(""),
+                object::meta_str(obj, identity).unwrap_or("")
+            )));
+        }
+    }
+    let kept = before.get("metadata").and_then(Value::as_object).cloned();
+    let meta = meta_mut(obj);
+    for key in [
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+        "generation",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "managedFields",
+    ] {
+        match kept.as_ref().and_then(|m| m.get(key)) {
+            Some(v) => {
+                meta.insert(key.into(), v.clone());
+            }
+            None => {
+                meta.remove(key);
+            }
+        }
+    }
+    let version = body_version(res, obj);
+    check_type(res, obj)?;
+    admit(
+        res,
+        obj,
+        old,
+        &FieldCheck::from(FieldValidation::Ignore),
+        &version,
+        None,
+        true,
+    )?;
+    Ok(())
+}
+
 /// The kind-specific checks shared by create and update. Unknown and duplicate fields are
-/// reported before invalid values, as upstream decodes (strictly) before it validates.
+/// reported before invalid values, as upstream decodes (strictly) before it validates. Without
+/// `validate`, only decoding (and pruning, defaulting) happens.
 fn admit(
     res: &Resource,
     obj: &mut Value,
@@ -363,9 +430,13 @@ fn admit(
     fields: &FieldCheck,
     version: &str,
     patched: Option<&Value>,
+    validate: bool,
 ) -> ApiResult<Warnings> {
     let name = object::name(obj).to_string();
-    let mut causes = validate_metadata(res, obj);
+    let mut causes = match validate {
+        true => validate_metadata(res, obj),
+        false => Vec::new(),
+    };
     let mut unknown = Vec::new();
     match &res.origin {
         Origin::Builtin(check) => match check(obj) {
@@ -399,6 +470,9 @@ fn admit(
                     );
                 }
                 schema.apply_defaults(obj);
+                if !validate {
+                    return fields.report(res, version, unknown, patched);
+                }
                 let mut errors = schema.validate(obj);
                 // CEL rules run after structural validation, unless it found errors that make
                 // the rules meaningless (wrong types, enums, required, limits): then upstream
