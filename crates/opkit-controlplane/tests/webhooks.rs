@@ -454,51 +454,38 @@ async fn webhook_configurations_are_validated_with_upstreams_texts() {
     plane.shutdown().await;
 }
 
-#[tokio::test]
-async fn a_service_reference_reaches_the_local_address_of_its_endpoints() {
-    let server = WebhookServer::start(deny_labelled).await;
-    let (plane, client) = start().await;
-    let port = server.addr.port();
-    let services: Api<DynamicObject> = Api::namespaced_with(
-        client.clone(),
-        "default",
-        &ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "Service")),
-    );
-    let service = serde_json::from_value(json!({
-        "apiVersion": "v1", "kind": "Service",
-        "metadata": {"name": "hooks"},
-        "spec": {"ports": [{"name": "https", "port": 443, "targetPort": port}]},
-    }))
-    .unwrap();
-    services
-        .create(&PostParams::default(), &service)
-        .await
-        .unwrap();
-    let endpoints: Api<DynamicObject> = Api::namespaced_with(
-        client.clone(),
-        "default",
-        &ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "Endpoints")),
-    );
-    let address = serde_json::from_value(json!({
-        "apiVersion": "v1", "kind": "Endpoints",
-        "metadata": {"name": "hooks"},
-        "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https", "port": port}]}],
-    }))
-    .unwrap();
-    endpoints
-        .create(&PostParams::default(), &address)
-        .await
-        .unwrap();
+/// Creates `manifest` (any kind, `apiVersion` and `kind` set) in namespace `default`.
+async fn create_in_default(client: &kube::Client, manifest: Value) {
+    let api_version = manifest["apiVersion"].as_str().unwrap_or_default();
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let kind = manifest["kind"].as_str().unwrap_or_default();
+    let gvk = GroupVersionKind::gvk(group, version, kind);
+    let api: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), "default", &ApiResource::from_gvk(&gvk));
+    let object: DynamicObject = serde_json::from_value(manifest).unwrap();
+    api.create(&PostParams::default(), &object).await.unwrap();
+}
+
+/// Registers validating webhook `hook_name` behind Service `default/hooks` (on `port`, if
+/// given) and checks that it denies a labelled ConfigMap with [`deny_labelled`]'s message and
+/// allows an unlabelled one.
+async fn expect_the_service_webhook_to_answer(
+    client: &kube::Client,
+    server: &WebhookServer,
+    hook_name: &str,
+    port: Option<u16>,
+) {
+    let mut service = json!({"namespace": "default", "name": "hooks", "path": "/validate"});
+    if let Some(port) = port {
+        service["port"] = json!(port);
+    }
     configure(
-        &client,
+        client,
         false,
-        "by-service",
+        hook_name,
         vec![hook(
-            "service.opkit.test",
-            json!({
-                "service": {"namespace": "default", "name": "hooks", "path": "/validate"},
-                "caBundle": server.ca_bundle(),
-            }),
+            hook_name,
+            json!({"service": service, "caBundle": server.ca_bundle()}),
             json!({}),
         )],
     )
@@ -514,11 +501,39 @@ async fn a_service_reference_reaches_the_local_address_of_its_endpoints() {
     );
     assert_eq!(
         refused.message,
-        "admission webhook \"service.opkit.test\" denied the request: configmaps may not be labelled deny"
+        format!(
+            "admission webhook \"{hook_name}\" denied the request: configmaps may not be labelled deny"
+        )
     );
     cms.create(&PostParams::default(), &config_map("good", json!({})))
         .await
         .expect("and allows the rest");
+}
+
+#[tokio::test]
+async fn a_service_reference_reaches_the_local_address_of_its_endpoints() {
+    let server = WebhookServer::start(deny_labelled).await;
+    let (plane, client) = start().await;
+    let port = server.addr.port();
+    create_in_default(
+        &client,
+        json!({
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "hooks"},
+            "spec": {"ports": [{"name": "https", "port": 443, "targetPort": port}]},
+        }),
+    )
+    .await;
+    create_in_default(
+        &client,
+        json!({
+            "apiVersion": "v1", "kind": "Endpoints",
+            "metadata": {"name": "hooks"},
+            "subsets": [{"addresses": [{"ip": "127.0.0.1"}], "ports": [{"name": "https", "port": port}]}],
+        }),
+    )
+    .await;
+    expect_the_service_webhook_to_answer(&client, &server, "service.opkit.test", None).await;
     plane.shutdown().await;
 }
 
@@ -878,59 +893,27 @@ async fn a_service_reference_reaches_the_address_of_its_endpoint_slice() {
     let server = WebhookServer::start(deny_labelled).await;
     let (plane, client) = start().await;
     let port = server.addr.port();
-    let dynamic = |group: &str, version: &str, kind: &str| -> Api<DynamicObject> {
-        let gvk = GroupVersionKind::gvk(group, version, kind);
-        Api::namespaced_with(client.clone(), "default", &ApiResource::from_gvk(&gvk))
-    };
-    let service = serde_json::from_value(json!({
-        "apiVersion": "v1", "kind": "Service",
-        "metadata": {"name": "hooks"},
-        "spec": {"ports": [{"name": "https", "port": 8443, "targetPort": port}]},
-    }))
-    .unwrap();
-    dynamic("", "v1", "Service")
-        .create(&PostParams::default(), &service)
-        .await
-        .unwrap();
-    let slice = serde_json::from_value(json!({
-        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-        "metadata": {"name": "hooks-local", "labels": {"kubernetes.io/service-name": "hooks"}},
-        "addressType": "IPv4",
-        "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": true}}],
-        "ports": [{"name": "https", "port": port}],
-    }))
-    .unwrap();
-    dynamic("discovery.k8s.io", "v1", "EndpointSlice")
-        .create(&PostParams::default(), &slice)
-        .await
-        .unwrap();
-    configure(
+    create_in_default(
         &client,
-        false,
-        "by-slice",
-        vec![hook(
-            "slice.opkit.test",
-            json!({
-                "service": {"namespace": "default", "name": "hooks", "port": 8443, "path": "/validate"},
-                "caBundle": server.ca_bundle(),
-            }),
-            json!({}),
-        )],
+        json!({
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "hooks"},
+            "spec": {"ports": [{"name": "https", "port": 8443, "targetPort": port}]},
+        }),
     )
     .await;
-    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
-    let refused = status(
-        cms.create(
-            &PostParams::default(),
-            &config_map("bad", json!({"deny": "yes"})),
-        )
-        .await
-        .expect_err("the webhook behind the EndpointSlice denies"),
-    );
-    assert_eq!(
-        refused.message,
-        "admission webhook \"slice.opkit.test\" denied the request: configmaps may not be labelled deny"
-    );
+    create_in_default(
+        &client,
+        json!({
+            "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": {"name": "hooks-local", "labels": {"kubernetes.io/service-name": "hooks"}},
+            "addressType": "IPv4",
+            "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": true}}],
+            "ports": [{"name": "https", "port": port}],
+        }),
+    )
+    .await;
+    expect_the_service_webhook_to_answer(&client, &server, "slice.opkit.test", Some(8443)).await;
     plane.shutdown().await;
 }
 

@@ -58,7 +58,17 @@ pub(crate) fn resolve(
         .get("name")
         .and_then(Value::as_str)
         .unwrap_or("");
-    let matches_port = |p: &Value| p.get("name").and_then(Value::as_str).unwrap_or("") == port_name;
+    // The number of the port named like the Service's port, in an Endpoints subset's or an
+    // EndpointSlice's `ports`.
+    let port_in = |holder: &Value| {
+        holder
+            .get("ports")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|p| p.get("name").and_then(Value::as_str).unwrap_or("") == port_name)
+            .and_then(|p| p.get("port").and_then(Value::as_u64))
+    };
     if let Some(endpoints) = get(storage, registry, "", "v1", "endpoints", ns, name) {
         for subset in endpoints
             .get("subsets")
@@ -66,13 +76,7 @@ pub(crate) fn resolve(
             .into_iter()
             .flatten()
         {
-            let port = subset
-                .get("ports")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .find(|p| matches_port(p))
-                .and_then(|p| p.get("port").and_then(Value::as_u64));
+            let port = port_in(subset);
             let ip = subset
                 .get("addresses")
                 .and_then(Value::as_array)
@@ -85,13 +89,7 @@ pub(crate) fn resolve(
         }
     }
     for slice in slices(storage, registry, ns, name) {
-        let port = slice
-            .get("ports")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .find(|p| matches_port(p))
-            .and_then(|p| p.get("port").and_then(Value::as_u64));
+        let port = port_in(&slice);
         let ip = slice
             .get("endpoints")
             .and_then(Value::as_array)
