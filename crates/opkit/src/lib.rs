@@ -123,6 +123,7 @@ pub mod metrics;
 pub mod predicate;
 pub mod rbac;
 pub mod signals;
+pub mod webhook;
 pub mod workqueue;
 
 pub use app::App;
@@ -134,6 +135,7 @@ pub use informer::{Caches, Object, OwnerIndex};
 pub use leader::LeaderElection;
 pub use manager::{Manager, ManagerBuilder, Running, ShutdownHandle};
 pub use predicate::{Change, Predicate};
+pub use webhook::{Admission, Defaulter, Denied, SelfManagedCerts, Validator, WebhookServer};
 
 pub use k8s_openapi;
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
