@@ -17,6 +17,8 @@
 //! | `--kubeconfig PATH` | the cluster to talk to | `$KUBECONFIG`, `~/.kube/config`, in-cluster |
 //! | `--namespace NS` (repeatable, or `$WATCH_NAMESPACE`, comma-separated) | watch only these namespaces; `print-rbac` then prints Roles | all namespaces |
 //! | `--label-selector SELECTOR` | cache only objects with these labels (every kind) | everything |
+//! | `--webhook-port PORT` | where webhooks are served (with [`App::webhook_server`]) | `9443` |
+//! | `--webhook-cert-dir DIR` | read `tls.crt`/`tls.key` there instead of the server's own certificates | the server's setting |
 //!
 //! The flag names, the `:8080` address form, `0` for "off" and the defaults are
 //! controller-runtime's scaffolded ones, so manifests and habits carry over: the scaffolded
@@ -66,6 +68,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use crate::controller::ControllerDef;
 use crate::leader::LeaderElection;
 use crate::manager::Manager;
+use crate::webhook::WebhookServer;
 
 /// Builds one controller from the operator's flags.
 type Build<F> = Box<dyn Fn(&F) -> ControllerDef>;
@@ -77,7 +80,11 @@ pub struct App<F = NoFlags> {
     name: String,
     crds: Vec<CustomResourceDefinition>,
     controllers: Vec<Build<F>>,
+    webhooks: Option<BuildWebhooks<F>>,
 }
+
+/// Builds the webhook server from the operator's flags.
+type BuildWebhooks<F> = Box<dyn Fn(&F) -> WebhookServer>;
 
 /// The flags of an operator that has none of its own (the default of [`App`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Args)]
@@ -96,6 +103,7 @@ impl<F> std::fmt::Debug for App<F> {
                     .collect::<Vec<_>>(),
             )
             .field("controllers", &self.controllers.len())
+            .field("webhooks", &self.webhooks.is_some())
             .finish()
     }
 }
@@ -183,6 +191,13 @@ struct RunArgs<F: Args> {
     /// service account in a cluster).
     #[arg(long, value_name = "PATH")]
     kubeconfig: Option<PathBuf>,
+    /// The port webhooks are served on, all interfaces (with a webhook server).
+    #[arg(long, value_name = "PORT", default_value_t = crate::webhook::DEFAULT_PORT)]
+    webhook_port: u16,
+    /// Read the webhook certificate (`tls.crt`, `tls.key`) from this directory instead of
+    /// the webhook server's own setting.
+    #[arg(long, value_name = "DIR")]
+    webhook_cert_dir: Option<PathBuf>,
     #[command(flatten)]
     scope: Scope,
     #[command(flatten)]
@@ -234,6 +249,7 @@ impl App {
             name: name.into(),
             crds: Vec::new(),
             controllers: Vec::new(),
+            webhooks: None,
         }
     }
 
@@ -249,6 +265,9 @@ impl App {
                 .into_iter()
                 .map(|build| Box::new(move |_: &F| build(&NoFlags {})) as Build<F>)
                 .collect(),
+            webhooks: self
+                .webhooks
+                .map(|build| Box::new(move |_: &F| build(&NoFlags {})) as BuildWebhooks<F>),
         }
     }
 }
@@ -264,6 +283,14 @@ impl<F: Args + 'static> App<F> {
     /// builds one, `print-rbac` another to derive the RBAC).
     pub fn controller(mut self, build: impl Fn(&F) -> ControllerDef + 'static) -> Self {
         self.controllers.push(Box::new(build));
+        self
+    }
+
+    /// Serves admission webhooks: `build` makes the server from the operator's flags; `run`
+    /// sets its port from `--webhook-port` and, if given, its certificate directory from
+    /// `--webhook-cert-dir`; `print-rbac` includes what self-managed certificates need.
+    pub fn webhook_server(mut self, build: impl Fn(&F) -> WebhookServer + 'static) -> Self {
+        self.webhooks = Some(Box::new(build));
         self
     }
 
@@ -336,6 +363,13 @@ impl<F: Args + 'static> App<F> {
         if let Some(selector) = &args.scope.label_selector {
             builder = builder.label_selector(selector);
         }
+        if let Some(build) = &self.webhooks {
+            let mut server = build(&args.flags).port(args.webhook_port);
+            if let Some(dir) = &args.webhook_cert_dir {
+                server = server.cert_dir(dir);
+            }
+            builder = builder.webhook_server(server);
+        }
         let mut manager = builder.build();
         self.add_controllers(&mut manager, &args.flags);
         manager
@@ -373,6 +407,8 @@ impl<F: Args + 'static> App<F> {
             leader_election_namespace: None,
             leader_election_id: None,
             kubeconfig: None,
+            webhook_port: crate::webhook::DEFAULT_PORT,
+            webhook_cert_dir: None,
             scope,
             flags,
         };
@@ -569,5 +605,21 @@ mod tests {
         assert!(yaml.contains("name: op-manager-role"), "{yaml}");
         assert!(yaml.contains("leases"), "{yaml}");
         assert!(yaml.contains("events"), "{yaml}");
+    }
+
+    #[test]
+    fn a_webhook_server_takes_its_port_from_the_flags_and_adds_its_rbac() {
+        let app = App::new("op").webhook_server(|_| {
+            WebhookServer::new().self_managed_certs(
+                crate::SelfManagedCerts::new("op-webhook", "op-system")
+                    .validating_configuration("op-validating"),
+            )
+        });
+        let cli = Cli::<NoFlags>::try_parse_from(["op", "--webhook-port", "10443"]).unwrap();
+        assert_eq!(cli.run.webhook_port, 10443);
+        let yaml = app.cluster_role_yaml("op-role").unwrap();
+        assert!(yaml.contains("secrets"), "{yaml}");
+        assert!(yaml.contains("validatingwebhookconfigurations"), "{yaml}");
+        assert!(!yaml.contains("mutatingwebhookconfigurations"), "{yaml}");
     }
 }

@@ -62,6 +62,9 @@ pub enum Error {
     /// A kubeconfig or in-cluster configuration could not be loaded.
     #[error("client configuration: {0}")]
     Config(String),
+    /// The webhook server's certificates could not be created, stored, loaded or published.
+    #[error("webhook certificates: {0}")]
+    WebhookCerts(String),
     /// An event was published without a reason.
     #[error("an event needs a reason: call .reason(\"CamelCaseCause\") before publish()")]
     EventWithoutReason,

@@ -37,6 +37,7 @@ use crate::leader::{Elector, LeaderElection, default_identity};
 use crate::metrics::Metrics;
 use crate::rbac::{self, Rules};
 use crate::signals::Signals;
+use crate::webhook::WebhookServer;
 
 /// Builds a [`Manager`].
 #[derive(Debug, Clone)]
@@ -47,9 +48,18 @@ pub struct ManagerBuilder {
     shutdown_timeout: Duration,
     identity: Option<String>,
     caches: CacheConfig,
+    webhook: Option<WebhookServer>,
 }
 
 impl ManagerBuilder {
+    /// Serve admission webhooks over HTTPS (see [`crate::webhook`]); off unless set.
+    /// With self-managed certificates, [`Manager::start`] first reads or issues them and
+    /// fails if it cannot, so a manager never serves webhooks the API server cannot trust.
+    pub fn webhook_server(mut self, server: WebhookServer) -> Self {
+        self.webhook = Some(server);
+        self
+    }
+
     /// Serve `/metrics` on `addr` (port 0 picks one; see [`Running::metrics_addr`]).
     /// Off unless set; controller-runtime serves on `:8080`.
     pub fn metrics_addr(mut self, addr: SocketAddr) -> Self {
@@ -163,6 +173,7 @@ impl Manager {
             shutdown_timeout: Duration::from_secs(30),
             identity: None,
             caches: CacheConfig::default(),
+            webhook: None,
         }
     }
 
@@ -184,12 +195,31 @@ impl Manager {
     fn own_rules(&self) -> Rules {
         let mut rules = self.rules.clone();
         rules.add(rbac::rule("events.k8s.io", "events", &["create", "patch"]));
+        if let Some(sm) = self.config.webhook.as_ref().and_then(|w| w.self_managed()) {
+            rules.add(rbac::rule("", "secrets", &["get", "create", "update"]));
+            if !sm.mutating.is_empty() {
+                rules.add(rbac::rule(
+                    "admissionregistration.k8s.io",
+                    "mutatingwebhookconfigurations",
+                    &["get", "patch"],
+                ));
+            }
+            if !sm.validating.is_empty() {
+                rules.add(rbac::rule(
+                    "admissionregistration.k8s.io",
+                    "validatingwebhookconfigurations",
+                    &["get", "patch"],
+                ));
+            }
+        }
         rules
     }
 
     /// Every RBAC rule the manager and its controllers need, merged per group and resource:
-    /// the controllers' rules, `events.k8s.io` events (`create`, `patch`) and, with leader
-    /// election, `coordination.k8s.io` leases (`get`, `create`, `update`).
+    /// the controllers' rules, `events.k8s.io` events (`create`, `patch`), with leader
+    /// election `coordination.k8s.io` leases (`get`, `create`, `update`), and with
+    /// self-managed webhook certificates `secrets` (`get`, `create`, `update`) and the
+    /// webhook configurations it publishes the CA into (`get`, `patch`).
     pub fn rbac_rules(&self) -> Vec<PolicyRule> {
         let mut rules = self.own_rules();
         if self.config.leader_election.is_some() {
@@ -251,6 +281,13 @@ impl Manager {
             self.config.probe_addr,
         )
         .await?;
+        let webhook_addr = match self.config.webhook.clone() {
+            Some(server) => Some(
+                crate::webhook::server::start(server, client.clone(), &self.metrics, &mut servers)
+                    .await?,
+            ),
+            None => None,
+        };
         let mut informer_tasks = JoinSet::new();
         for watch in self.informers.start(&client, &self.config.caches) {
             informer_tasks.spawn(watch);
@@ -273,6 +310,7 @@ impl Manager {
             supervisor: Some(supervisor),
             metrics_addr,
             probe_addr,
+            webhook_addr,
             identity,
         })
     }
@@ -311,6 +349,7 @@ pub struct Running {
     supervisor: Option<tokio::task::JoinHandle<Result<()>>>,
     metrics_addr: Option<SocketAddr>,
     probe_addr: Option<SocketAddr>,
+    webhook_addr: Option<SocketAddr>,
     identity: String,
 }
 
@@ -333,6 +372,11 @@ impl Running {
     /// Where `/healthz` and `/readyz` are served.
     pub fn probe_addr(&self) -> Option<SocketAddr> {
         self.probe_addr
+    }
+
+    /// Where webhooks are served (HTTPS), if a webhook server is configured.
+    pub fn webhook_addr(&self) -> Option<SocketAddr> {
+        self.webhook_addr
     }
 
     /// This replica's identity.

@@ -30,6 +30,15 @@ fn reconcile_histogram() -> Histogram {
     Histogram::new(RECONCILE_BUCKETS)
 }
 
+/// Prometheus' default buckets, which controller-runtime's webhook latency uses.
+const WEBHOOK_BUCKETS: [f64; 11] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+fn webhook_histogram() -> Histogram {
+    Histogram::new(WEBHOOK_BUCKETS)
+}
+
 /// The manager's metrics registry and every metric family it records.
 #[derive(Clone)]
 pub struct Metrics {
@@ -44,6 +53,9 @@ pub struct Metrics {
     queue_adds: Family<Labels, Counter>,
     queue_retries: Family<Labels, Counter>,
     leader: Family<Labels, Gauge>,
+    webhook_requests: Family<Labels, Counter>,
+    webhook_latency: HistogramFamily,
+    webhook_in_flight: Family<Labels, Gauge>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -74,6 +86,9 @@ impl Metrics {
             queue_adds: Family::default(),
             queue_retries: Family::default(),
             leader: Family::default(),
+            webhook_requests: Family::default(),
+            webhook_latency: Family::new_with_constructor(webhook_histogram),
+            webhook_in_flight: Family::default(),
         };
         registry.register(
             "controller_runtime_reconcile",
@@ -125,6 +140,21 @@ impl Metrics {
             "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.",
             m.leader.clone(),
         );
+        registry.register(
+            "controller_runtime_webhook_requests",
+            "Total number of admission requests by HTTP status code.",
+            m.webhook_requests.clone(),
+        );
+        registry.register(
+            "controller_runtime_webhook_latency_seconds",
+            "Histogram of the latency of processing admission requests",
+            m.webhook_latency.clone(),
+        );
+        registry.register(
+            "controller_runtime_webhook_requests_in_flight",
+            "Current number of admission requests being served.",
+            m.webhook_in_flight.clone(),
+        );
         *m.registry.lock().unwrap_or_else(|p| p.into_inner()) = registry;
         m
     }
@@ -173,9 +203,41 @@ impl Metrics {
         }
     }
 
+    /// One webhook path's handles: requests by code, latency, in flight.
+    pub(crate) fn webhook(&self, path: &str) -> WebhookMetrics {
+        let l = vec![("webhook".to_string(), path.to_string())];
+        WebhookMetrics {
+            path: path.to_string(),
+            requests: self.webhook_requests.clone(),
+            latency: self.webhook_latency.get_or_create_owned(&l),
+            in_flight: self.webhook_in_flight.get_or_create_owned(&l),
+        }
+    }
+
     pub(crate) fn leader(&self, lease: &str) -> Gauge {
         self.leader
             .get_or_create_owned(&vec![("name".to_string(), lease.to_string())])
+    }
+}
+
+/// One webhook path's metric handles.
+#[derive(Clone, Debug)]
+pub(crate) struct WebhookMetrics {
+    path: String,
+    requests: Family<Labels, Counter>,
+    pub latency: Histogram,
+    pub in_flight: Gauge,
+}
+
+impl WebhookMetrics {
+    /// Counts a request answered with HTTP status `code`.
+    pub fn answered(&self, code: u16) {
+        self.requests
+            .get_or_create(&vec![
+                ("webhook".to_string(), self.path.clone()),
+                ("code".to_string(), code.to_string()),
+            ])
+            .inc();
     }
 }
 

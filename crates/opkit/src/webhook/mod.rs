@@ -1,0 +1,348 @@
+//! Admission webhooks served by the [`Manager`](crate::Manager): typed defaulting and
+//! validation, over HTTPS with certificates the operator manages itself.
+//!
+//! A [`WebhookServer`] lists the webhooks and how to get a certificate; give it to
+//! [`ManagerBuilder::webhook_server`](crate::ManagerBuilder::webhook_server). Paths are
+//! kubebuilder's, so configurations generated for controller-runtime operators fit:
+//! `/mutate-<group>-<version>-<kind>` and `/validate-<group>-<version>-<kind>`, the group's
+//! dots replaced by dashes and the kind lowercased (`/validate-example-com-v1-greeting`).
+//!
+//! A [`Defaulter`] changes the typed object; the server answers with the JSONPatch from the
+//! object as the type decoded it to the object as the defaulter left it (fields the type does
+//! not know are left alone). A [`Validator`] accepts (with warnings) or denies with a message,
+//! which the API server shows the client as `admission webhook "NAME" denied the request:
+//! MESSAGE`.
+//!
+//! Certificates come from a directory (`tls.crt`, `tls.key`, as controller-runtime's
+//! `CertDir`, e.g. a mounted cert-manager Secret) or are **self-managed**
+//! ([`SelfManagedCerts`]): the operator creates a CA and a serving certificate for
+//! `SERVICE.NAMESPACE.svc`, keeps them in a Secret (reused on restart and shared by
+//! replicas), writes the CA into the `caBundle` of its Mutating/ValidatingWebhookConfigurations
+//! and renews the certificate in the last third of its life, serving the new one without a
+//! restart. No cert-manager needed.
+//!
+//! Metrics, under controller-runtime's names: `controller_runtime_webhook_requests_total
+//! {webhook,code}`, `controller_runtime_webhook_latency_seconds{webhook}`,
+//! `controller_runtime_webhook_requests_in_flight{webhook}` (`webhook` is the path).
+//!
+//! Not yet: conversion webhooks (`/convert`); asynchronous hooks (hooks run on the request
+//! task and should not block — read from caches, not the API).
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::Resource;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+pub(crate) mod certs;
+pub(crate) mod review;
+pub(crate) mod server;
+
+/// What the API server asked, besides the object: for hooks that act differently on create
+/// and update, or must not have side effects on dry runs.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Admission {
+    /// `CREATE`, `UPDATE`, `DELETE` or `CONNECT`.
+    pub operation: String,
+    /// A dry run: the write will not be persisted.
+    pub dry_run: bool,
+}
+
+/// A refusal, with the message the client sees and the HTTP code the API server reports
+/// (403 Forbidden unless set, as controller-runtime's validators).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Denied {
+    /// Shown to the client after `admission webhook "NAME" denied the request: `.
+    pub message: String,
+    /// The status code (at least 400).
+    pub code: u16,
+    /// Warnings shown to the client with the refusal.
+    pub warnings: Vec<String>,
+}
+
+impl Denied {
+    /// A 403 refusal with `message`.
+    pub fn new(message: impl Into<String>) -> Denied {
+        Denied {
+            message: message.into(),
+            code: 403,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Another status code (e.g. 422 for an invalid object); below 400 becomes 400.
+    pub fn code(mut self, code: u16) -> Denied {
+        self.code = code.max(400);
+        self
+    }
+
+    /// Adds a warning.
+    pub fn warning(mut self, warning: impl Into<String>) -> Denied {
+        self.warnings.push(warning.into());
+        self
+    }
+}
+
+/// Fills in defaults of a `K` on create and update (a mutating webhook). Implement it on
+/// whatever holds what defaulting needs (a cache [`Store`](crate::Store), settings).
+pub trait Defaulter<K>: Send + Sync + 'static {
+    /// Changes `object` in place; an error refuses the write.
+    fn default(&self, object: &mut K, admission: &Admission) -> Result<(), Denied>;
+}
+
+/// Accepts or refuses writes of a `K` (a validating webhook). `Ok` carries warnings for the
+/// client (usually none).
+pub trait Validator<K>: Send + Sync + 'static {
+    /// A new object.
+    fn validate_create(&self, object: &K, admission: &Admission) -> Result<Vec<String>, Denied>;
+    /// A change from `old` to `new`.
+    fn validate_update(
+        &self,
+        old: &K,
+        new: &K,
+        admission: &Admission,
+    ) -> Result<Vec<String>, Denied>;
+    /// A deletion of `object` (only sent if the configuration's rules include `DELETE`).
+    /// Allowed unless overridden, as kubebuilder's scaffold does.
+    fn validate_delete(&self, object: &K, admission: &Admission) -> Result<Vec<String>, Denied> {
+        let _ = (object, admission);
+        Ok(Vec::new())
+    }
+}
+
+/// Where the serving certificate comes from.
+#[derive(Debug, Clone)]
+pub(crate) enum CertSource {
+    /// `tls.crt` and `tls.key` in a directory, read at start.
+    Dir(PathBuf),
+    /// Issued and published by the operator.
+    SelfManaged(SelfManagedCerts),
+}
+
+/// Self-managed certificates: which Service the API server calls, where to keep the
+/// certificates, and which webhook configurations to give the CA. The serving certificate
+/// names `SERVICE.NAMESPACE.svc` (and `SERVICE.NAMESPACE.svc.cluster.local`), the name the
+/// API server checks for a `clientConfig.service` reference.
+#[derive(Debug, Clone)]
+pub struct SelfManagedCerts {
+    pub(crate) service: String,
+    pub(crate) namespace: String,
+    pub(crate) secret: String,
+    pub(crate) mutating: Vec<String>,
+    pub(crate) validating: Vec<String>,
+    pub(crate) ca_validity: Duration,
+    pub(crate) cert_validity: Duration,
+    pub(crate) check_interval: Duration,
+}
+
+impl SelfManagedCerts {
+    /// For the webhook Service `service` in `namespace`; the Secret is
+    /// `<service>-cert` in the same namespace. CA valid 10 years, serving certificate 1 year,
+    /// both renewed in the last third of their life, checked every minute.
+    pub fn new(service: impl Into<String>, namespace: impl Into<String>) -> SelfManagedCerts {
+        let service = service.into();
+        SelfManagedCerts {
+            secret: format!("{service}-cert"),
+            service,
+            namespace: namespace.into(),
+            mutating: Vec::new(),
+            validating: Vec::new(),
+            ca_validity: Duration::from_secs(10 * 365 * 24 * 3600),
+            cert_validity: Duration::from_secs(365 * 24 * 3600),
+            check_interval: Duration::from_secs(60),
+        }
+    }
+
+    /// The Secret holding the CA and the serving certificate (in the Service's namespace).
+    pub fn secret(mut self, name: impl Into<String>) -> Self {
+        self.secret = name.into();
+        self
+    }
+
+    /// A MutatingWebhookConfiguration whose webhooks get the CA as `caBundle`.
+    pub fn mutating_configuration(mut self, name: impl Into<String>) -> Self {
+        self.mutating.push(name.into());
+        self
+    }
+
+    /// A ValidatingWebhookConfiguration whose webhooks get the CA as `caBundle`.
+    pub fn validating_configuration(mut self, name: impl Into<String>) -> Self {
+        self.validating.push(name.into());
+        self
+    }
+
+    /// How long a new CA is valid.
+    pub fn ca_validity(mut self, validity: Duration) -> Self {
+        self.ca_validity = validity;
+        self
+    }
+
+    /// How long a new serving certificate is valid.
+    pub fn cert_validity(mut self, validity: Duration) -> Self {
+        self.cert_validity = validity;
+        self
+    }
+
+    /// How often the Secret is re-read (renewals by other replicas, expiry) and the
+    /// `caBundle`s re-checked (a configuration re-applied without it, or created late).
+    pub fn check_interval(mut self, interval: Duration) -> Self {
+        self.check_interval = interval;
+        self
+    }
+
+    pub(crate) fn dns_names(&self) -> Vec<String> {
+        let base = format!("{}.{}.svc", self.service, self.namespace);
+        vec![base.clone(), format!("{base}.cluster.local")]
+    }
+}
+
+/// The webhooks one HTTPS server serves, and its certificate; see the [module docs](self).
+#[derive(Clone)]
+pub struct WebhookServer {
+    pub(crate) addr: SocketAddr,
+    pub(crate) certs: CertSource,
+    pub(crate) hooks: Vec<(String, Arc<dyn review::Hook>)>,
+}
+
+impl std::fmt::Debug for WebhookServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebhookServer")
+            .field("addr", &self.addr)
+            .field("certs", &self.certs)
+            .field("paths", &self.paths())
+            .finish()
+    }
+}
+
+impl Default for WebhookServer {
+    fn default() -> Self {
+        WebhookServer::new()
+    }
+}
+
+/// controller-runtime's default certificate directory.
+pub const DEFAULT_CERT_DIR: &str = "/tmp/k8s-webhook-server/serving-certs";
+
+/// controller-runtime's default webhook port.
+pub const DEFAULT_PORT: u16 = 9443;
+
+impl WebhookServer {
+    /// A server on all interfaces, port 9443, with `tls.crt`/`tls.key` from
+    /// [`DEFAULT_CERT_DIR`] — controller-runtime's defaults — and no webhooks yet.
+    pub fn new() -> WebhookServer {
+        WebhookServer {
+            addr: SocketAddr::from((Ipv4Addr::UNSPECIFIED, DEFAULT_PORT)),
+            certs: CertSource::Dir(PathBuf::from(DEFAULT_CERT_DIR)),
+            hooks: Vec::new(),
+        }
+    }
+
+    /// Listen on `addr` (port 0 picks one; see
+    /// [`Running::webhook_addr`](crate::Running::webhook_addr)).
+    pub fn addr(mut self, addr: SocketAddr) -> Self {
+        self.addr = addr;
+        self
+    }
+
+    /// Listen on `port`, all interfaces (`--webhook-port`).
+    pub fn port(mut self, port: u16) -> Self {
+        self.addr.set_port(port);
+        self
+    }
+
+    /// Read `tls.crt` and `tls.key` from `dir` at start (`--webhook-cert-dir`).
+    pub fn cert_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.certs = CertSource::Dir(dir.into());
+        self
+    }
+
+    /// Issue, store, publish and renew the certificates ([`SelfManagedCerts`]).
+    pub fn self_managed_certs(mut self, certs: SelfManagedCerts) -> Self {
+        self.certs = CertSource::SelfManaged(certs);
+        self
+    }
+
+    /// Serves `defaulter` for `K` at [`mutate_path::<K>()`](mutate_path).
+    pub fn defaulter<K, D>(mut self, defaulter: D) -> Self
+    where
+        K: Resource<DynamicType = ()> + DeserializeOwned + Serialize + Send + Sync + 'static,
+        D: Defaulter<K>,
+    {
+        self.hooks.push((
+            mutate_path::<K>(),
+            Arc::new(review::DefaultingHook::<K, D> {
+                defaulter: Arc::new(defaulter),
+                _kind: std::marker::PhantomData,
+            }),
+        ));
+        self
+    }
+
+    /// Serves `validator` for `K` at [`validate_path::<K>()`](validate_path).
+    pub fn validator<K, V>(mut self, validator: V) -> Self
+    where
+        K: Resource<DynamicType = ()> + DeserializeOwned + Send + Sync + 'static,
+        V: Validator<K>,
+    {
+        self.hooks.push((
+            validate_path::<K>(),
+            Arc::new(review::ValidatingHook::<K, V> {
+                validator: Arc::new(validator),
+                _kind: std::marker::PhantomData,
+            }),
+        ));
+        self
+    }
+
+    /// The paths served.
+    pub fn paths(&self) -> Vec<String> {
+        self.hooks.iter().map(|h| h.0.clone()).collect()
+    }
+
+    /// The self-managed certificate settings, if any.
+    pub(crate) fn self_managed(&self) -> Option<&SelfManagedCerts> {
+        match &self.certs {
+            CertSource::SelfManaged(c) => Some(c),
+            CertSource::Dir(_) => None,
+        }
+    }
+}
+
+fn path<K: Resource<DynamicType = ()>>(prefix: &str) -> String {
+    format!(
+        "/{prefix}-{}-{}-{}",
+        K::group(&()).replace('.', "-"),
+        K::version(&()),
+        K::kind(&()).to_lowercase()
+    )
+}
+
+/// kubebuilder's path of `K`'s defaulting webhook: `/mutate-<group>-<version>-<kind>`.
+pub fn mutate_path<K: Resource<DynamicType = ()>>() -> String {
+    path::<K>("mutate")
+}
+
+/// kubebuilder's path of `K`'s validating webhook: `/validate-<group>-<version>-<kind>`.
+pub fn validate_path<K: Resource<DynamicType = ()>>() -> String {
+    path::<K>("validate")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::Pod;
+    use k8s_openapi::api::networking::v1::Ingress;
+
+    #[test]
+    fn paths_are_kubebuilders() {
+        assert_eq!(
+            validate_path::<Ingress>(),
+            "/validate-networking-k8s-io-v1-ingress"
+        );
+        assert_eq!(mutate_path::<Pod>(), "/mutate--v1-pod");
+    }
+}
