@@ -118,6 +118,25 @@ fn webhook(hook: &mut Map<String, Value>, mutating: bool) {
     }
 }
 
+/// Upstream's defaults of a policy's `matchConstraints` or a binding's `matchResources`.
+fn match_resources(m: &mut Map<String, Value>) {
+    set_default(m, "matchPolicy", json!("Equivalent"));
+    set_default(m, "namespaceSelector", json!({}));
+    set_default(m, "objectSelector", json!({}));
+    for key in ["resourceRules", "excludeResourceRules"] {
+        for rule in m
+            .get_mut(key)
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(rule) = obj(rule) {
+                set_default(rule, "scope", json!("*"));
+            }
+        }
+    }
+}
+
 /// Applies the defaults of a built-in kind in place.
 pub fn apply(group: &str, plural: &str, object: &mut Value) {
     let Some(root) = obj(object) else { return };
@@ -136,6 +155,19 @@ pub fn apply(group: &str, plural: &str, object: &mut Value) {
                 if let Some(hook) = obj(hook) {
                     webhook(hook, mutating);
                 }
+            }
+        }
+        ("admissionregistration.k8s.io", "validatingadmissionpolicies") => {
+            if let Some(spec) = child(root, "spec") {
+                set_default(spec, "failurePolicy", json!("Fail"));
+                if let Some(m) = child(spec, "matchConstraints") {
+                    match_resources(m);
+                }
+            }
+        }
+        ("admissionregistration.k8s.io", "validatingadmissionpolicybindings") => {
+            if let Some(m) = child(root, "spec").and_then(|s| child(s, "matchResources")) {
+                match_resources(m);
             }
         }
         ("", "secrets") => set_default(root, "type", json!("Opaque")),

@@ -5,9 +5,10 @@
 //! before it is stored, in upstream's order: mutating admission webhooks (`webhook`), then
 //! validation of what they produced (the endpoints call `strategy::recheck_mutated`; while no
 //! mutating webhook is configured, the preparation validated already), the plugins an
-//! embedder adds through [`ServerOptions::admission`](crate::ServerOptions), then validating
-//! admission webhooks.
+//! embedder adds through [`ServerOptions::admission`](crate::ServerOptions), then
+//! ValidatingAdmissionPolicies (`policy`), then validating admission webhooks.
 
+pub(crate) mod policy;
 mod webhook;
 
 use std::fmt;
@@ -71,6 +72,7 @@ pub trait AdmissionPlugin: Send + Sync + fmt::Debug {
 pub(crate) struct Admission {
     plugins: Vec<Arc<dyn AdmissionPlugin>>,
     webhooks: webhook::Webhooks,
+    policies: policy::config::Policies,
 }
 
 impl Admission {
@@ -79,6 +81,7 @@ impl Admission {
         Admission {
             plugins,
             webhooks: webhook::Webhooks::default(),
+            policies: policy::config::Policies::default(),
         }
     }
 
@@ -100,6 +103,11 @@ impl Admission {
         self.webhooks.invalidate();
     }
 
+    /// A ValidatingAdmissionPolicy or binding was written: the next write reads them again.
+    pub(crate) fn policies_changed(&self) {
+        self.policies.invalidate();
+    }
+
     /// Mutating admission: the mutating webhooks change `obj` (the object to be stored;
     /// `None` for a delete). Returns whether they changed it, so that the caller validates it
     /// again.
@@ -115,8 +123,9 @@ impl Admission {
     }
 
     /// Validating admission: the embedder's plugins (which may still change `obj`, the object
-    /// to be stored or, for a delete, the object as it is), then the validating webhooks (which
-    /// see `None` for a delete's object, as upstream sends it).
+    /// to be stored or, for a delete, the object as it is), then the ValidatingAdmissionPolicies
+    /// and the validating webhooks (which see `None` for a delete's object, as upstream sends
+    /// it).
     pub(crate) async fn validate(
         api: &Api,
         res: &Resource,
@@ -131,6 +140,7 @@ impl Admission {
         }
         let write = webhook::Write { api, res, request };
         let object = (request.operation != Operation::Delete).then_some(&*obj);
+        policy::validate(&write, object, warnings)?;
         webhook::validate(&write, object, warnings).await
     }
 }

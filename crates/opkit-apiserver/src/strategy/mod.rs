@@ -10,6 +10,7 @@
 mod crds;
 mod namespaces;
 mod pods;
+mod policies;
 mod prepare;
 mod rbac;
 mod services;
@@ -248,6 +249,11 @@ pub(crate) fn of(res: &Resource) -> &'static dyn Strategy {
         ("batch", "v1", "jobs") => &Jobs,
         ("apiextensions.k8s.io", _, "customresourcedefinitions") => &crds::Crds,
         (opkit_rbac::RBAC_GROUP, _, _) => &rbac::Rbac,
+        (
+            "admissionregistration.k8s.io",
+            "v1",
+            "validatingadmissionpolicies" | "validatingadmissionpolicybindings",
+        ) => &policies::Policies,
         ("admissionregistration.k8s.io", "v1", _) => &webhooks::WebhookConfigurations,
         _ => &Builtin,
     }

@@ -45,7 +45,7 @@ impl Strategy for WebhookConfigurations {
     }
 }
 
-fn quoted_list(values: &[&str]) -> String {
+pub(super) fn quoted_list(values: &[&str]) -> String {
     values
         .iter()
         .map(|v| format!("\"{v}\""))
@@ -53,7 +53,7 @@ fn quoted_list(values: &[&str]) -> String {
         .join(", ")
 }
 
-fn unsupported(field: &str, value: &str, supported: &[&str]) -> Cause {
+pub(super) fn unsupported(field: &str, value: &str, supported: &[&str]) -> Cause {
     Cause::new(
         "FieldValueNotSupported",
         field,
@@ -64,7 +64,7 @@ fn unsupported(field: &str, value: &str, supported: &[&str]) -> Cause {
     )
 }
 
-fn required(field: &str, detail: &str) -> Cause {
+pub(super) fn required(field: &str, detail: &str) -> Cause {
     let message = match detail {
         "" => "Required value".to_string(),
         d => format!("Required value: {d}"),
@@ -72,7 +72,7 @@ fn required(field: &str, detail: &str) -> Cause {
     Cause::new("FieldValueRequired", field, message)
 }
 
-fn invalid(field: &str, value: &str, detail: &str) -> Cause {
+pub(super) fn invalid(field: &str, value: &str, detail: &str) -> Cause {
     Cause::new(
         "FieldValueInvalid",
         field,
@@ -80,7 +80,7 @@ fn invalid(field: &str, value: &str, detail: &str) -> Cause {
     )
 }
 
-fn strings(v: Option<&Value>) -> Vec<&str> {
+pub(super) fn strings(v: Option<&Value>) -> Vec<&str> {
     v.and_then(Value::as_array)
         .into_iter()
         .flatten()
@@ -359,7 +359,7 @@ fn validate_url(field: &str, url: &str, causes: &mut Vec<Cause>) {
     }
 }
 
-fn validate_rule(at: &str, rule: &Value, causes: &mut Vec<Cause>) {
+pub(super) fn validate_rule(at: &str, rule: &Value, causes: &mut Vec<Cause>) {
     let operations = strings(rule.get("operations"));
     if operations.is_empty() {
         causes.push(required(&format!("{at}.operations"), ""));

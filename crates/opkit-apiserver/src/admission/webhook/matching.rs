@@ -1,11 +1,11 @@
-//! Which webhooks a write reaches: `rules` (operations, groups, versions, resources with
-//! subresources, scope), `matchPolicy`, `namespaceSelector` and `objectSelector`, as
-//! upstream's `generic.Webhook` matchers decide.
+//! Which webhooks (and admission policies, `admission::policy`) a write reaches: `rules`
+//! (operations, groups, versions, resources with subresources, scope), `matchPolicy`,
+//! `namespaceSelector` and `objectSelector`, as upstream's `generic.Webhook` matchers decide.
 
 use opkit_apimachinery::LabelSelector;
 use serde_json::{Map, Value};
 
-use super::config::{Hook, Rule, Scope};
+use super::config::{Rule, Scope};
 use crate::admission::Operation;
 
 /// What of a write the matchers look at.
@@ -59,23 +59,25 @@ pub(crate) fn rule_matches(rule: &Rule, a: &Attributes<'_>, version: &str) -> bo
         && scope_matches(rule.scope, a)
 }
 
-/// The version a webhook is called with for this write: the request's own if a rule names
-/// it, else (`matchPolicy: Equivalent`) another served version of the same resource that a
-/// rule names; `None` when no rule matches.
-pub(crate) fn matched_version(
-    hook: &Hook,
+/// The version a webhook is called with for this write: the request's own if one of `rules`
+/// (as `matches` decides) names it, else (`exact` false: `matchPolicy: Equivalent`) another
+/// served version of the same resource that a rule names; `None` when no rule matches.
+pub(crate) fn matched_version<R>(
+    rules: &[R],
+    exact: bool,
+    matches: impl Fn(&R, &Attributes<'_>, &str) -> bool,
     a: &Attributes<'_>,
     other_versions: &[String],
 ) -> Option<String> {
-    if hook.rules.iter().any(|r| rule_matches(r, a, a.version)) {
+    if rules.iter().any(|r| matches(r, a, a.version)) {
         return Some(a.version.to_string());
     }
-    if hook.exact {
+    if exact {
         return None;
     }
     other_versions
         .iter()
-        .find(|v| hook.rules.iter().any(|r| rule_matches(r, a, v)))
+        .find(|v| rules.iter().any(|r| matches(r, a, v)))
         .cloned()
 }
 

@@ -8,9 +8,9 @@
 //! makes one HTTPS call and `service` resolves a Service reference on this plane.
 
 mod client;
-mod config;
-mod matching;
-mod review;
+pub(super) mod config;
+pub(super) mod matching;
+pub(super) mod review;
 mod service;
 
 use serde_json::{Map, Value, json};
@@ -33,7 +33,10 @@ pub(crate) struct Write<'a> {
 }
 
 impl Write<'_> {
-    fn attributes<'o>(&'o self, object: Option<&'o Value>) -> Attributes<'o> {
+    pub(in crate::admission) fn attributes<'o>(
+        &'o self,
+        object: Option<&'o Value>,
+    ) -> Attributes<'o> {
         let r = self.request;
         let namespace_object = r.group.is_empty() && r.resource == "namespaces";
         Attributes {
@@ -52,7 +55,7 @@ impl Write<'_> {
     }
 
     /// The other served versions of this resource (`matchPolicy: Equivalent`).
-    fn other_versions(&self) -> Vec<String> {
+    pub(in crate::admission) fn other_versions(&self) -> Vec<String> {
         let snapshot = self.api.registry.snapshot();
         snapshot
             .resources()
@@ -66,11 +69,17 @@ impl Write<'_> {
             .collect()
     }
 
-    fn namespace_labels(&self, ns: &str) -> Map<String, Value> {
+    pub(in crate::admission) fn namespace_labels(&self, ns: &str) -> Map<String, Value> {
+        self.namespace_object(ns)
+            .and_then(|n| n.pointer("/metadata/labels").cloned())
+            .and_then(|l| l.as_object().cloned())
+            .unwrap_or_default()
+    }
+
+    /// The stored Namespace `ns`, if there is one.
+    pub(in crate::admission) fn namespace_object(&self, ns: &str) -> Option<Value> {
         let snapshot = self.api.registry.snapshot();
-        let Some(res) = snapshot.get("", "v1", "namespaces") else {
-            return Map::new();
-        };
+        let res = snapshot.get("", "v1", "namespaces")?;
         let target = ObjectRef {
             res,
             ns: None,
@@ -80,9 +89,7 @@ impl Write<'_> {
             .storage
             .current(target)
             .ok()
-            .and_then(|c| c.object.pointer("/metadata/labels").cloned())
-            .and_then(|l| l.as_object().cloned())
-            .unwrap_or_default()
+            .map(|c| c.object.clone())
     }
 
     /// The version `hook` is called with, if it is called for this write at all: its rules,
@@ -95,7 +102,9 @@ impl Write<'_> {
         others: &[String],
     ) -> ApiResult<Option<String>> {
         let a = self.attributes(object);
-        let Some(version) = matching::matched_version(hook, &a, others) else {
+        let Some(version) =
+            matching::matched_version(&hook.rules, hook.exact, matching::rule_matches, &a, others)
+        else {
             return Ok(None);
         };
         let selected = matching::object_matches(&hook.object_selector, &a)
@@ -154,7 +163,7 @@ impl Write<'_> {
 
     /// `v` as an object of `version` of the resource (conversion `None`: only `apiVersion`
     /// differs between the served versions of a resource here).
-    fn versioned(&self, version: &str, v: &Value) -> Value {
+    pub(in crate::admission) fn versioned(&self, version: &str, v: &Value) -> Value {
         let mut v = v.clone();
         if version != self.res.version
             && let Some(map) = v.as_object_mut()
@@ -167,7 +176,12 @@ impl Write<'_> {
         v
     }
 
-    fn review(&self, uid: &str, version: &str, object: Option<&Value>) -> review::Request {
+    pub(in crate::admission) fn review(
+        &self,
+        uid: &str,
+        version: &str,
+        object: Option<&Value>,
+    ) -> review::Request {
         let r = self.request;
         let as_version = |v: &Value| self.versioned(version, v);
         let gvk = |version: &str| review::GroupVersionKind {
@@ -292,7 +306,7 @@ fn denied(webhook: &str, status: review::StatusIn) -> ApiError {
 
 /// Whether writes of `res` never reach webhooks: upstream exempts the admission
 /// configuration kinds, so that a broken webhook can always be reconfigured or removed.
-fn exempt(res: &Resource) -> bool {
+pub(super) fn exempt(res: &Resource) -> bool {
     res.group == "admissionregistration.k8s.io"
         && matches!(
             res.plural.as_str(),
