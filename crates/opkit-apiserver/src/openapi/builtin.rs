@@ -152,6 +152,8 @@ fn generate() -> BuiltinSchemas {
     add::<rbac::ClusterRoleBinding>(&mut generator, k);
     add::<admreg::MutatingWebhookConfiguration>(&mut generator, k);
     add::<admreg::ValidatingWebhookConfiguration>(&mut generator, k);
+    add::<admreg::ValidatingAdmissionPolicy>(&mut generator, k);
+    add::<admreg::ValidatingAdmissionPolicyBinding>(&mut generator, k);
     add::<apiext::CustomResourceDefinition>(&mut generator, k);
     generator.subschema_for::<autoscaling_v1::Scale>();
     generator.subschema_for::<meta::DeleteOptions>();
@@ -498,7 +500,7 @@ mod tests {
             s.v3["io.k8s.api.apps.v1.DeploymentList"]["properties"]["items"]["items"]["$ref"],
             "#/components/schemas/io.k8s.api.apps.v1.Deployment"
         );
-        assert_eq!(s.kinds.len(), 30);
+        assert_eq!(s.kinds.len(), 32);
     }
 
     #[test]
