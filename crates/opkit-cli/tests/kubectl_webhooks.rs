@@ -1,6 +1,7 @@
 //! Admission webhooks seen through the real kubectl v1.35 (installed by
 //! `scripts/install-tools.sh`) against `opkit up`: a denial shows the webhook's message, a
-//! mutating webhook's patch is visible, a webhook's warnings are printed.
+//! mutating webhook's patch is visible, a webhook's warnings are printed; a
+//! ValidatingAdmissionPolicy denies with its message.
 
 mod common;
 // The HTTPS webhook server the control plane's own webhook tests use.
@@ -96,4 +97,57 @@ fn kubectl_shows_webhook_denials_warnings_and_mutations() {
         "jsonpath={.metadata.labels.team}",
     ]);
     assert_eq!(team, "platform");
+}
+
+#[test]
+fn kubectl_shows_a_validating_admission_policy_denial_with_its_message() {
+    let plane = ControlPlane::start();
+    let applied = plane.kubectl_stdin(
+        &["apply", "-f", "-"],
+        "apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: replica-limit
+spec:
+  matchConstraints:
+    resourceRules:
+    - operations: [CREATE, UPDATE]
+      apiGroups: [apps]
+      apiVersions: [v1]
+      resources: [deployments]
+  validations:
+  - expression: object.spec.replicas <= 3
+    messageExpression: \"'at most 3 replicas, not ' + string(object.spec.replicas)\"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: replica-limit
+spec:
+  policyName: replica-limit
+  validationActions: [Deny]
+",
+    );
+    assert!(applied.success(), "{applied}");
+    let denied = plane.kubectl_fails(&[
+        "create",
+        "deployment",
+        "big",
+        "--image=nginx",
+        "--replicas=5",
+    ]);
+    assert!(
+        denied.stderr.contains(
+            "deployments.apps \"big\" is forbidden: ValidatingAdmissionPolicy 'replica-limit' with binding 'replica-limit' denied request: at most 3 replicas, not 5"
+        ),
+        "{denied}"
+    );
+    let created = plane.kubectl(&[
+        "create",
+        "deployment",
+        "small",
+        "--image=nginx",
+        "--replicas=2",
+    ]);
+    assert!(created.success(), "{created}");
 }

@@ -330,18 +330,17 @@ async fn policies_and_bindings_that_cannot_work_are_refused_with_422() {
     let params = status(
         create(
             &client,
-            "ValidatingAdmissionPolicy",
+            "ValidatingAdmissionPolicyBinding",
             "params",
-            json!({"matchConstraints": rules, "validations": [{"expression": "params != null"}],
-                   "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"}}),
+            json!({"policyName": "p", "validationActions": ["Deny"], "paramRef": {"name": "x"}}),
         )
         .await
-        .expect_err("paramKind is refused, not ignored"),
+        .expect_err("a paramRef without parameterNotFoundAction is refused"),
     );
     assert!(
-        params.message.contains(
-            "spec.paramKind: Forbidden: parameter resources are not supported by this control plane"
-        ),
+        params
+            .message
+            .contains("spec.paramRef.parameterNotFoundAction: Required value"),
         "{}",
         params.message
     );
@@ -404,6 +403,198 @@ async fn an_evaluation_error_fails_the_write_unless_the_failure_policy_ignores_i
         denied
             .message
             .ends_with("failed expression: object.data.required == 'yes'")
+    );
+    plane.shutdown().await;
+}
+
+/// A policy on Secret creates whose names must start with `params.data.prefix` (ConfigMap
+/// parameters), bound as `binding` with `param_ref`.
+async fn prefix_policy(client: &kube::Client, binding: &str, param_ref: Value) {
+    if kind_api(client, "ValidatingAdmissionPolicy")
+        .get_opt("prefix")
+        .await
+        .unwrap()
+        .is_none()
+    {
+        create(
+            client,
+            "ValidatingAdmissionPolicy",
+            "prefix",
+            json!({
+                "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+                "matchConstraints": {"resourceRules": [{
+                    "operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                    "resources": ["secrets"],
+                }]},
+                "validations": [{
+                    "expression": "object.metadata.name.startsWith(params.data.prefix)",
+                    "messageExpression": "'name must start with ' + params.data.prefix",
+                }],
+            }),
+        )
+        .await
+        .expect("the policy is stored");
+    }
+    bind(
+        client,
+        binding,
+        "prefix",
+        &["Deny"],
+        json!({"paramRef": param_ref}),
+    )
+    .await;
+}
+
+async fn create_secret(client: &kube::Client, ns: &str, name: &str) -> kube::Result<()> {
+    let secret: k8s_openapi::api::core::v1::Secret =
+        serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
+    Api::namespaced(client.clone(), ns)
+        .create(&PostParams::default(), &secret)
+        .await
+        .map(|_| ())
+}
+
+async fn unbind(client: &kube::Client, name: &str) {
+    kind_api(client, "ValidatingAdmissionPolicyBinding")
+        .delete(name, &Default::default())
+        .await
+        .expect("the binding is deleted");
+}
+
+#[tokio::test]
+async fn a_named_parameter_feeds_the_policy_and_a_missing_one_follows_parameter_not_found_action() {
+    let (plane, client) = start().await;
+    let params: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    params
+        .create(
+            &PostParams::default(),
+            &config_map("prefixes", json!({"prefix": "team-"})),
+        )
+        .await
+        .unwrap();
+    prefix_policy(
+        &client,
+        "named",
+        json!({"name": "prefixes", "namespace": "default", "parameterNotFoundAction": "Deny"}),
+    )
+    .await;
+    let denied = status(
+        create_secret(&client, "kube-public", "other")
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        denied.message,
+        "secrets \"other\" is forbidden: ValidatingAdmissionPolicy 'prefix' with binding 'named' denied request: name must start with team-"
+    );
+    create_secret(&client, "kube-public", "team-a")
+        .await
+        .expect("a name with the parameter's prefix is allowed");
+
+    params
+        .delete("prefixes", &Default::default())
+        .await
+        .unwrap();
+    let missing = status(
+        create_secret(&client, "kube-public", "team-b")
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(
+        missing.message,
+        "secrets \"team-b\" is forbidden: ValidatingAdmissionPolicy 'prefix' with binding 'named' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction"
+    );
+    unbind(&client, "named").await;
+    prefix_policy(
+        &client,
+        "allow-missing",
+        json!({"name": "prefixes", "namespace": "default", "parameterNotFoundAction": "Allow"}),
+    )
+    .await;
+    create_secret(&client, "kube-public", "anything")
+        .await
+        .expect("no parameter under Allow: the policy is not evaluated");
+    plane.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_selector_evaluates_every_matching_parameter_of_the_request_namespace() {
+    let (plane, client) = start().await;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    for ns in ["team", "empty"] {
+        let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap();
+        namespaces
+            .create(&PostParams::default(), &ns)
+            .await
+            .unwrap();
+    }
+    let team: Api<ConfigMap> = Api::namespaced(client.clone(), "team");
+    for (name, prefix) in [("one", "t"), ("two", "team-")] {
+        let mut cm = config_map(name, json!({"prefix": prefix}));
+        cm.metadata.labels = Some([("role".to_string(), "prefix".to_string())].into());
+        team.create(&PostParams::default(), &cm).await.unwrap();
+    }
+    team.create(
+        &PostParams::default(),
+        &config_map("unlabelled", json!({"prefix": "zzz"})),
+    )
+    .await
+    .unwrap();
+    prefix_policy(
+        &client,
+        "selected",
+        json!({"selector": {"matchLabels": {"role": "prefix"}}, "parameterNotFoundAction": "Deny"}),
+    )
+    .await;
+    let denied = status(create_secret(&client, "team", "tx").await.unwrap_err());
+    assert!(
+        denied
+            .message
+            .ends_with("denied request: name must start with team-"),
+        "every selected parameter is evaluated: {}",
+        denied.message
+    );
+    create_secret(&client, "team", "team-x")
+        .await
+        .expect("both parameters are satisfied; the unlabelled one is not selected");
+    let none = status(create_secret(&client, "empty", "team-y").await.unwrap_err());
+    assert!(
+        none.message.ends_with("failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction"),
+        "parameters come from the request's namespace: {}",
+        none.message
+    );
+    unbind(&client, "selected").await;
+
+    create(
+        &client,
+        "ValidatingAdmissionPolicy",
+        "unknown-kind",
+        json!({
+            "paramKind": {"apiVersion": "example.com/v1", "kind": "Nope"},
+            "matchConstraints": {"resourceRules": [{
+                "operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                "resources": ["secrets"],
+            }]},
+            "validations": [{"expression": "params != null"}],
+        }),
+    )
+    .await
+    .unwrap();
+    bind(
+        &client,
+        "unknown-kind",
+        "unknown-kind",
+        &["Deny"],
+        json!({"paramRef": {"name": "x", "parameterNotFoundAction": "Allow"}}),
+    )
+    .await;
+    let unknown = status(create_secret(&client, "team", "team-z").await.unwrap_err());
+    assert!(
+        unknown.message.ends_with(
+            "failed to configure binding: paramKind kind `&ParamKind{APIVersion:example.com/v1,Kind:Nope,}` not known"
+        ),
+        "{}",
+        unknown.message
     );
     plane.shutdown().await;
 }

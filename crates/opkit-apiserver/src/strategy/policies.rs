@@ -4,8 +4,8 @@
 //! policy is a 422 instead of failing every write), and a fresh policy set for admission
 //! after every committed change.
 //!
-//! Parameter resources (`paramKind`, `paramRef`) are not implemented: they are refused here,
-//! loudly, rather than stored and ignored. The `authorizer` variable is not provided either.
+//! The `authorizer` variable is not provided: an expression using it is refused here, loudly,
+//! rather than stored and failing every write.
 
 use std::collections::HashSet;
 
@@ -53,10 +53,100 @@ impl Strategy for Policies {
     }
 }
 
-const NO_PARAMS: &str = "parameter resources are not supported by this control plane";
-
 fn forbidden(field: &str, detail: &str) -> Cause {
     Cause::new("FieldValueForbidden", field, format!("Forbidden: {detail}"))
+}
+
+/// `spec.paramKind`: an `apiVersion` (`group/version` or a core version) and a kind.
+fn validate_param_kind(p: &Value, causes: &mut Vec<Cause>) {
+    let api_version = p.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    if api_version.is_empty() {
+        causes.push(required("spec.paramKind.apiVersion", ""));
+    } else if version.is_empty() || version.contains('/') {
+        causes.push(invalid(
+            "spec.paramKind.apiVersion",
+            &format!("{api_version:?}"),
+            &format!("unexpected GroupVersion string: {api_version}"),
+        ));
+    } else if !group.is_empty() {
+        for e in opkit_apimachinery::validation::is_dns1123_subdomain(group) {
+            causes.push(invalid(
+                "spec.paramKind.apiVersion",
+                &format!("{group:?}"),
+                &e,
+            ));
+        }
+    }
+    let kind = p.get("kind").and_then(Value::as_str).unwrap_or("");
+    if kind.is_empty() {
+        causes.push(required("spec.paramKind.kind", ""));
+    } else {
+        let errors = opkit_apimachinery::validation::is_dns1035_label(&kind.to_lowercase());
+        if !errors.is_empty() {
+            causes.push(invalid(
+                "spec.paramKind.kind",
+                &format!("{kind:?}"),
+                &format!(
+                    "may have mixed case, but should otherwise match: {}",
+                    errors.join(",")
+                ),
+            ));
+        }
+    }
+}
+
+/// `spec.paramRef`: `name` or `selector` (not both), a valid namespace, and
+/// `parameterNotFoundAction` (required in v1).
+fn validate_param_ref(r: &Value, causes: &mut Vec<Cause>) {
+    let name = r.get("name").and_then(Value::as_str).unwrap_or("");
+    let selector = r.get("selector").filter(|s| !s.is_null());
+    const EXCLUSIVE: &str = "name and selector are mutually exclusive";
+    if !name.is_empty() {
+        for e in opkit_apimachinery::validation::is_path_segment_name(name) {
+            causes.push(invalid("spec.paramRef.name", &format!("{name:?}"), &e));
+        }
+        if selector.is_some() {
+            causes.push(forbidden("spec.paramRef.name", EXCLUSIVE));
+        }
+    }
+    let namespace = r.get("namespace").and_then(Value::as_str).unwrap_or("");
+    if !namespace.is_empty() {
+        for e in opkit_apimachinery::validation::is_dns1123_label(namespace) {
+            causes.push(invalid(
+                "spec.paramRef.namespace",
+                &format!("{namespace:?}"),
+                &e,
+            ));
+        }
+    }
+    match r.get("parameterNotFoundAction").and_then(Value::as_str) {
+        None | Some("") => causes.push(required("spec.paramRef.parameterNotFoundAction", "")),
+        Some("Allow" | "Deny") => {}
+        Some(other) => causes.push(unsupported(
+            "spec.paramRef.parameterNotFoundAction",
+            other,
+            &["Allow", "Deny"],
+        )),
+    }
+    if let Some(s) = selector {
+        if let Err(e) = opkit_apimachinery::LabelSelector::from_label_selector_json(s) {
+            causes.push(invalid(
+                "spec.paramRef.selector",
+                &s.to_string(),
+                &e.to_string(),
+            ));
+        }
+        if !name.is_empty() {
+            causes.push(forbidden("spec.paramRef.selector", EXCLUSIVE));
+        }
+    }
+    if name.is_empty() && selector.is_none() {
+        causes.push(required(
+            "spec.paramRef",
+            "one of name or selector must be specified",
+        ));
+    }
 }
 
 fn items(v: &Value, key: &str) -> Vec<Value> {
@@ -101,8 +191,8 @@ pub(crate) fn validate_policy(spec: &Value) -> Vec<Cause> {
     {
         causes.push(unsupported("spec.failurePolicy", p, &["Fail", "Ignore"]));
     }
-    if spec.get("paramKind").is_some_and(|p| !p.is_null()) {
-        causes.push(forbidden("spec.paramKind", NO_PARAMS));
+    if let Some(p) = spec.get("paramKind").filter(|p| !p.is_null()) {
+        validate_param_kind(p, &mut causes);
     }
     match spec.get("matchConstraints").filter(|m| !m.is_null()) {
         None => causes.push(required("spec.matchConstraints", "")),
@@ -251,8 +341,8 @@ pub(crate) fn validate_binding(spec: &Value) -> Vec<Cause> {
     {
         causes.push(required("spec.policyName", ""));
     }
-    if spec.get("paramRef").is_some_and(|p| !p.is_null()) {
-        causes.push(forbidden("spec.paramRef", NO_PARAMS));
+    if let Some(r) = spec.get("paramRef").filter(|r| !r.is_null()) {
+        validate_param_ref(r, &mut causes);
     }
     let actions = strings(spec.get("validationActions"));
     if actions.is_empty() {
@@ -324,16 +414,23 @@ mod tests {
     }
 
     #[test]
-    fn broken_expressions_authorizer_and_params_are_refused() {
+    fn broken_expressions_authorizer_and_param_kinds_are_refused() {
         let bad = policy(json!({
             "validations": [
                 {"expression": "object.metadata.name ==", "reason": "Teapot"},
                 {"expression": "authorizer.group('').check('x')"},
             ],
-            "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+            "paramKind": {"apiVersion": "a/b/c", "kind": "Config_Map"},
         }));
         let got = messages(validate_policy(&bad));
-        assert_eq!(got[0], format!("spec.paramKind: Forbidden: {NO_PARAMS}"));
+        assert_eq!(
+            &got[..2],
+            [
+                "spec.paramKind.apiVersion: Invalid value: \"a/b/c\": unexpected GroupVersion string: a/b/c",
+                "spec.paramKind.kind: Invalid value: \"Config_Map\": may have mixed case, but should otherwise match: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+            ]
+        );
+        let got = &got[1..];
         assert!(
             got[1].starts_with("spec.validations[0].expression: Invalid value: \"object.metadata.name ==\": compilation failed: ERROR: <input>:1:"),
             "{got:?}"
@@ -347,6 +444,40 @@ mod tests {
             "{got:?}"
         );
         assert_eq!(got.len(), 4, "{got:?}");
+    }
+
+    #[test]
+    fn param_refs_need_name_or_selector_and_a_not_found_action() {
+        let got = messages(validate_binding(&json!({
+            "policyName": "p", "validationActions": ["Deny"],
+            "paramRef": {"name": "a", "selector": {}, "parameterNotFoundAction": "Maybe"},
+        })));
+        assert_eq!(
+            got,
+            [
+                "spec.paramRef.name: Forbidden: name and selector are mutually exclusive",
+                "spec.paramRef.parameterNotFoundAction: Unsupported value: \"Maybe\": supported values: \"Allow\", \"Deny\"",
+                "spec.paramRef.selector: Forbidden: name and selector are mutually exclusive",
+            ]
+        );
+        let got = messages(validate_binding(&json!({
+            "policyName": "p", "validationActions": ["Deny"], "paramRef": {"namespace": "Bad"},
+        })));
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert!(
+            got[0].starts_with(
+                "spec.paramRef.namespace: Invalid value: \"Bad\": a lowercase RFC 1123 label"
+            ),
+            "{got:?}"
+        );
+        assert_eq!(
+            got[1],
+            "spec.paramRef.parameterNotFoundAction: Required value"
+        );
+        assert_eq!(
+            got[2],
+            "spec.paramRef: Required value: one of name or selector must be specified"
+        );
     }
 
     #[test]

@@ -90,14 +90,32 @@ pub(crate) struct Validation {
     pub(crate) reason: Reason,
 }
 
+/// A policy's `paramKind`.
+#[derive(Debug, Clone)]
+pub(crate) struct ParamKind {
+    pub(crate) api_version: String,
+    pub(crate) kind: String,
+}
+
+/// A binding's `paramRef`: one object by `name`, or every object its `selector` matches, in
+/// `namespace` (for a namespaced kind; the request's namespace when empty).
+#[derive(Debug)]
+pub(crate) struct ParamRef {
+    pub(crate) name: String,
+    pub(crate) namespace: String,
+    pub(crate) selector: Option<LabelSelector>,
+    /// `parameterNotFoundAction: Deny`: no parameter is a configuration error.
+    pub(crate) deny_if_missing: bool,
+}
+
 /// A ValidatingAdmissionPolicy.
 #[derive(Debug)]
 pub(crate) struct Policy {
     pub(crate) name: String,
     /// `failurePolicy: Ignore`.
     pub(crate) ignore_failures: bool,
-    /// `paramKind` as `apiVersion, Kind=kind`, if set (not supported: evaluation fails).
-    pub(crate) param_kind: Option<String>,
+    /// `paramKind`, if set: the kind of the objects its bindings pass as `params`.
+    pub(crate) param_kind: Option<ParamKind>,
     pub(crate) constraints: Match,
     pub(crate) conditions: Vec<(String, Compiled)>,
     pub(crate) variables: Vec<(String, Compiled)>,
@@ -118,8 +136,8 @@ pub(crate) struct Actions {
 pub(crate) struct Binding {
     pub(crate) name: String,
     pub(crate) policy: String,
-    /// Whether it has a `paramRef` (not supported: evaluation fails).
-    pub(crate) param_ref: bool,
+    /// `paramRef`: which objects of the policy's `paramKind` to evaluate with.
+    pub(crate) param_ref: Option<ParamRef>,
     pub(crate) actions: Actions,
     /// `matchResources`; `None`: everything the policy matches.
     pub(crate) resources: Option<Match>,
@@ -266,7 +284,10 @@ pub(crate) fn policy(obj: &Value) -> Policy {
     let param_kind = spec
         .get("paramKind")
         .filter(|p| !p.is_null())
-        .map(|p| format!("{}, Kind={}", str_at(p, "/apiVersion"), str_at(p, "/kind")));
+        .map(|p| ParamKind {
+            api_version: str_at(p, "/apiVersion").to_string(),
+            kind: str_at(p, "/kind").to_string(),
+        });
     let validations = spec
         .get("validations")
         .and_then(Value::as_array)
@@ -328,7 +349,18 @@ pub(crate) fn binding(obj: &Value) -> Binding {
     Binding {
         name: crate::object::name(obj).to_string(),
         policy: str_at(&spec, "/policyName").to_string(),
-        param_ref: spec.get("paramRef").is_some_and(|p| !p.is_null()),
+        param_ref: spec
+            .get("paramRef")
+            .filter(|p| !p.is_null())
+            .map(|p| ParamRef {
+                name: str_at(p, "/name").to_string(),
+                namespace: str_at(p, "/namespace").to_string(),
+                selector: p
+                    .get("selector")
+                    .filter(|s| !s.is_null())
+                    .map(|s| selector(Some(s))),
+                deny_if_missing: str_at(p, "/parameterNotFoundAction") == "Deny",
+            }),
         actions,
         resources: spec
             .get("matchResources")

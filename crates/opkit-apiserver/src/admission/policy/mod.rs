@@ -10,11 +10,14 @@ pub(crate) mod config;
 
 use serde_json::{Map, Value};
 
-use config::{Actions, Binding, Match, NamedRule, Policy, Reason};
+use opkit_apimachinery::LabelSelector;
+
+use config::{Binding, Match, NamedRule, Policy, Reason};
 
 use super::webhook::matching::{self, Attributes};
 use super::webhook::{self, Write};
 use crate::error::{ApiError, ApiResult};
+use crate::request::ObjectRef;
 
 /// The outcome of one policy under one binding.
 enum Decision {
@@ -73,18 +76,23 @@ pub(crate) fn validate(
                 continue;
             }
             let inputs = inputs.get_or_insert_with(|| Inputs::new(write, object));
-            let Decision::Fail(message, reason) = evaluate(policy, binding, inputs) else {
-                continue;
+            let params = match params(write, policy, binding) {
+                Ok(params) => params,
+                Err(e) if policy.ignore_failures => {
+                    tracing::warn!(policy = %policy.name, binding = %binding.name, error = %e, "policy binding misconfigured, failing open");
+                    continue;
+                }
+                Err(e) => {
+                    let message = format!("failed to configure binding: {e}");
+                    act(write, policy, binding, message, Reason::Forbidden, warnings)?;
+                    continue;
+                }
             };
-            act(
-                write,
-                policy,
-                binding.actions,
-                binding,
-                message,
-                reason,
-                warnings,
-            )?;
+            for param in &params {
+                if let Decision::Fail(message, reason) = evaluate(policy, binding, inputs, param) {
+                    act(write, policy, binding, message, reason, warnings)?;
+                }
+            }
         }
     }
     Ok(())
@@ -93,13 +101,12 @@ pub(crate) fn validate(
 fn act(
     write: &Write<'_>,
     policy: &Policy,
-    actions: Actions,
     binding: &Binding,
     message: String,
     reason: Reason,
     warnings: &mut Vec<String>,
 ) -> ApiResult<()> {
-    let (p, b) = (&policy.name, &binding.name);
+    let (p, b, actions) = (&policy.name, &binding.name, binding.actions);
     if actions.audit {
         tracing::info!(
             policy = %p,
@@ -125,6 +132,77 @@ fn act(
         });
     }
     Ok(())
+}
+
+/// The parameter objects a binding evaluates its policy with, as upstream's `CollectParams`:
+/// one `null` without `paramKind` or `paramRef`; else the object named by `paramRef.name` or
+/// those its `selector` matches, in `paramRef.namespace` or the request's namespace. None
+/// found is an error under `parameterNotFoundAction: Deny` and no evaluation under `Allow`.
+fn params(write: &Write<'_>, policy: &Policy, binding: &Binding) -> Result<Vec<Value>, String> {
+    let (Some(kind), Some(r)) = (&policy.param_kind, &binding.param_ref) else {
+        return Ok(vec![Value::Null]);
+    };
+    let (group, version) = match kind.api_version.split_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", kind.api_version.as_str()),
+    };
+    let snapshot = write.api.registry.snapshot();
+    let Some(res) = snapshot
+        .group_version(group, version)
+        .into_iter()
+        .find(|res| res.kind == kind.kind && !res.plural.contains('/'))
+        .cloned()
+    else {
+        return Err(format!(
+            "paramKind kind `&ParamKind{{APIVersion:{},Kind:{},}}` not known",
+            kind.api_version, kind.kind
+        ));
+    };
+    let namespace = match (res.namespaced, r.namespace.as_str()) {
+        (false, "") => None,
+        (false, _) => {
+            return Err(
+                "paramRef.namespace must not be provided for a cluster-scoped `paramKind`".into(),
+            );
+        }
+        (true, "") => match write.request.namespace.filter(|ns| !ns.is_empty()) {
+            Some(ns) => Some(ns.to_string()),
+            None => {
+                return Err("cannot use namespaced paramRef in policy binding that matches cluster-scoped resources".into());
+            }
+        },
+        (true, ns) => Some(ns.to_string()),
+    };
+    let found: Vec<Value> = if !r.name.is_empty() {
+        let target = ObjectRef {
+            res: &res,
+            ns: namespace.as_deref(),
+            name: &r.name,
+        };
+        match write.api.storage.current(target) {
+            Ok(current) => vec![current.object],
+            Err(e) if e.code() == 404 => Vec::new(),
+            Err(e) => return Err(e.to_string()),
+        }
+    } else {
+        let selector = r.selector.clone().unwrap_or_else(LabelSelector::everything);
+        let list = write
+            .api
+            .storage
+            .list(&res, namespace.as_deref(), &Default::default())
+            .map_err(|e| e.to_string())?;
+        list.entries
+            .iter()
+            .filter_map(|e| serde_json::from_slice::<Value>(&e.value).ok())
+            .filter(|o| selector.matches(&matching::labels(o)))
+            .collect()
+    };
+    if found.is_empty() && r.deny_if_missing {
+        return Err(
+            "no params found for policy binding with `Deny` parameterNotFoundAction".into(),
+        );
+    }
+    Ok(found)
 }
 
 /// What the expressions see (built once per write, only if a binding matches).
@@ -153,12 +231,16 @@ impl Inputs {
     }
 
     /// The variables an expression sees, with `variables` as evaluated so far.
-    fn bind<'a>(&'a self, variables: &'a Value) -> [(&'static str, &'a Value); 6] {
+    fn bind<'a>(
+        &'a self,
+        variables: &'a Value,
+        params: &'a Value,
+    ) -> [(&'static str, &'a Value); 6] {
         [
             ("object", &self.object),
             ("oldObject", &self.old_object),
             ("request", &self.request),
-            ("params", &Value::Null),
+            ("params", params),
             ("namespaceObject", &self.namespace_object),
             ("variables", variables),
         ]
@@ -167,7 +249,7 @@ impl Inputs {
 
 /// Evaluates one policy for one binding: `matchConditions`, then `variables`, then every
 /// validation (the first failing one decides). Errors follow the policy's failure policy.
-fn evaluate(policy: &Policy, binding: &Binding, inputs: &Inputs) -> Decision {
+fn evaluate(policy: &Policy, binding: &Binding, inputs: &Inputs, params: &Value) -> Decision {
     let failure = |message: String| match policy.ignore_failures {
         true => {
             tracing::warn!(policy = %policy.name, binding = %binding.name, %message, "policy evaluation failed, failing open");
@@ -175,23 +257,13 @@ fn evaluate(policy: &Policy, binding: &Binding, inputs: &Inputs) -> Decision {
         }
         false => Decision::Fail(message, Reason::Forbidden),
     };
-    if let Some(kind) = &policy.param_kind {
-        return failure(format!(
-            "failed to configure binding: paramKind {kind} is not supported by this control plane (parameter resources are not implemented)"
-        ));
-    }
-    if binding.param_ref {
-        return failure(
-            "failed to configure binding: paramRef is not supported by this control plane (parameter resources are not implemented)".into(),
-        );
-    }
     let mut variables = Map::new();
     let mut failed_variables: Vec<(String, String)> = Vec::new();
     // matchConditions: any false skips; otherwise an error is a failure.
     let mut errors = Vec::new();
     for (name, compiled) in &policy.conditions {
         let bound = Value::Object(variables.clone());
-        let vars = inputs.bind(&bound);
+        let vars = inputs.bind(&bound, params);
         match compiled
             .as_ref()
             .map_err(Clone::clone)
@@ -209,7 +281,7 @@ fn evaluate(policy: &Policy, binding: &Binding, inputs: &Inputs) -> Decision {
     // the expressions that use it (upstream evaluates them lazily).
     for (name, compiled) in &policy.variables {
         let bound = Value::Object(variables.clone());
-        let vars = inputs.bind(&bound);
+        let vars = inputs.bind(&bound, params);
         match compiled
             .as_ref()
             .map_err(Clone::clone)
@@ -222,7 +294,7 @@ fn evaluate(policy: &Policy, binding: &Binding, inputs: &Inputs) -> Decision {
         }
     }
     let bound = Value::Object(variables);
-    let vars = inputs.bind(&bound);
+    let vars = inputs.bind(&bound, params);
     let variable_error = |source: &str, e: String| {
         failed_variables
             .iter()

@@ -81,7 +81,7 @@ pub(crate) fn matched_version<R>(
         .cloned()
 }
 
-fn labels(obj: &Value) -> Map<String, Value> {
+pub(crate) fn labels(obj: &Value) -> Map<String, Value> {
     obj.pointer("/metadata/labels")
         .and_then(Value::as_object)
         .cloned()
