@@ -6,6 +6,7 @@
 //! The binary (`opkit-bench`) runs [`run`] with [`Counts::full`] or [`Counts::quick`] and prints
 //! the [`Report`]; the smoke test runs it with [`Counts::tiny`] against an in-process server.
 
+pub mod admission;
 pub mod cluster;
 pub mod scenarios;
 pub mod server;
@@ -36,11 +37,13 @@ pub enum Scenario {
     GarbageCollection,
     /// A large Deployment to fully available, then a rolling update.
     Rollout,
+    /// Creates with no admission, one validating webhook, one ValidatingAdmissionPolicy.
+    Admission,
 }
 
 impl Scenario {
     /// All scenarios, in the order they run.
-    pub const ALL: [Scenario; 8] = [
+    pub const ALL: [Scenario; 9] = [
         Scenario::Startup,
         Scenario::Creates,
         Scenario::GetList,
@@ -49,6 +52,7 @@ impl Scenario {
         Scenario::Writes,
         Scenario::GarbageCollection,
         Scenario::Rollout,
+        Scenario::Admission,
     ];
 
     /// The name used by `--scenario`.
@@ -62,6 +66,7 @@ impl Scenario {
             Scenario::Writes => "writes",
             Scenario::GarbageCollection => "gc",
             Scenario::Rollout => "rollout",
+            Scenario::Admission => "admission",
         }
     }
 
