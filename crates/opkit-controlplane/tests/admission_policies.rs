@@ -7,7 +7,6 @@ mod common;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::{Api, DynamicObject, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
-use opkit_controlplane::ControlPlane;
 use serde_json::{Value, json};
 
 fn kind_api(client: &kube::Client, kind: &str) -> Api<DynamicObject> {
@@ -60,18 +59,7 @@ fn config_map(name: &str, data: Value) -> ConfigMap {
     serde_json::from_value(json!({"metadata": {"name": name}, "data": data})).unwrap()
 }
 
-fn status(err: kube::Error) -> Box<kube::core::Status> {
-    match err {
-        kube::Error::Api(status) => status,
-        other => panic!("expected an API error, got {other}"),
-    }
-}
-
-async fn start() -> (ControlPlane, kube::Client) {
-    let plane = common::start().await;
-    let client = common::client(&plane).await;
-    (plane, client)
-}
+use common::{api_status as status, start_with_client as start};
 
 async fn refused(cms: &Api<ConfigMap>, cm: ConfigMap) -> Box<kube::core::Status> {
     status(

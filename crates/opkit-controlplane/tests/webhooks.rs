@@ -8,7 +8,6 @@ mod webhook;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::{Api, DynamicObject, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
-use opkit_controlplane::ControlPlane;
 use serde_json::{Value, json};
 use webhook::{Reply, WebhookServer};
 
@@ -69,18 +68,7 @@ fn config_map(name: &str, labels: Value) -> ConfigMap {
     .unwrap()
 }
 
-fn status(err: kube::Error) -> Box<kube::core::Status> {
-    match err {
-        kube::Error::Api(status) => status,
-        other => panic!("expected an API error, got {other}"),
-    }
-}
-
-async fn start() -> (ControlPlane, kube::Client) {
-    let plane = common::start().await;
-    let client = common::client(&plane).await;
-    (plane, client)
-}
+use common::{api_status as status, start_with_client as start};
 
 /// Denies ConfigMaps labelled `deny: "yes"`.
 fn deny_labelled(request: &Value) -> Reply {

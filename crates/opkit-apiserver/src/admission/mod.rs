@@ -9,6 +9,7 @@
 //! ValidatingAdmissionPolicies (`policy`), then validating admission webhooks.
 
 pub(crate) mod policy;
+mod reloaded;
 mod webhook;
 
 use std::fmt;

@@ -11,6 +11,21 @@ pub async fn start() -> ControlPlane {
         .expect("control plane starts")
 }
 
+/// Starts an ephemeral control plane; also returns a client for it.
+pub async fn start_with_client() -> (ControlPlane, kube::Client) {
+    let plane = start().await;
+    let client = client(&plane).await;
+    (plane, client)
+}
+
+/// The `Status` of an API error; panics on any other error.
+pub fn api_status(err: kube::Error) -> Box<kube::core::Status> {
+    match err {
+        kube::Error::Api(status) => status,
+        other => panic!("expected an API error, got {other}"),
+    }
+}
+
 /// Starts an ephemeral control plane with these built-in controllers; also returns a client.
 pub async fn start_with_controllers(
     settings: opkit_controlplane::controllers::Settings,

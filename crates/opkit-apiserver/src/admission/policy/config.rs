@@ -2,12 +2,10 @@
 //! change (as `webhook::config` does for webhooks: a committed write of either kind bumps an
 //! epoch, and the next admission rebuilds the set from storage).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-
 use opkit_apimachinery::LabelSelector;
 use serde_json::Value;
 
+use crate::admission::reloaded::{Loaded, Reloaded, stored};
 use crate::admission::webhook::config::{Rule, Scope};
 use crate::registry::Registry;
 use crate::storage::Storage;
@@ -155,42 +153,13 @@ impl PolicySet {
     }
 }
 
-/// The policies, rebuilt from storage after a policy or binding changed.
-#[derive(Debug, Default)]
-pub(crate) struct Policies {
-    epoch: AtomicU64,
-    cached: Mutex<Option<(u64, Arc<PolicySet>)>>,
-}
+/// The policies, rebuilt from storage after a change.
+pub(crate) type Policies = Reloaded<PolicySet>;
 
-impl Policies {
-    /// A policy or binding changed: the next admission reads them again.
-    pub(crate) fn invalidate(&self) {
-        self.epoch.fetch_add(1, Ordering::AcqRel);
+impl Loaded for PolicySet {
+    fn load(storage: &Storage, registry: &Registry) -> PolicySet {
+        load(storage, registry)
     }
-
-    /// The current policies.
-    pub(crate) fn current(&self, storage: &Storage, registry: &Registry) -> Arc<PolicySet> {
-        let epoch = self.epoch.load(Ordering::Acquire);
-        let mut cached = self.cached.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((at, set)) = cached.as_ref()
-            && *at == epoch
-        {
-            return set.clone();
-        }
-        let set = Arc::new(load(storage, registry));
-        *cached = Some((epoch, set.clone()));
-        set
-    }
-}
-
-fn stored(storage: &Storage, registry: &Registry, plural: &str) -> Vec<Value> {
-    let snapshot = registry.snapshot();
-    let Some(res) = snapshot.get("admissionregistration.k8s.io", "v1", plural) else {
-        return Vec::new();
-    };
-    let mut all = storage.all(res);
-    all.sort_by(|a, b| crate::object::name(a).cmp(crate::object::name(b)));
-    all
 }
 
 fn load(storage: &Storage, registry: &Registry) -> PolicySet {

@@ -6,14 +6,13 @@
 //! server's very next request after a configuration write sees it, as upstream's
 //! informer-fed webhook source does a moment later.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use k8s_openapi::api::admissionregistration::v1 as admreg;
 use opkit_apimachinery::LabelSelector;
 use serde_json::Value;
 
+use crate::admission::reloaded::{Loaded, Reloaded, stored};
 use crate::registry::Registry;
 use crate::storage::Storage;
 
@@ -81,42 +80,13 @@ pub(crate) struct HookSet {
     pub(crate) validating: Vec<Hook>,
 }
 
-/// The webhooks, rebuilt from storage after a configuration changed.
-#[derive(Debug, Default)]
-pub(crate) struct Webhooks {
-    epoch: AtomicU64,
-    cached: Mutex<Option<(u64, Arc<HookSet>)>>,
-}
+/// The webhooks, rebuilt from storage after a change.
+pub(crate) type Webhooks = Reloaded<HookSet>;
 
-impl Webhooks {
-    /// A configuration changed: the next admission reads them again.
-    pub(crate) fn invalidate(&self) {
-        self.epoch.fetch_add(1, Ordering::AcqRel);
+impl Loaded for HookSet {
+    fn load(storage: &Storage, registry: &Registry) -> HookSet {
+        load(storage, registry)
     }
-
-    /// The current webhooks.
-    pub(crate) fn current(&self, storage: &Storage, registry: &Registry) -> Arc<HookSet> {
-        let epoch = self.epoch.load(Ordering::Acquire);
-        let mut cached = self.cached.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((at, set)) = cached.as_ref()
-            && *at == epoch
-        {
-            return set.clone();
-        }
-        let set = Arc::new(load(storage, registry));
-        *cached = Some((epoch, set.clone()));
-        set
-    }
-}
-
-fn stored(storage: &Storage, registry: &Registry, plural: &str) -> Vec<Value> {
-    let snapshot = registry.snapshot();
-    let Some(res) = snapshot.get("admissionregistration.k8s.io", "v1", plural) else {
-        return Vec::new();
-    };
-    let mut all = storage.all(res);
-    all.sort_by(|a, b| crate::object::name(a).cmp(crate::object::name(b)));
-    all
 }
 
 fn load(storage: &Storage, registry: &Registry) -> HookSet {
