@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::Strategy;
 use crate::api::Api;
+use crate::conversion::Conversion;
 use crate::error::{ApiError, ApiResult, Cause};
 use crate::object;
 use crate::registry::{ALL_VERBS, CustomVersion, Origin, Registry, Resource, ScalePaths};
@@ -224,6 +225,7 @@ pub(crate) fn resources(crd: &Value, terminating: bool) -> Vec<Arc<Resource>> {
         .unwrap_or("")
         .to_string();
     let kind = s("/names/kind");
+    let conversion = Conversion::of(crd);
     let mut out = Vec::new();
     for v in &versions {
         if v.get("served").and_then(Value::as_bool) != Some(true) {
@@ -276,6 +278,7 @@ pub(crate) fn resources(crd: &Value, terminating: bool) -> Vec<Arc<Resource>> {
             crd_name: object::name(crd).to_string(),
             crd_uid: object::meta_str(crd, "uid").unwrap_or("").to_string(),
             storage_version: storage_version.clone(),
+            conversion: conversion.clone(),
             schema,
             cel,
             raw_schema: schema_value.cloned(),
