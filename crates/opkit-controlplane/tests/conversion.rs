@@ -512,7 +512,12 @@ async fn failed_conversions_answer_upstreams_texts_and_lose_nothing() {
         .await;
     }
     let url = server.url("/convert");
+    let addr = server.addr;
     drop(server);
+    eventually("the webhook to stop listening", || async {
+        tokio::net::TcpStream::connect(addr).await.is_err()
+    })
+    .await;
     assert_fails_and_loses_nothing(&client, |message| {
         let expected = format!("{prefix} failed: Post \"{url}?timeout=30s\": dial tcp");
         assert!(message.starts_with(&expected), "{message:?}");
