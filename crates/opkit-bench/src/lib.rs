@@ -1,6 +1,7 @@
 //! Benchmarks of opkit's embedded control plane: start-up, create throughput, GET/LIST and watch
 //! latency, server memory, server-side apply next to create and update, garbage collection of
-//! many dependents, and a large Deployment rolled out by the simulated workload controllers —
+//! many dependents, a large Deployment rolled out by the simulated workload controllers, and
+//! the cost of CRD conversion in a LIST —
 //! over real HTTPS with real kube-rs clients, on loopback.
 //!
 //! The binary (`opkit-bench`) runs [`run`] with [`Counts::full`] or [`Counts::quick`] and prints
@@ -8,6 +9,7 @@
 
 pub mod admission;
 pub mod cluster;
+pub mod conversion;
 pub mod scenarios;
 pub mod server;
 pub mod stats;
@@ -37,8 +39,14 @@ pub enum Scenario {
     GarbageCollection,
     /// A large Deployment to fully available, then a rolling update.
     Rollout,
+<<<<<<< HEAD
     /// Creates with no admission, one validating webhook, one ValidatingAdmissionPolicy.
     Admission,
+=======
+    /// A LIST of custom resources in their storage version, converted with `strategy: None`,
+    /// and converted by a conversion webhook.
+    Conversion,
+>>>>>>> conv
 }
 
 impl Scenario {
@@ -52,7 +60,11 @@ impl Scenario {
         Scenario::Writes,
         Scenario::GarbageCollection,
         Scenario::Rollout,
+<<<<<<< HEAD
         Scenario::Admission,
+=======
+        Scenario::Conversion,
+>>>>>>> conv
     ];
 
     /// The name used by `--scenario`.
@@ -66,7 +78,11 @@ impl Scenario {
             Scenario::Writes => "writes",
             Scenario::GarbageCollection => "gc",
             Scenario::Rollout => "rollout",
+<<<<<<< HEAD
             Scenario::Admission => "admission",
+=======
+            Scenario::Conversion => "conversion",
+>>>>>>> conv
         }
     }
 
@@ -107,6 +123,10 @@ pub struct Counts {
     pub gc_dependents: usize,
     /// Replicas of the Deployment rolled out.
     pub rollout_replicas: usize,
+    /// Custom resources listed by the conversion scenario.
+    pub conversion_objects: usize,
+    /// LISTs of them in each way (same version, `None`, webhook).
+    pub conversion_lists: usize,
     /// Upper bound on each scenario's wall time.
     pub scenario_timeout: Duration,
 }
@@ -129,6 +149,8 @@ impl Counts {
             applies_concurrent: 5_000,
             gc_dependents: 1_000,
             rollout_replicas: 100,
+            conversion_objects: 1_000,
+            conversion_lists: 50,
             scenario_timeout: Duration::from_secs(600),
         }
     }
@@ -150,6 +172,8 @@ impl Counts {
             applies_concurrent: 1_000,
             gc_dependents: 1_000,
             rollout_replicas: 100,
+            conversion_objects: 1_000,
+            conversion_lists: 10,
             scenario_timeout: Duration::from_secs(60),
         }
     }
@@ -171,6 +195,8 @@ impl Counts {
             applies_concurrent: 40,
             gc_dependents: 30,
             rollout_replicas: 5,
+            conversion_objects: 20,
+            conversion_lists: 3,
             scenario_timeout: Duration::from_secs(60),
         }
     }
