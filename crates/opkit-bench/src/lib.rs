@@ -39,19 +39,16 @@ pub enum Scenario {
     GarbageCollection,
     /// A large Deployment to fully available, then a rolling update.
     Rollout,
-<<<<<<< HEAD
     /// Creates with no admission, one validating webhook, one ValidatingAdmissionPolicy.
     Admission,
-=======
     /// A LIST of custom resources in their storage version, converted with `strategy: None`,
     /// and converted by a conversion webhook.
     Conversion,
->>>>>>> conv
 }
 
 impl Scenario {
     /// All scenarios, in the order they run.
-    pub const ALL: [Scenario; 9] = [
+    pub const ALL: [Scenario; 10] = [
         Scenario::Startup,
         Scenario::Creates,
         Scenario::GetList,
@@ -60,11 +57,8 @@ impl Scenario {
         Scenario::Writes,
         Scenario::GarbageCollection,
         Scenario::Rollout,
-<<<<<<< HEAD
         Scenario::Admission,
-=======
         Scenario::Conversion,
->>>>>>> conv
     ];
 
     /// The name used by `--scenario`.
@@ -78,11 +72,8 @@ impl Scenario {
             Scenario::Writes => "writes",
             Scenario::GarbageCollection => "gc",
             Scenario::Rollout => "rollout",
-<<<<<<< HEAD
             Scenario::Admission => "admission",
-=======
             Scenario::Conversion => "conversion",
->>>>>>> conv
         }
     }
 

@@ -1,7 +1,8 @@
 //! Admission webhooks seen through the real kubectl v1.35 (installed by
 //! `scripts/install-tools.sh`) against `opkit up`: a denial shows the webhook's message, a
 //! mutating webhook's patch is visible, a webhook's warnings are printed; a
-//! ValidatingAdmissionPolicy denies with its message.
+//! ValidatingAdmissionPolicy denies with its message; `kubectl get` of a two-version CRD shows
+//! the fields a conversion webhook converted.
 
 mod common;
 // The HTTPS webhook server the control plane's own webhook tests use.
@@ -99,7 +100,6 @@ fn kubectl_shows_webhook_denials_warnings_and_mutations() {
     assert_eq!(team, "platform");
 }
 
-<<<<<<< HEAD
 #[test]
 fn kubectl_shows_a_validating_admission_policy_denial_with_its_message() {
     let plane = ControlPlane::start();
@@ -151,7 +151,8 @@ spec:
         "--replicas=2",
     ]);
     assert!(created.success(), "{created}");
-=======
+}
+
 /// A conversion webhook for Backends: v1 `spec.host` + `spec.port` <-> v2 `spec.endpoint`;
 /// when `refuse` is set, it answers a Failure.
 fn convert_backends(request: &Value, refuse: bool) -> Reply {
@@ -276,5 +277,4 @@ spec:
         ),
         "{failed}"
     );
->>>>>>> conv
 }
