@@ -1,0 +1,710 @@
+//! Go's `fmt` printing of template values: `%v` of maps, slices and floats, and the
+//! `Sprint`/`Sprintln`/`Sprintf` rules `print`, `println` and `printf` follow, including
+//! Go's in-band error texts (`%!d(string=x)`, `%!(EXTRA …)`, `%!v(MISSING)`).
+
+use crate::value::Value;
+
+/// `fmt.Sprint(v)` of one value (`%v`).
+pub(crate) fn sprint_value(v: &Value) -> String {
+    let mut out = String::new();
+    print_value(&mut out, v, 'v', &Flags::default(), 0);
+    out
+}
+
+/// `fmt.Sprint(args...)`: spaces between operands when neither side is a string.
+pub(crate) fn sprint(args: &[Value]) -> String {
+    let mut out = String::new();
+    let mut prev_string = false;
+    for (i, a) in args.iter().enumerate() {
+        let is_string = matches!(a, Value::String(_));
+        if i > 0 && !is_string && !prev_string {
+            out.push(' ');
+        }
+        print_value(&mut out, a, 'v', &Flags::default(), 0);
+        prev_string = is_string;
+    }
+    out
+}
+
+/// `fmt.Sprintln(args...)`: always spaces, and a final newline.
+pub(crate) fn sprintln(args: &[Value]) -> String {
+    let mut out = String::new();
+    for (i, a) in args.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        print_value(&mut out, a, 'v', &Flags::default(), 0);
+    }
+    out.push('\n');
+    out
+}
+
+#[derive(Default, Clone, Debug)]
+struct Flags {
+    plus: bool,
+    minus: bool,
+    sharp: bool,
+    space: bool,
+    zero: bool,
+    width: Option<usize>,
+    prec: Option<usize>,
+}
+
+/// `fmt.Sprintf(format, args...)`.
+pub(crate) fn sprintf(format: &str, args: &[Value]) -> String {
+    let mut out = String::new();
+    let mut arg_num = 0usize;
+    let mut chars = format.char_indices().peekable();
+    while let Some((_, c)) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        let mut f = Flags::default();
+        // Flags.
+        while let Some(&(_, c)) = chars.peek() {
+            match c {
+                '+' => f.plus = true,
+                '-' => f.minus = true,
+                '#' => f.sharp = true,
+                ' ' => f.space = true,
+                '0' => f.zero = !f.minus,
+                _ => break,
+            }
+            chars.next();
+        }
+        if f.minus {
+            f.zero = false;
+        }
+        // Width.
+        if let Some(&(_, '*')) = chars.peek() {
+            chars.next();
+            match args.get(arg_num) {
+                Some(Value::Int(n)) | Some(Value::Int64(n)) => {
+                    arg_num += 1;
+                    if *n < 0 {
+                        f.minus = true;
+                        f.zero = false;
+                    }
+                    f.width = Some(n.unsigned_abs() as usize);
+                }
+                _ => {
+                    arg_num += usize::from(arg_num < args.len());
+                    out.push_str("%!(BADWIDTH)");
+                }
+            }
+        } else {
+            f.width = parse_num(&mut chars);
+        }
+        // Precision.
+        if let Some(&(_, '.')) = chars.peek() {
+            chars.next();
+            if let Some(&(_, '*')) = chars.peek() {
+                chars.next();
+                match args.get(arg_num) {
+                    Some(Value::Int(n)) | Some(Value::Int64(n)) if *n >= 0 => {
+                        arg_num += 1;
+                        f.prec = Some(*n as usize);
+                    }
+                    _ => {
+                        arg_num += usize::from(arg_num < args.len());
+                        out.push_str("%!(BADPREC)");
+                    }
+                }
+            } else {
+                f.prec = Some(parse_num(&mut chars).unwrap_or(0));
+            }
+        }
+        let Some((_, verb)) = chars.next() else {
+            out.push_str("%!(NOVERB)");
+            break;
+        };
+        if verb == '%' {
+            out.push('%');
+            continue;
+        }
+        let Some(arg) = args.get(arg_num) else {
+            out.push_str("%!");
+            out.push(verb);
+            out.push_str("(MISSING)");
+            continue;
+        };
+        arg_num += 1;
+        if verb == 'T' {
+            pad(&mut out, &arg.type_name(), &f);
+            continue;
+        }
+        print_value(&mut out, arg, verb, &f, 0);
+    }
+    if arg_num < args.len() {
+        out.push_str("%!(EXTRA ");
+        for (i, a) in args[arg_num..].iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            if a.is_nil() {
+                out.push_str("<nil>");
+            } else {
+                out.push_str(&a.type_name());
+                out.push('=');
+                print_value(&mut out, a, 'v', &Flags::default(), 0);
+            }
+        }
+        out.push(')');
+    }
+    out
+}
+
+fn parse_num(chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>) -> Option<usize> {
+    let mut n: Option<usize> = None;
+    while let Some(&(_, c)) = chars.peek() {
+        let Some(d) = c.to_digit(10) else { break };
+        n = Some(
+            n.unwrap_or(0)
+                .saturating_mul(10)
+                .saturating_add(d as usize)
+                .min(1_000_000),
+        );
+        chars.next();
+    }
+    n
+}
+
+fn bad_verb(out: &mut String, v: &Value, verb: char) {
+    out.push_str("%!");
+    out.push(verb);
+    out.push('(');
+    if v.is_nil() {
+        out.push_str("<nil>");
+    } else {
+        out.push_str(&v.type_name());
+        out.push('=');
+        print_value(out, v, 'v', &Flags::default(), 0);
+    }
+    out.push(')');
+}
+
+fn print_value(out: &mut String, v: &Value, verb: char, f: &Flags, depth: usize) {
+    match v {
+        Value::Nil => {
+            if depth > 0 || verb == 'v' {
+                pad(out, "<nil>", f);
+            } else {
+                bad_verb(out, v, verb);
+            }
+        }
+        Value::Bool(b) => match verb {
+            't' | 'v' => pad(out, if *b { "true" } else { "false" }, f),
+            _ => bad_verb(out, v, verb),
+        },
+        Value::Int(i) | Value::Int64(i) => fmt_integer(out, v, *i, verb, f),
+        Value::Float(x) => fmt_float(out, v, *x, verb, f),
+        Value::String(s) => fmt_string(out, v, s, verb, f),
+        Value::List(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                print_value(out, item, verb, f, depth + 1);
+            }
+            out.push(']');
+        }
+        Value::Map(m) => {
+            out.push_str("map[");
+            for (i, (k, val)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                fmt_string(out, &Value::string(k.as_str()), k, verb, f);
+                out.push(':');
+                print_value(out, val, verb, f, depth + 1);
+            }
+            out.push(']');
+        }
+        Value::Object(o) => match verb {
+            'v' | 's' => pad(out, &o.format(), f),
+            _ => match o.underlying() {
+                Some(u) => print_value(out, &u, verb, f, depth),
+                None => bad_verb(out, v, verb),
+            },
+        },
+        Value::Func(func) => match verb {
+            'v' | 'p' => pad(out, &func.go_type(), f),
+            _ => bad_verb(out, v, verb),
+        },
+    }
+}
+
+/// Pads `s` to the width in runes: spaces on the left (right with `-`), zeros with `0`.
+fn pad(out: &mut String, s: &str, f: &Flags) {
+    let n = s.chars().count();
+    let w = f.width.unwrap_or(0);
+    if n >= w {
+        out.push_str(s);
+        return;
+    }
+    let fill = if f.zero { '0' } else { ' ' };
+    if f.minus {
+        out.push_str(s);
+        out.extend(std::iter::repeat_n(' ', w - n));
+    } else {
+        out.extend(std::iter::repeat_n(fill, w - n));
+        out.push_str(s);
+    }
+}
+
+/// Pads a signed number: zero padding goes between the sign and the digits.
+fn pad_number(out: &mut String, sign: &str, body: &str, f: &Flags) {
+    let w = f.width.unwrap_or(0);
+    let n = sign.chars().count() + body.chars().count();
+    if f.zero && !f.minus && n < w {
+        out.push_str(sign);
+        out.extend(std::iter::repeat_n('0', w - n));
+        out.push_str(body);
+    } else {
+        let s = format!("{sign}{body}");
+        let nf = Flags {
+            zero: false,
+            ..f.clone()
+        };
+        pad(out, &s, &nf);
+    }
+}
+
+fn fmt_integer(out: &mut String, v: &Value, i: i64, verb: char, f: &Flags) {
+    let neg = i < 0;
+    let u = i.unsigned_abs();
+    let (digits, prefix) = match verb {
+        'd' | 'v' => (u.to_string(), ""),
+        'b' => (format!("{u:b}"), "0b"),
+        'o' => (format!("{u:o}"), "0"),
+        'O' => (format!("{u:o}"), "0o"),
+        'x' => (format!("{u:x}"), "0x"),
+        'X' => (format!("{u:X}"), "0X"),
+        'c' => {
+            let c = char::from_u32(i as u32).filter(|_| (0..=0x10FFFF).contains(&i));
+            pad(out, &c.unwrap_or('\u{FFFD}').to_string(), f);
+            return;
+        }
+        'q' => {
+            let c = char::from_u32(i as u32).filter(|_| (0..=0x10FFFF).contains(&i));
+            pad(out, &quote_rune(c.unwrap_or('\u{FFFD}')), f);
+            return;
+        }
+        'U' => {
+            let s = format!("U+{u:04X}");
+            pad(out, &s, f);
+            return;
+        }
+        _ => {
+            bad_verb(out, v, verb);
+            return;
+        }
+    };
+    let mut body = digits;
+    if let Some(p) = f.prec {
+        if p == 0 && u == 0 {
+            body = String::new();
+        } else if body.len() < p {
+            body = format!("{}{}", "0".repeat(p - body.len()), body);
+        }
+    }
+    let mut sign = String::new();
+    if neg {
+        sign.push('-');
+    } else if f.plus {
+        sign.push('+');
+    } else if f.space {
+        sign.push(' ');
+    }
+    if (f.sharp && verb != 'd' && verb != 'v') || verb == 'O' {
+        sign.push_str(prefix);
+    }
+    let zf = Flags {
+        zero: f.zero && f.prec.is_none(),
+        ..f.clone()
+    };
+    pad_number(out, &sign, &body, &zf);
+}
+
+/// Decimal digits of |x| without trailing zeros and the decimal point position:
+/// |x| = 0.d1d2d3… × 10^dp. `sig` rounds to that many significant digits; `None`
+/// gives the shortest digits that read back as `x`.
+fn decimal_digits(x: f64, sig: Option<usize>) -> (Vec<u8>, i32) {
+    let x = x.abs();
+    if x == 0.0 {
+        return (Vec::new(), 0);
+    }
+    let s = match sig {
+        None => format!("{x:e}"),
+        Some(n) => format!("{:.*e}", n.max(1) - 1, x),
+    };
+    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let mut digits: Vec<u8> = mant.bytes().filter(u8::is_ascii_digit).collect();
+    while digits.last() == Some(&b'0') {
+        digits.pop();
+    }
+    (digits, exp + 1)
+}
+
+fn fmt_e(out: &mut String, digits: &[u8], dp: i32, prec: usize, e: char) {
+    out.push(digits.first().map(|d| *d as char).unwrap_or('0'));
+    if prec > 0 {
+        out.push('.');
+        for i in 1..=prec {
+            out.push(digits.get(i).map(|d| *d as char).unwrap_or('0'));
+        }
+    }
+    out.push(e);
+    let exp = if digits.is_empty() { 0 } else { dp - 1 };
+    out.push(if exp < 0 { '-' } else { '+' });
+    let a = exp.unsigned_abs();
+    if a < 10 {
+        out.push('0');
+    }
+    out.push_str(&a.to_string());
+}
+
+fn fmt_f(out: &mut String, digits: &[u8], dp: i32, prec: usize) {
+    if dp > 0 {
+        for i in 0..dp as usize {
+            out.push(digits.get(i).map(|d| *d as char).unwrap_or('0'));
+        }
+    } else {
+        out.push('0');
+    }
+    if prec > 0 {
+        out.push('.');
+        for i in 1..=prec as i32 {
+            let j = dp + i - 1;
+            let c = if j >= 0 {
+                digits.get(j as usize).map(|d| *d as char).unwrap_or('0')
+            } else {
+                '0'
+            };
+            out.push(c);
+        }
+    }
+}
+
+/// `strconv.FormatFloat(x, fmt, prec, 64)` without the sign; `prec` None is shortest.
+fn format_float_abs(x: f64, verb: char, prec: Option<usize>) -> String {
+    let mut out = String::new();
+    match verb {
+        'e' | 'E' => {
+            let (d, dp) = match prec {
+                None => decimal_digits(x, None),
+                Some(p) => decimal_digits(x, Some(p + 1)),
+            };
+            let p = prec.unwrap_or(d.len().saturating_sub(1));
+            fmt_e(&mut out, &d, dp, p, verb);
+        }
+        'f' | 'F' => match prec {
+            Some(p) => out = format!("{:.*}", p, x.abs()),
+            None => {
+                let (d, dp) = decimal_digits(x, None);
+                let p = (d.len() as i32 - dp).max(0) as usize;
+                fmt_f(&mut out, &d, dp, p);
+            }
+        },
+        _ => {
+            // 'g' / 'G'
+            let shortest = prec.is_none();
+            let (d, dp) = match prec {
+                None => decimal_digits(x, None),
+                Some(p) => decimal_digits(x, Some(p.max(1))),
+            };
+            let mut p = match prec {
+                None => d.len(),
+                Some(p) => p.max(1),
+            };
+            let mut eprec = p as i32;
+            if eprec > d.len() as i32 && d.len() as i32 >= dp {
+                eprec = d.len() as i32;
+            }
+            if shortest {
+                eprec = 6;
+            }
+            let exp = dp - 1;
+            let e = if verb == 'G' { 'E' } else { 'e' };
+            if !d.is_empty() && (exp < -4 || exp >= eprec) {
+                if p > d.len() {
+                    p = d.len();
+                }
+                fmt_e(&mut out, &d, dp, p.saturating_sub(1), e);
+            } else {
+                if p as i32 > dp {
+                    p = d.len();
+                }
+                fmt_f(&mut out, &d, dp, (p as i32 - dp).max(0) as usize);
+            }
+        }
+    }
+    out
+}
+
+/// `%v` of a float64, as Go prints it (`1e+06`, `3.5`, `-0`, `+Inf`).
+#[cfg(test)]
+fn format_float_v(x: f64) -> String {
+    let mut out = String::new();
+    fmt_float(&mut out, &Value::Float(x), x, 'v', &Flags::default());
+    out
+}
+
+fn fmt_float(out: &mut String, v: &Value, x: f64, verb: char, f: &Flags) {
+    let verb2 = match verb {
+        'v' => 'g',
+        'e' | 'E' | 'f' | 'F' | 'g' | 'G' => verb,
+        _ => {
+            bad_verb(out, v, verb);
+            return;
+        }
+    };
+    let prec = match verb2 {
+        'e' | 'E' | 'f' | 'F' => Some(f.prec.unwrap_or(6)),
+        _ => f.prec,
+    };
+    if x.is_nan() {
+        let s = if f.plus {
+            "+NaN"
+        } else if f.space {
+            " NaN"
+        } else {
+            "NaN"
+        };
+        pad(
+            out,
+            s,
+            &Flags {
+                zero: false,
+                ..f.clone()
+            },
+        );
+        return;
+    }
+    if x.is_infinite() {
+        let s = if x < 0.0 {
+            "-Inf"
+        } else if f.space && !f.plus {
+            " Inf"
+        } else {
+            "+Inf"
+        };
+        pad(
+            out,
+            s,
+            &Flags {
+                zero: false,
+                ..f.clone()
+            },
+        );
+        return;
+    }
+    let mut body = format_float_abs(x, verb2, prec);
+    if f.sharp && !body.contains('.') {
+        // '#' keeps the decimal point.
+        match body.find(['e', 'E']) {
+            Some(i) => body.insert(i, '.'),
+            None => body.push('.'),
+        }
+    }
+    let sign = if x.is_sign_negative() {
+        "-"
+    } else if f.plus {
+        "+"
+    } else if f.space {
+        " "
+    } else {
+        ""
+    };
+    pad_number(out, sign, &body, f);
+}
+
+fn fmt_string(out: &mut String, v: &Value, s: &str, verb: char, f: &Flags) {
+    let truncated: String;
+    let s = match f.prec {
+        Some(p) if verb != 'x' && verb != 'X' => {
+            truncated = s.chars().take(p).collect();
+            truncated.as_str()
+        }
+        _ => s,
+    };
+    match verb {
+        'v' | 's' => pad(out, s, f),
+        'q' => {
+            let q = if f.sharp && can_backquote(s) {
+                format!("`{s}`")
+            } else {
+                go_quote(s)
+            };
+            pad(out, &q, f);
+        }
+        'x' | 'X' => {
+            let bytes = s.as_bytes();
+            let bytes = match f.prec {
+                Some(p) if p < bytes.len() => &bytes[..p],
+                _ => bytes,
+            };
+            let mut h = String::new();
+            for (i, b) in bytes.iter().enumerate() {
+                if f.space && i > 0 {
+                    h.push(' ');
+                }
+                if f.sharp && (f.space || i == 0) {
+                    h.push_str(if verb == 'x' { "0x" } else { "0X" });
+                }
+                if verb == 'x' {
+                    h.push_str(&format!("{b:02x}"));
+                } else {
+                    h.push_str(&format!("{b:02X}"));
+                }
+            }
+            pad(out, &h, f);
+        }
+        _ => bad_verb(out, v, verb),
+    }
+}
+
+fn can_backquote(s: &str) -> bool {
+    s.chars()
+        .all(|c| c != '`' && c != '\u{FEFF}' && (c == '\t' || !c.is_control()))
+}
+
+fn push_escaped(out: &mut String, c: char, quote: char) {
+    match c {
+        '\x07' => out.push_str("\\a"),
+        '\x08' => out.push_str("\\b"),
+        '\x0c' => out.push_str("\\f"),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        '\x0b' => out.push_str("\\v"),
+        '\\' => out.push_str("\\\\"),
+        c if c == quote => {
+            out.push('\\');
+            out.push(c);
+        }
+        c if (c as u32) < 0x20 || c == '\x7f' => out.push_str(&format!("\\x{:02x}", c as u32)),
+        c if is_print(c) => out.push(c),
+        c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
+        c => out.push_str(&format!("\\U{:08x}", c as u32)),
+    }
+}
+
+/// An approximation of Go's `unicode.IsPrint` good for the characters templates meet.
+pub(crate) fn is_print(c: char) -> bool {
+    !(c.is_control()
+        || matches!(c as u32, 0x80..=0x9f | 0xad | 0x2028 | 0x2029 | 0xfeff | 0xfff9..=0xfffb)
+        || (c.is_whitespace() && c != ' '))
+}
+
+/// Go's `strconv.Quote`.
+pub(crate) fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        push_escaped(&mut out, c, '"');
+    }
+    out.push('"');
+    out
+}
+
+fn quote_rune(c: char) -> String {
+    let mut out = String::from("'");
+    push_escaped(&mut out, c, '\'');
+    out.push('\'');
+    out
+}
+
+/// Go's `%.10q`-style truncation: quote at most `n` runes.
+pub(crate) fn go_quote_trunc(s: &str, n: usize) -> String {
+    let t: String = s.chars().take(n).collect();
+    go_quote(&t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(f: &str, args: Vec<Value>) -> String {
+        sprintf(f, &args)
+    }
+
+    #[test]
+    fn floats_print_like_go_percent_v() {
+        for (x, want) in [
+            (1000000.0, "1e+06"),
+            (123456.0, "123456"),
+            (3.5, "3.5"),
+            (-0.0, "-0"),
+            (0.0, "0"),
+            (1.5e-5, "1.5e-05"),
+            (0.0001, "0.0001"),
+            (1e21, "1e+21"),
+            (123.4, "123.4"),
+            (f64::INFINITY, "+Inf"),
+            (f64::NAN, "NaN"),
+            (17.0, "17"),
+            (1e100, "1e+100"),
+        ] {
+            assert_eq!(format_float_v(x), want, "{x}");
+        }
+    }
+
+    #[test]
+    fn printf_verbs_follow_go() {
+        assert_eq!(s("%04x", vec![Value::Int(127)]), "007f");
+        assert_eq!(s("%5.2f|", vec![Value::Float(2.71828)]), " 2.72|");
+        assert_eq!(s("%-5d|", vec![Value::Int(42)]), "42   |");
+        assert_eq!(s("%+d", vec![Value::Int(5)]), "+5");
+        assert_eq!(s("%e", vec![Value::Float(1234.5678)]), "1.234568e+03");
+        assert_eq!(s("%g", vec![Value::Float(1e6)]), "1e+06");
+        assert_eq!(s("%.3g", vec![Value::Float(1234.5678)]), "1.23e+03");
+        assert_eq!(s("%g", vec![Value::Float(100000.0)]), "100000");
+        assert_eq!(s("%q", vec![Value::from("a\"b\n")]), "\"a\\\"b\\n\"");
+        assert_eq!(s("%#q", vec![Value::from("ab")]), "`ab`");
+        assert_eq!(s("%x", vec![Value::from("hi")]), "6869");
+        assert_eq!(s("%X", vec![Value::Int(255)]), "FF");
+        assert_eq!(s("%#x", vec![Value::Int(255)]), "0xff");
+        assert_eq!(s("%t", vec![Value::Bool(true)]), "true");
+        assert_eq!(s("%T %T", vec![Value::Int(1), Value::Nil]), "int <nil>");
+        assert_eq!(s("%d", vec![Value::from("x")]), "%!d(string=x)");
+        assert_eq!(s("%s", vec![Value::Int(3)]), "%!s(int=3)");
+        assert_eq!(s("%s", vec![Value::Nil]), "%!s(<nil>)");
+        assert_eq!(s("%d %d", vec![Value::Int(1)]), "1 %!d(MISSING)");
+        assert_eq!(
+            s("%d", vec![Value::Int(1), Value::from("a"), Value::Nil]),
+            "1%!(EXTRA string=a, <nil>)"
+        );
+        assert_eq!(s("100%%", vec![]), "100%");
+        assert_eq!(s("%", vec![]), "%!(NOVERB)");
+        assert_eq!(s("%05s", vec![Value::from("ab")]), "000ab");
+        assert_eq!(s("%.2s", vec![Value::from("abcdef")]), "ab");
+        assert_eq!(s("%c", vec![Value::Int(65)]), "A");
+        assert_eq!(s("%U", vec![Value::Int(65)]), "U+0041");
+        assert_eq!(s("%08.3f", vec![Value::Float(-3.5)]), "-003.500");
+        assert_eq!(s("%d", vec![Value::Float(17.0)]), "%!d(float64=17)");
+        assert_eq!(
+            s("%d", vec![Value::list(vec![Value::Int(1), Value::Nil])]),
+            "[1 <nil>]"
+        );
+        assert_eq!(s("%*d", vec![Value::Int(4), Value::Int(7)]), "   7");
+    }
+
+    #[test]
+    fn sprint_spaces_between_non_strings_only() {
+        assert_eq!(
+            sprint(&[
+                Value::Int(1),
+                Value::Int(2),
+                Value::from("a"),
+                Value::Int(3)
+            ]),
+            "1 2a3"
+        );
+        assert_eq!(sprint(&[Value::Nil]), "<nil>");
+        assert_eq!(sprintln(&[Value::from("a"), Value::from("b")]), "a b\n");
+    }
+}
