@@ -13,9 +13,12 @@ use crate::parse::{Arg, Branch, Command, List, Node, Pipe, Tree};
 use crate::template::{MissingKey, Templates};
 use crate::value::{Function, Member, ParamType, Value};
 
-/// Nesting levels run on one thread before the rest continues on a fresh one.
-const LEVELS_PER_STACK: usize = 48;
-const STACK_BYTES: usize = 64 << 20;
+/// Nesting levels run on the caller's stack (which may be small) before execution continues
+/// on a fresh large stack.
+const CALLER_LEVELS: usize = 32;
+/// Nesting levels run on each large stack before the next one.
+const LEVELS_PER_STACK: usize = 1000;
+const STACK_BYTES: usize = 512 << 20;
 
 /// A value plus whether it is a nil held in an `interface{}` (a map entry or a list element
 /// that is nil, or `missingkey=zero`'s zero value). Go evaluates a field of such a value to
@@ -130,7 +133,10 @@ impl<'a> State<'a> {
                 self.set.max_depth()
             ))));
         }
-        let r = if self.nest.is_multiple_of(LEVELS_PER_STACK) {
+        let hop = self.nest == CALLER_LEVELS
+            || (self.nest > CALLER_LEVELS
+                && (self.nest - CALLER_LEVELS).is_multiple_of(LEVELS_PER_STACK));
+        let r = if hop {
             std::thread::scope(|scope| {
                 let spawned = std::thread::Builder::new()
                     .stack_size(STACK_BYTES)
@@ -171,7 +177,7 @@ impl<'a> State<'a> {
     fn walk(&mut self, dot: &Cell, node: &'a Node) -> Result<(), Flow> {
         self.at(At::Node(node));
         match node {
-            Node::Text { text } => self.write(text),
+            Node::Text { text, .. } => self.write(text),
             Node::Action { pipe, .. } => {
                 let v = self.eval_pipeline(dot, pipe)?;
                 if pipe.decl.is_empty() {
@@ -227,12 +233,12 @@ impl<'a> State<'a> {
     fn walk_range(&mut self, dot: &Cell, node: &'a Node, b: &'a Branch) -> Result<(), Flow> {
         self.at(At::Node(node));
         let mark = self.vars.len();
-        let r = self.walk_range_inner(dot, node, b);
+        let r = self.walk_range_inner(dot, b);
         self.vars.truncate(mark);
         r
     }
 
-    fn walk_range_inner(&mut self, dot: &Cell, node: &'a Node, b: &'a Branch) -> Result<(), Flow> {
+    fn walk_range_inner(&mut self, dot: &Cell, b: &'a Branch) -> Result<(), Flow> {
         let val = self.eval_pipeline(dot, &b.pipe)?;
         let val = val.plain().into_owned();
         let mark = self.vars.len();
@@ -274,7 +280,6 @@ impl<'a> State<'a> {
             }
             Value::List(_) | Value::Map(_) | Value::Nil => {}
             other => {
-                self.at(At::Node(node));
                 return Err(Flow::Err(self.errorf(format!(
                     "range can't iterate over {}",
                     sprint_value(other)
@@ -705,8 +710,8 @@ impl<'a> State<'a> {
 
 fn node_pos(n: &Node) -> usize {
     match n {
-        Node::Text { .. } => 0,
-        Node::Action { pos, .. }
+        Node::Text { pos, .. }
+        | Node::Action { pos, .. }
         | Node::Template { pos, .. }
         | Node::Break { pos }
         | Node::Continue { pos } => *pos,

@@ -656,7 +656,7 @@ mod tests {
     #[test]
     fn printf_verbs_follow_go() {
         assert_eq!(s("%04x", vec![Value::Int(127)]), "007f");
-        assert_eq!(s("%5.2f|", vec![Value::Float(2.71828)]), " 2.72|");
+        assert_eq!(s("%5.2f|", vec![Value::Float(1.23456)]), " 1.23|");
         assert_eq!(s("%-5d|", vec![Value::Int(42)]), "42   |");
         assert_eq!(s("%+d", vec![Value::Int(5)]), "+5");
         assert_eq!(s("%e", vec![Value::Float(1234.5678)]), "1.234568e+03");

@@ -51,6 +51,7 @@ pub(crate) struct List {
 #[derive(Debug)]
 pub(crate) enum Node {
     Text {
+        pos: usize,
         text: String,
     },
     Action {
@@ -247,7 +248,7 @@ fn write_branch(f: &mut fmt::Formatter<'_>, kw: &str, b: &Branch) -> fmt::Result
 impl fmt::Display for Node {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Node::Text { text } => f.write_str(text),
+            Node::Text { text, .. } => f.write_str(text),
             Node::Action { pipe, .. } => write!(f, "{{{{{pipe}}}}}"),
             Node::If(b) => write_branch(f, "if", b),
             Node::Range(b) => write_branch(f, "range", b),
@@ -503,7 +504,10 @@ impl Parser<'_> {
     fn text_or_action(&mut self) -> PResult<Parsed> {
         let token = self.next_non_space();
         match token.typ {
-            ItemType::Text => Ok(Parsed::Node(Node::Text { text: token.val })),
+            ItemType::Text => Ok(Parsed::Node(Node::Text {
+                pos: token.pos,
+                text: token.val,
+            })),
             ItemType::LeftDelim => {
                 self.action_line = token.line;
                 let r = self.action();
