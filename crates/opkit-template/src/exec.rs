@@ -71,6 +71,7 @@ pub(crate) struct State<'a> {
     vars: Vec<(&'a str, Cell)>,
     depth: usize,
     nest: usize,
+    steps: u64,
     out: String,
     at: At<'a>,
 }
@@ -84,6 +85,7 @@ pub(crate) fn execute(set: &Templates, tree: &Tree, data: &Value, out: &mut Stri
         vars: vec![("$", Cell::plain(data.clone()))],
         depth: 0,
         nest: 0,
+        steps: 0,
         out: std::mem::take(out),
         at: At::None,
     };
@@ -176,6 +178,14 @@ impl<'a> State<'a> {
 
     fn walk(&mut self, dot: &Cell, node: &'a Node) -> Result<(), Flow> {
         self.at(At::Node(node));
+        self.steps += 1;
+        if let Some(max) = self.set.max_steps()
+            && self.steps > max
+        {
+            return Err(Flow::Err(
+                self.errorf(format!("execution exceeds {max} steps")),
+            ));
+        }
         match node {
             Node::Text { text, .. } => self.write(text),
             Node::Action { pipe, .. } => {

@@ -38,7 +38,7 @@ pub enum MissingKey {
 /// let data = Value::from(serde_json::json!({"n": 1000000}));
 /// assert_eq!(t.execute("b.tpl", &data).unwrap(), "[1e+06]");
 /// ```
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Templates {
     name: String,
     trees: HashMap<String, Arc<Tree>>,
@@ -46,6 +46,7 @@ pub struct Templates {
     missing_key: MissingKey,
     max_depth: usize,
     max_output: Option<usize>,
+    max_steps: Option<u64>,
 }
 
 impl Templates {
@@ -59,6 +60,7 @@ impl Templates {
             missing_key: MissingKey::Default,
             max_depth: MAX_EXEC_DEPTH,
             max_output: None,
+            max_steps: None,
         }
     }
 
@@ -116,6 +118,18 @@ impl Templates {
 
     pub(crate) fn max_output(&self) -> Option<usize> {
         self.max_output
+    }
+
+    /// Bounds one execution's work, counted in template nodes visited (no bound by
+    /// default, as in Go). Nested `range`s over data can otherwise run for a very long
+    /// (though always finite) time without writing anything.
+    pub fn set_max_steps(&mut self, steps: Option<u64>) -> &mut Self {
+        self.max_steps = steps;
+        self
+    }
+
+    pub(crate) fn max_steps(&self) -> Option<u64> {
+        self.max_steps
     }
 
     /// Whether `name` is a function templates of this set can call.

@@ -1,0 +1,157 @@
+//! Property tests: any template text, with any of a few data shapes, parses to a tree or a
+//! parse error and executes to output or an execution error — never a panic, never a hang
+//! (execution work and output are capped; recursion is bounded by the engine itself).
+
+use opkit_template::{Templates, Value};
+use proptest::prelude::*;
+use serde_json::json;
+
+/// Pieces of template syntax, so that random programs reach deep into the parser and
+/// executor rather than stopping at the first bad character.
+const FRAGMENTS: &[&str] = &[
+    "{{",
+    "}}",
+    "{{- ",
+    " -}}",
+    " ",
+    "\n",
+    "text",
+    "if",
+    "else",
+    "end",
+    "range",
+    "with",
+    "define",
+    "template",
+    "block",
+    "break",
+    "continue",
+    "\"x\"",
+    "`r`",
+    "'c'",
+    ".",
+    ".a",
+    ".a.b",
+    ".l",
+    ".x.y",
+    "$",
+    "$x",
+    "$y",
+    "$.a",
+    ":=",
+    "=",
+    ",",
+    "|",
+    "(",
+    ")",
+    "1",
+    "-2.5",
+    "0x1F",
+    "1e3",
+    "08",
+    "nil",
+    "true",
+    "print",
+    "printf",
+    "\"%d %s %v %q %5.2f %x %T %!\"",
+    "println",
+    "len",
+    "index",
+    "slice",
+    "eq",
+    "ne",
+    "lt",
+    "ge",
+    "and",
+    "or",
+    "not",
+    "html",
+    "js",
+    "urlquery",
+    "call",
+    "/*",
+    "*/",
+    "{{/* c */}}",
+    "{{end}}",
+    "{{else}}",
+    "{{if .a}}",
+    "{{else if .x}}",
+    "{{range $i, $e := .l}}",
+    "{{range .l}}",
+    "{{with .a}}",
+    "{{template \"x\" .}}",
+    "{{define \"x\"}}",
+    "{{block \"x\" .}}",
+    "{{$x := .a}}",
+    "{{$x = 1}}",
+    "{{.l}}",
+    "{{break}}",
+    "{{continue}}",
+    "é",
+    "\t",
+    "-",
+    "}",
+    "{",
+];
+
+fn data() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(Value::Nil),
+        Just(Value::from(
+            json!({"a": {"b": 1, "c": [1, 2]}, "l": [1, "two", null, {"a": 3}], "x": null})
+        )),
+        Just(Value::from(json!([1000000, -0.0, "s", true]))),
+        Just(Value::from("just a string")),
+    ]
+}
+
+fn run(text: &str, data: &Value) {
+    let mut set = Templates::new("fuzz");
+    set.set_max_steps(Some(20_000))
+        .set_max_output(Some(1 << 20))
+        .set_max_depth(200);
+    for opt in ["missingkey=default", "missingkey=zero", "missingkey=error"] {
+        set.option(opt).expect("known option");
+        if set.parse("t", text).is_ok() {
+            let _ = set.execute("t", data);
+            let _ = set.execute("x", data);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_template_syntax_gives_output_or_error(
+        parts in prop::collection::vec(prop::sample::select(FRAGMENTS), 0..40),
+        data in data(),
+    ) {
+        run(&parts.concat(), &data);
+    }
+
+    #[test]
+    fn arbitrary_text_gives_output_or_error(text in "\\PC{0,60}", data in data()) {
+        run(&text, &data);
+        run(&format!("{{{{{text}}}}}"), &data);
+    }
+}
+
+#[test]
+fn deeply_nested_input_is_an_error_not_a_stack_overflow() {
+    let mut set = Templates::new("deep");
+    let parens = format!("{{{{{}1{}}}}}", "(".repeat(20_000), ")".repeat(20_000));
+    let err = set.parse("p", &parens).expect_err("too deep");
+    assert_eq!(
+        err.to_string(),
+        "template: p:1: max expression depth exceeded"
+    );
+    let ifs = format!("{}x{}", "{{if 1}}".repeat(20_000), "{{end}}".repeat(20_000));
+    assert_eq!(
+        set.parse("i", &ifs).expect_err("too deep").to_string(),
+        "template: i:1: max expression depth exceeded"
+    );
+    let ok = format!("{}x{}", "{{if 1}}".repeat(5_000), "{{end}}".repeat(5_000));
+    set.parse("ok", &ok).expect("5000 nested ifs parse");
+    assert_eq!(set.execute("ok", &Value::Nil).expect("and execute"), "x");
+}
