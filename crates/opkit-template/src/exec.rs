@@ -11,14 +11,14 @@ use crate::funcs::builtin;
 use crate::gofmt::{go_quote, sprint_value};
 use crate::parse::{Arg, Branch, Command, List, Node, Pipe, Tree};
 use crate::template::{MissingKey, Templates};
-use crate::value::{Function, Member, ParamType, Value};
+use crate::value::{CallContext, CallHost, Function, Member, ParamType, Value};
 
 /// Nesting levels run on the caller's stack (which may be small) before execution continues
 /// on a fresh large stack.
 const CALLER_LEVELS: usize = 32;
 /// Nesting levels run on each large stack before the next one.
 const LEVELS_PER_STACK: usize = 1000;
-const STACK_BYTES: usize = 512 << 20;
+const STACK_BYTES: usize = 64 << 20;
 
 /// A value plus whether it is a nil held in an `interface{}` (a map entry or a list element
 /// that is nil, or `missingkey=zero`'s zero value). Go evaluates a field of such a value to
@@ -128,7 +128,15 @@ impl<'a> State<'a> {
         f: impl FnOnce(&mut Self) -> Result<T, Flow> + Send,
     ) -> Result<T, Flow> {
         self.nest += 1;
-        if self.nest > self.set.max_depth().saturating_mul(4).max(40_000) {
+        // Template calls nest at most `max_depth` deep, each with control structures inside;
+        // one template's own nesting is bounded by the parser.
+        if self.nest
+            > self
+                .set
+                .max_depth()
+                .saturating_mul(3)
+                .saturating_add(10_000)
+        {
             self.nest -= 1;
             return Err(Flow::Err(self.errorf(format!(
                 "exceeded maximum template depth ({})",
@@ -633,7 +641,11 @@ impl<'a> State<'a> {
         if let Some(fv) = fin {
             argv.push(self.validate_type(fv, f.param(num_in - 1))?);
         }
-        match f.call(&argv) {
+        let called = {
+            let mut ctx = CallContext { host: self };
+            f.call_in(&mut ctx, &argv)
+        };
+        match called {
             Ok(v) => Ok(v),
             Err(e) => {
                 self.at(node);
@@ -715,6 +727,52 @@ impl<'a> State<'a> {
             ParamType::String | ParamType::Any => "string",
         };
         self.errorf(format!("expected {what}; found {n}"))
+    }
+}
+
+impl CallHost for State<'_> {
+    fn templates(&self) -> &Templates {
+        self.set
+    }
+
+    fn template_name(&self) -> &str {
+        &self.tree.name
+    }
+
+    fn execute(&mut self, set: &Templates, name: &str, data: &Value) -> Result<String, Error> {
+        let Some(tree) = set.tree(name) else {
+            return Err(Error::Exec(format!(
+                "template: no template {} associated with template {}",
+                go_quote(name),
+                go_quote(set.name())
+            )));
+        };
+        // Go starts a fresh execution (its depth restarts, and only its goroutine stack
+        // limit stops endless `include` recursion); here the depth carries on, so that
+        // recursion ends with Go's depth error instead.
+        if self.depth >= self.set.max_depth() {
+            return Err(self.errorf(format!(
+                "exceeded maximum template depth ({})",
+                self.set.max_depth()
+            )));
+        }
+        let mut child = State {
+            set,
+            tree,
+            vars: vec![("$", Cell::plain(data.clone()))],
+            depth: self.depth + 1,
+            nest: self.nest,
+            steps: self.steps,
+            out: String::new(),
+            at: At::None,
+        };
+        let dot = Cell::plain(data.clone());
+        let r = child.nested(|c| c.walk_list(&dot, &tree.root));
+        self.steps = child.steps;
+        match r {
+            Ok(()) | Err(Flow::Break | Flow::Continue) => Ok(child.out),
+            Err(Flow::Err(e)) => Err(e),
+        }
     }
 }
 

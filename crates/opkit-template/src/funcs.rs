@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use crate::gofmt::{is_print, sprint, sprintf, sprintln};
-use crate::value::{BasicKind, FuncError, Function, ParamType, Value};
+use crate::value::{BasicKind, CallContext, FuncError, Function, ParamType, Value};
 
 use ParamType::Any;
 
@@ -73,7 +73,7 @@ fn builtins() -> HashMap<&'static str, Function> {
     );
     m.insert(
         "call",
-        Function::variadic(&[Any], Any, |a| call(&a[0], &a[1..])),
+        Function::with_context(&[Any], Some(Any), |ctx, a| call(ctx, &a[0], &a[1..])),
     );
     m.insert(
         "eq",
@@ -290,7 +290,7 @@ fn slice(item: &Value, indexes: &[Value]) -> Result<Value, FuncError> {
     }
 }
 
-fn call(f: &Value, args: &[Value]) -> Result<Value, FuncError> {
+fn call(ctx: &mut CallContext<'_>, f: &Value, args: &[Value]) -> Result<Value, FuncError> {
     let f = match f {
         Value::Nil => return err("call of nil"),
         Value::Func(f) => f,
@@ -315,7 +315,7 @@ fn call(f: &Value, args: &[Value]) -> Result<Value, FuncError> {
         let t = f.param(i).unwrap_or(Any);
         argv.push(prepare_arg(a, t).map_err(|e| FuncError::new(format!("arg {i}: {e}")))?);
     }
-    f.call(&argv)
+    f.call_in(ctx, &argv)
 }
 
 const BAD_COMPARISON_TYPE: &str = "invalid type for comparison";

@@ -46,7 +46,7 @@ mod value;
 
 pub use error::Error;
 pub use template::{MAX_EXEC_DEPTH, MissingKey, Templates};
-pub use value::{FuncError, Function, Member, Object, ParamType, Value};
+pub use value::{CallContext, FuncError, Function, Member, Object, ParamType, Value};
 
 /// Go's `fmt.Sprintf` over template values (for function libraries built on this crate).
 pub fn sprintf(format: &str, args: &[Value]) -> String {

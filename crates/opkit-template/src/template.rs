@@ -64,6 +64,11 @@ impl Templates {
         }
     }
 
+    /// The set's own name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// Adds (or replaces) a function. Functions must be added before parsing templates
     /// that call them; a name shadows the builtin of that name.
     pub fn add_func(&mut self, name: &str, f: Function) -> &mut Self {

@@ -121,7 +121,55 @@ impl fmt::Display for FuncError {
     }
 }
 
-type FuncImpl = dyn Fn(&[Value]) -> Result<Value, FuncError> + Send + Sync;
+type PlainFn = dyn Fn(&[Value]) -> Result<Value, FuncError> + Send + Sync;
+type ContextFn = dyn Fn(&mut CallContext<'_>, &[Value]) -> Result<Value, FuncError> + Send + Sync;
+
+#[derive(Clone)]
+enum FuncImpl {
+    Plain(Arc<PlainFn>),
+    Context(Arc<ContextFn>),
+}
+
+/// The engine as a function sees it during a call: what Helm's `include` and `tpl` need
+/// (run another template of the set, or of a set derived from it, and get its output).
+pub struct CallContext<'c> {
+    pub(crate) host: &'c mut dyn CallHost,
+}
+
+pub(crate) trait CallHost {
+    fn templates(&self) -> &crate::Templates;
+    fn template_name(&self) -> &str;
+    fn execute(
+        &mut self,
+        set: &crate::Templates,
+        name: &str,
+        data: &Value,
+    ) -> Result<String, crate::Error>;
+}
+
+impl CallContext<'_> {
+    /// The template set being executed.
+    pub fn templates(&self) -> &crate::Templates {
+        self.host.templates()
+    }
+
+    /// The name of the template being executed (Go's `Template.Name()` of the receiver).
+    pub fn template_name(&self) -> &str {
+        self.host.template_name()
+    }
+
+    /// Executes template `name` of `set` (the set being executed, or one derived from it
+    /// such as a clone with a freshly parsed template) with `data` as a separate execution,
+    /// as Go's `ExecuteTemplate` does, within this execution's stack and work bounds.
+    pub fn execute(
+        &mut self,
+        set: &crate::Templates,
+        name: &str,
+        data: &Value,
+    ) -> Result<String, crate::Error> {
+        self.host.execute(set, name, data)
+    }
+}
 
 /// A function callable from a template: its Go signature and a Rust closure.
 ///
@@ -131,7 +179,7 @@ type FuncImpl = dyn Fn(&[Value]) -> Result<Value, FuncError> + Send + Sync;
 pub struct Function {
     params: Arc<[ParamType]>,
     variadic: Option<ParamType>,
-    imp: Arc<FuncImpl>,
+    imp: FuncImpl,
 }
 
 impl Function {
@@ -143,7 +191,7 @@ impl Function {
         Function {
             params: params.into(),
             variadic: None,
-            imp: Arc::new(f),
+            imp: FuncImpl::Plain(Arc::new(f)),
         }
     }
 
@@ -156,7 +204,21 @@ impl Function {
         Function {
             params: params.into(),
             variadic: Some(variadic),
-            imp: Arc::new(f),
+            imp: FuncImpl::Plain(Arc::new(f)),
+        }
+    }
+
+    /// A function that uses the engine during the call (Helm's `include`, `tpl`): it gets a
+    /// [`CallContext`]. `variadic` is the type of a trailing `...` parameter, if any.
+    pub fn with_context(
+        params: &[ParamType],
+        variadic: Option<ParamType>,
+        f: impl Fn(&mut CallContext<'_>, &[Value]) -> Result<Value, FuncError> + Send + Sync + 'static,
+    ) -> Self {
+        Function {
+            params: params.into(),
+            variadic,
+            imp: FuncImpl::Context(Arc::new(f)),
         }
     }
 
@@ -175,9 +237,27 @@ impl Function {
         self.params.get(i).copied().or(self.variadic)
     }
 
-    /// Calls the function without checking the arguments.
+    /// Calls a function that needs no engine context, without checking the arguments.
+    /// A function made with [`Function::with_context`] can only run inside a template.
     pub fn call(&self, args: &[Value]) -> Result<Value, FuncError> {
-        (self.imp)(args)
+        match &self.imp {
+            FuncImpl::Plain(f) => f(args),
+            FuncImpl::Context(_) => Err(FuncError::new(
+                "this function runs only inside a template execution",
+            )),
+        }
+    }
+
+    /// Calls the function during a template execution.
+    pub(crate) fn call_in(
+        &self,
+        ctx: &mut CallContext<'_>,
+        args: &[Value],
+    ) -> Result<Value, FuncError> {
+        match &self.imp {
+            FuncImpl::Plain(f) => f(args),
+            FuncImpl::Context(f) => f(ctx, args),
+        }
     }
 
     /// Go's spelling of the function's type, e.g. `func(string, ...interface {}) interface {}`.

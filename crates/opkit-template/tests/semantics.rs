@@ -394,3 +394,85 @@ fn output_can_be_capped() {
         "template: t:1:12: executing \"t\" at <abcd>: output exceeds 10 bytes"
     );
 }
+
+#[test]
+fn deep_recursion_through_every_construct_stays_on_the_stack_budget() {
+    let mut set = Templates::new("test");
+    set.set_max_depth(3000);
+    set.parse(
+        "t",
+        r#"{{define "r"}}{{with .}}{{range $i, $e := .}}{{if (and (or 1 (print (len (slice $e)))) 1)}}{{template "r" $}}{{end}}{{end}}{{end}}{{end}}{{template "r" .}}"#,
+    )
+    .unwrap();
+    let err = set
+        .execute("t", &Value::from(json!([1])))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.ends_with("exceeded maximum template depth (3000)"),
+        "{err}"
+    );
+}
+
+/// An `include` like Helm's: runs a named template and returns its output.
+fn with_include(mut set: Templates) -> Templates {
+    set.add_func(
+        "include",
+        Function::with_context(&[ParamType::String, ParamType::Any], None, |ctx, a| {
+            let set = ctx.templates().clone();
+            ctx.execute(&set, a[0].as_str().unwrap_or_default(), &a[1])
+                .map(Value::from)
+                .map_err(|e| FuncError::new(e.to_string()))
+        }),
+    );
+    set
+}
+
+#[test]
+fn context_functions_run_other_templates() {
+    let mut set = with_include(Templates::new("gotpl"));
+    set.parse(
+        "h",
+        r#"{{define "name"}}{{.n}}-x{{end}}{{define "bad"}}{{.a.b.c}}{{end}}"#,
+    )
+    .unwrap();
+    set.parse("t", r#"{{include "name" . | printf "%q"}}"#)
+        .unwrap();
+    assert_eq!(
+        set.execute("t", &Value::from(json!({"n": "a"}))).unwrap(),
+        "\"a-x\""
+    );
+    set.set_missing_key(MissingKey::Zero);
+    set.parse("u", r#"{{include "bad" .}}"#).unwrap();
+    assert_eq!(
+        set.execute("u", &Value::from(json!({})))
+            .unwrap_err()
+            .to_string(),
+        "template: u:1:2: executing \"u\" at <include \"bad\" .>: error calling include: template: h:1:52: executing \"bad\" at <.a.b.c>: nil pointer evaluating interface {}.b"
+    );
+}
+
+#[test]
+fn context_functions_cannot_run_outside_a_template() {
+    let f = Function::with_context(&[], None, |_, _| Ok(Value::Nil));
+    assert_eq!(
+        f.call(&[]).unwrap_err().to_string(),
+        "this function runs only inside a template execution"
+    );
+}
+
+#[test]
+fn endless_include_recursion_is_bounded() {
+    let mut set = with_include(Templates::new("gotpl"));
+    set.set_max_depth(1000);
+    set.parse(
+        "t",
+        r#"{{define "a"}}{{include "a" .}}{{end}}{{include "a" .}}"#,
+    )
+    .unwrap();
+    let err = set.execute("t", &Value::Nil).unwrap_err().to_string();
+    assert!(
+        err.ends_with("exceeded maximum template depth (1000)"),
+        "{err}"
+    );
+}
