@@ -739,6 +739,11 @@ impl CallHost for State<'_> {
         &self.tree.name
     }
 
+    fn execute_own(&mut self, name: &str, data: &Value) -> Result<String, Error> {
+        let set = self.set;
+        self.execute(set, name, data)
+    }
+
     fn execute(&mut self, set: &Templates, name: &str, data: &Value) -> Result<String, Error> {
         let Some(tree) = set.tree(name) else {
             return Err(Error::Exec(format!(

@@ -145,6 +145,7 @@ pub(crate) trait CallHost {
         name: &str,
         data: &Value,
     ) -> Result<String, crate::Error>;
+    fn execute_own(&mut self, name: &str, data: &Value) -> Result<String, crate::Error>;
 }
 
 impl CallContext<'_> {
@@ -168,6 +169,12 @@ impl CallContext<'_> {
         data: &Value,
     ) -> Result<String, crate::Error> {
         self.host.execute(set, name, data)
+    }
+
+    /// Executes template `name` of the set being executed (what Helm's `include` does),
+    /// as a separate execution like [`CallContext::execute`].
+    pub fn execute_template(&mut self, name: &str, data: &Value) -> Result<String, crate::Error> {
+        self.host.execute_own(name, data)
     }
 }
 

@@ -419,8 +419,7 @@ fn with_include(mut set: Templates) -> Templates {
     set.add_func(
         "include",
         Function::with_context(&[ParamType::String, ParamType::Any], None, |ctx, a| {
-            let set = ctx.templates().clone();
-            ctx.execute(&set, a[0].as_str().unwrap_or_default(), &a[1])
+            ctx.execute_template(a[0].as_str().unwrap_or_default(), &a[1])
                 .map(Value::from)
                 .map_err(|e| FuncError::new(e.to_string()))
         }),
@@ -450,6 +449,29 @@ fn context_functions_run_other_templates() {
             .to_string(),
         "template: u:1:2: executing \"u\" at <include \"bad\" .>: error calling include: template: h:1:52: executing \"bad\" at <.a.b.c>: nil pointer evaluating interface {}.b"
     );
+}
+
+#[test]
+fn context_functions_run_freshly_parsed_templates_like_helm_tpl() {
+    let mut set = Templates::new("gotpl");
+    set.add_func(
+        "tpl",
+        Function::with_context(&[ParamType::String, ParamType::Any], None, |ctx, a| {
+            let mut derived = ctx.templates().clone();
+            let name = ctx.template_name().to_string();
+            derived
+                .parse(&name, a[0].as_str().unwrap_or_default())
+                .map_err(|e| FuncError::new(e.to_string()))?;
+            ctx.execute(&derived, &name, &a[1])
+                .map(Value::from)
+                .map_err(|e| FuncError::new(e.to_string()))
+        }),
+    );
+    set.parse("h", r#"{{define "x"}}X{{end}}"#).unwrap();
+    set.parse("t", r#"{{tpl .s .}}|{{tpl "{{ .v | len }}" .}}"#)
+        .unwrap();
+    let data = Value::from(json!({"s": "{{template \"x\"}}{{.v}}", "v": "abc"}));
+    assert_eq!(set.execute("t", &data).unwrap(), "Xabc|3");
 }
 
 #[test]
