@@ -14,6 +14,8 @@ use crate::value::{Function, Value};
 pub const MAX_EXEC_DEPTH: usize = 100_000;
 
 const PARSE_STACK_BYTES: usize = 256 << 20;
+/// Parser nesting allowed on the caller's stack (a few KiB per level).
+const INLINE_PARSE_NESTING: usize = 128;
 
 /// What a missing map key evaluates to (Go's `missingkey=` option).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -155,13 +157,14 @@ impl Templates {
     /// one, as in Go; an empty one never replaces an existing template.
     pub fn parse(&mut self, name: &str, text: &str) -> Result<&mut Self, Error> {
         let this = &*self;
-        let trees = std::thread::scope(|scope| {
-            let h = std::thread::Builder::new()
-                .stack_size(PARSE_STACK_BYTES)
-                .spawn_scoped(scope, || parse(name, text, &|f| this.has_function(f)))
-                .map_err(|e| Error::Parse(format!("template: {name}: cannot start parser: {e}")))?;
-            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
-        })?;
+        // The parser recurses once per nested action or parenthesis; few can nest only a
+        // little and parse on the caller's stack, others on a large one.
+        let nesting_bound = text.matches('(').count() + text.matches("{{").count();
+        let trees = if nesting_bound <= INLINE_PARSE_NESTING {
+            parse(name, text, &|f| this.has_function(f))?
+        } else {
+            self.parse_on_large_stack(name, text)?
+        };
         for tree in trees {
             let keep_old = tree.is_empty() && self.trees.contains_key(&tree.name);
             if !keep_old {
@@ -169,6 +172,17 @@ impl Templates {
             }
         }
         Ok(self)
+    }
+
+    fn parse_on_large_stack(&self, name: &str, text: &str) -> Result<Vec<Tree>, Error> {
+        let this = self;
+        std::thread::scope(|scope| {
+            let h = std::thread::Builder::new()
+                .stack_size(PARSE_STACK_BYTES)
+                .spawn_scoped(scope, || parse(name, text, &|f| this.has_function(f)))
+                .map_err(|e| Error::Parse(format!("template: {name}: cannot start parser: {e}")))?;
+            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+        })
     }
 
     /// The names of the templates in the set, sorted.
