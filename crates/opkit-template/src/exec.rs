@@ -106,12 +106,29 @@ impl<'a> State<'a> {
 
     fn errorf(&self, msg: impl std::fmt::Display) -> Error {
         let name = &self.tree.name;
-        let (pos, ctx) = match self.at {
-            At::None => return Error::Exec(format!("template: {name}: {msg}")),
-            At::Node(n) => (node_pos(n), n.to_string()),
-            At::Pipe(p) => (p.pos, p.to_string()),
-            At::Cmd(c) => (c.pos, c.to_string()),
-            At::Arg(a) => (a.pos(), a.to_string()),
+        let at = self.at;
+        let describe = move || match at {
+            At::None => None,
+            At::Node(n) => Some((node_pos(n), n.to_string())),
+            At::Pipe(p) => Some((p.pos, p.to_string())),
+            At::Cmd(c) => Some((c.pos, c.to_string())),
+            At::Arg(a) => Some((a.pos(), a.to_string())),
+        };
+        // A node's text can nest as deep as the tree: on the caller's (maybe small) stack,
+        // write it on a large one.
+        let described = if self.nest < CALLER_LEVELS {
+            crate::template::on_large_stack(describe)
+        } else {
+            Some(describe())
+        };
+        let (pos, ctx) = match described {
+            Some(Some(d)) => d,
+            Some(None) => return Error::Exec(format!("template: {name}: {msg}")),
+            None => {
+                return Error::Exec(format!(
+                    "template: {name}: {msg} (cannot describe the node)"
+                ));
+            }
         };
         Error::Exec(format!(
             "template: {}: executing {} at <{}>: {}",

@@ -9,8 +9,11 @@ use crate::error::Error;
 use crate::gofmt::go_quote;
 use crate::lex::{Item, ItemType, lex};
 
-/// Go's `maxStackDepth` guard against deeply nested input (parens, control structures).
-const MAX_NESTING: usize = 10_000;
+/// Go's `maxStackDepth`: parenthesised pipelines nest at most this deep.
+const MAX_PAREN_DEPTH: usize = 10_000;
+/// Control structures (`if`, `range`, `with`, `define`, `block` bodies) nest at most this
+/// deep. Go has no such bound (its stacks grow); the same error text is used.
+const MAX_CONTROL_DEPTH: usize = 10_000;
 
 /// A parsed template: its root list and the text its positions refer to.
 #[derive(Debug)]
@@ -164,6 +167,54 @@ impl Arg {
     }
 }
 
+// Trees can nest 10000 levels deep; dropping them must not recurse that deep.
+impl Drop for List {
+    fn drop(&mut self) {
+        let mut stack = std::mem::take(&mut self.nodes);
+        while let Some(node) = stack.pop() {
+            if let Node::If(mut b) | Node::Range(mut b) | Node::With(mut b) = node {
+                stack.append(&mut b.list.nodes);
+                if let Some(e) = &mut b.else_list {
+                    stack.append(&mut e.nodes);
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Pipe {
+    fn drop(&mut self) {
+        let mut stack = Vec::new();
+        take_nested_pipes(&mut self.cmds, &mut stack);
+        while let Some(mut p) = stack.pop() {
+            take_nested_pipes(&mut p.cmds, &mut stack);
+        }
+    }
+}
+
+fn take_nested_pipes(cmds: &mut [Command], stack: &mut Vec<Pipe>) {
+    fn take(a: &mut Arg, stack: &mut Vec<Pipe>) {
+        match a {
+            Arg::Pipe(p) => stack.push(std::mem::replace(
+                &mut **p,
+                Pipe {
+                    pos: 0,
+                    is_assign: false,
+                    decl: Vec::new(),
+                    cmds: Vec::new(),
+                },
+            )),
+            Arg::Chain { node, .. } => take(node, stack),
+            _ => {}
+        }
+    }
+    for c in cmds {
+        for a in &mut c.args {
+            take(a, stack);
+        }
+    }
+}
+
 impl fmt::Display for Arg {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -292,6 +343,7 @@ struct Parser<'a> {
     range_depth: usize,
     action_line: usize,
     depth: usize,
+    paren_depth: usize,
     /// Trees defined by this parse (Go's treeSet), in order.
     trees: Vec<Tree>,
 }
@@ -315,6 +367,7 @@ pub(crate) fn parse(name: &str, text: &str, has_func: &dyn Fn(&str) -> bool) -> 
         range_depth: 0,
         action_line: 0,
         depth: 0,
+        paren_depth: 0,
         trees: Vec::new(),
     };
     let root = p.parse_top()?;
@@ -419,11 +472,11 @@ impl Parser<'_> {
         Ok(())
     }
 
-    fn enter(&mut self) -> PResult<()> {
-        self.depth += 1;
-        if self.depth >= MAX_NESTING {
+    fn enter_control(&mut self) -> PResult<()> {
+        if self.depth >= MAX_CONTROL_DEPTH {
             return Err(self.errorf("max expression depth exceeded"));
         }
+        self.depth += 1;
         Ok(())
     }
 
@@ -487,7 +540,7 @@ impl Parser<'_> {
     }
 
     fn item_list(&mut self) -> PResult<(List, Parsed)> {
-        self.enter()?;
+        self.enter_control()?;
         let mut list = List::default();
         while self.peek_non_space().typ != ItemType::Eof {
             match self.text_or_action()? {
@@ -874,9 +927,12 @@ impl Parser<'_> {
                 }
             }
             ItemType::LeftParen => {
-                self.enter()?;
+                if self.paren_depth >= MAX_PAREN_DEPTH {
+                    return Err(self.errorf("max expression depth exceeded"));
+                }
+                self.paren_depth += 1;
                 let p = self.pipeline("parenthesized pipeline", ItemType::RightParen)?;
-                self.depth -= 1;
+                self.paren_depth -= 1;
                 Arg::Pipe(Box::new(p))
             }
             ItemType::String | ItemType::RawString => {

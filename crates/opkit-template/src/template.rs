@@ -13,9 +13,21 @@ use crate::value::{Function, Value};
 /// Go's `text/template` execution depth limit (`maxExecDepth`).
 pub const MAX_EXEC_DEPTH: usize = 100_000;
 
-const PARSE_STACK_BYTES: usize = 256 << 20;
-/// Parser nesting allowed on the caller's stack (a few KiB per level).
-const INLINE_PARSE_NESTING: usize = 128;
+const PARSE_STACK_BYTES: usize = 1 << 30;
+/// Parser nesting allowed on the caller's stack (up to ~12 KiB per level in debug builds).
+const INLINE_PARSE_NESTING: usize = 24;
+
+/// Runs `f` on a fresh thread with a large stack (for work that recurses as deep as a
+/// template nests); `None` when no thread can be started.
+pub(crate) fn on_large_stack<T: Send>(f: impl FnOnce() -> T + Send) -> Option<T> {
+    std::thread::scope(|scope| {
+        let h = std::thread::Builder::new()
+            .stack_size(PARSE_STACK_BYTES)
+            .spawn_scoped(scope, f)
+            .ok()?;
+        Some(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+    })
+}
 
 /// What a missing map key evaluates to (Go's `missingkey=` option).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -157,8 +169,9 @@ impl Templates {
     /// one, as in Go; an empty one never replaces an existing template.
     pub fn parse(&mut self, name: &str, text: &str) -> Result<&mut Self, Error> {
         let this = &*self;
-        // The parser recurses once per nested action or parenthesis; few can nest only a
-        // little and parse on the caller's stack, others on a large one.
+        // The parser recurses once per nested control action or parenthesis, each of which
+        // needs its own `{{` or `(`: texts with few of them parse on the caller's stack,
+        // others on a large one.
         let nesting_bound = text.matches('(').count() + text.matches("{{").count();
         let trees = if nesting_bound <= INLINE_PARSE_NESTING {
             parse(name, text, &|f| this.has_function(f))?
@@ -176,12 +189,10 @@ impl Templates {
 
     fn parse_on_large_stack(&self, name: &str, text: &str) -> Result<Vec<Tree>, Error> {
         let this = self;
-        std::thread::scope(|scope| {
-            let h = std::thread::Builder::new()
-                .stack_size(PARSE_STACK_BYTES)
-                .spawn_scoped(scope, || parse(name, text, &|f| this.has_function(f)))
-                .map_err(|e| Error::Parse(format!("template: {name}: cannot start parser: {e}")))?;
-            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+        on_large_stack(|| parse(name, text, &|f| this.has_function(f))).unwrap_or_else(|| {
+            Err(Error::Parse(format!(
+                "template: {name}: cannot start a thread to parse on"
+            )))
         })
     }
 
