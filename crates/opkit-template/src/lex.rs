@@ -61,14 +61,15 @@ impl ItemType {
 }
 
 #[derive(Clone, Debug)]
-pub(crate) struct Item {
+pub(crate) struct Item<'a> {
     pub typ: ItemType,
     pub pos: usize,
-    pub val: String,
+    /// The item's text (borrowed from the input), or an error item's message.
+    pub val: std::borrow::Cow<'a, str>,
     pub line: usize,
 }
 
-impl std::fmt::Display for Item {
+impl std::fmt::Display for Item<'_> {
     /// Go's `item.String()`, used in "unexpected X in Y" errors.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.typ {
@@ -128,7 +129,7 @@ struct Lexer<'a> {
     input: &'a str,
     pos: usize,
     start: usize,
-    items: Vec<Item>,
+    items: Vec<Item<'a>>,
     paren_depth: i32,
     break_ok: bool,
     continue_ok: bool,
@@ -138,7 +139,7 @@ struct Lexer<'a> {
 
 /// Lexes `input` into items ending in EOF or an error item.
 /// `break_ok`/`continue_ok` are false when a function of that name shadows the keyword.
-pub(crate) fn lex(input: &str, break_ok: bool, continue_ok: bool) -> Vec<Item> {
+pub(crate) fn lex(input: &str, break_ok: bool, continue_ok: bool) -> Vec<Item<'_>> {
     let mut l = Lexer {
         input,
         pos: 0,
@@ -204,7 +205,7 @@ impl<'a> Lexer<'a> {
         self.items.push(Item {
             typ,
             pos: self.start,
-            val: self.input[self.start..self.pos].to_string(),
+            val: std::borrow::Cow::Borrowed(&self.input[self.start..self.pos]),
             line: self.start_line,
         });
         self.start = self.pos;
@@ -221,7 +222,7 @@ impl<'a> Lexer<'a> {
         self.items.push(Item {
             typ: ItemType::Error,
             pos: self.start,
-            val: msg,
+            val: std::borrow::Cow::Owned(msg),
             line: self.start_line,
         });
         State::Done
@@ -599,7 +600,7 @@ mod tests {
     #[test]
     fn trim_markers_eat_surrounding_space() {
         let items = lex("a  {{- 3 -}}  b", true, true);
-        let vals: Vec<_> = items.iter().map(|i| i.val.as_str()).collect();
+        let vals: Vec<_> = items.iter().map(|i| &*i.val).collect();
         assert_eq!(vals, ["a", "{{", "3", "}}", "b", ""]);
     }
 
@@ -617,7 +618,7 @@ mod tests {
         assert_eq!(types("{{1+2i}}")[1], Complex);
         let bad = lex("{{3k}}", true, true);
         assert_eq!(
-            bad.last().map(|i| i.val.as_str()),
+            bad.last().map(|i| &*i.val),
             Some("bad number syntax: \"3k\"")
         );
     }

@@ -332,7 +332,7 @@ impl fmt::Display for Parsed {
 }
 
 struct Parser<'a> {
-    items: Vec<Item>,
+    items: Vec<Item<'a>>,
     idx: usize,
     hi: usize,
     text: Arc<str>,
@@ -386,12 +386,12 @@ pub(crate) fn parse(name: &str, text: &str, has_func: &dyn Fn(&str) -> bool) -> 
     Ok(trees)
 }
 
-impl Parser<'_> {
-    fn item(&self, i: usize) -> &Item {
+impl<'a> Parser<'a> {
+    fn item(&self, i: usize) -> &Item<'a> {
         &self.items[i.min(self.items.len() - 1)]
     }
 
-    fn next(&mut self) -> Item {
+    fn next(&mut self) -> Item<'a> {
         let it = self.item(self.idx).clone();
         self.hi = self.hi.max(self.idx.min(self.items.len() - 1));
         if self.idx < self.items.len() {
@@ -404,12 +404,12 @@ impl Parser<'_> {
         self.idx = self.idx.saturating_sub(1);
     }
 
-    fn peek(&mut self) -> Item {
+    fn peek(&mut self) -> Item<'a> {
         self.hi = self.hi.max(self.idx.min(self.items.len() - 1));
         self.item(self.idx).clone()
     }
 
-    fn next_non_space(&mut self) -> Item {
+    fn next_non_space(&mut self) -> Item<'a> {
         loop {
             let it = self.next();
             if it.typ != ItemType::Space {
@@ -418,7 +418,7 @@ impl Parser<'_> {
         }
     }
 
-    fn peek_non_space(&mut self) -> Item {
+    fn peek_non_space(&mut self) -> Item<'a> {
         let it = self.next_non_space();
         self.backup();
         it
@@ -446,7 +446,7 @@ impl Parser<'_> {
         self.errorf(format!("unexpected {token} in {context}"))
     }
 
-    fn expect(&mut self, typ: ItemType, context: &str) -> PResult<Item> {
+    fn expect(&mut self, typ: ItemType, context: &str) -> PResult<Item<'a>> {
         let t = self.next_non_space();
         if t.typ != typ {
             return Err(self.unexpected(&t, context));
@@ -559,7 +559,7 @@ impl Parser<'_> {
         match token.typ {
             ItemType::Text => Ok(Parsed::Node(Node::Text {
                 pos: token.pos,
-                text: token.val,
+                text: token.val.into_owned(),
             })),
             ItemType::LeftDelim => {
                 self.action_line = token.line;
@@ -746,13 +746,13 @@ impl Parser<'_> {
                 ItemType::Assign | ItemType::Declare => {
                     pipe.is_assign = next.typ == ItemType::Assign;
                     self.next_non_space();
-                    pipe.decl.push(v.val.clone());
-                    self.vars.push(v.val);
+                    pipe.decl.push(v.val.to_string());
+                    self.vars.push(v.val.into_owned());
                 }
                 ItemType::Char if next.val == "," => {
                     self.next_non_space();
-                    pipe.decl.push(v.val.clone());
-                    self.vars.push(v.val);
+                    pipe.decl.push(v.val.to_string());
+                    self.vars.push(v.val.into_owned());
                     if context == "range" && pipe.decl.len() < 2 {
                         match self.peek_non_space().typ {
                             ItemType::Variable | ItemType::RightDelim | ItemType::RightParen => {
@@ -899,7 +899,7 @@ impl Parser<'_> {
                 }
                 Arg::Identifier {
                     pos,
-                    name: token.val,
+                    name: token.val.into_owned(),
                 }
             }
             ItemType::Dot => Arg::Dot { pos },
@@ -939,7 +939,7 @@ impl Parser<'_> {
                 let text = self.unquote(&token.val)?;
                 Arg::String {
                     pos,
-                    quoted: token.val,
+                    quoted: token.val.into_owned(),
                     text,
                 }
             }
@@ -955,7 +955,7 @@ impl Parser<'_> {
     }
 
     fn new_number(&self, token: &Item) -> PResult<Number> {
-        let text = token.val.as_str();
+        let text = &*token.val;
         let mut n = Number {
             text: text.to_string(),
             is_int: false,
