@@ -20,25 +20,35 @@ const CALLER_LEVELS: usize = 32;
 const LEVELS_PER_STACK: usize = 1000;
 const STACK_BYTES: usize = 64 << 20;
 
-/// A value plus whether it is a nil held in an `interface{}` (a map entry or a list element
-/// that is nil, or `missingkey=zero`'s zero value). Go evaluates a field of such a value to
-/// `nil pointer evaluating interface {}.X`, but a field of a missing (invalid) value to nil.
+/// A value plus whether Go would see it as held in an `interface{}`: a map entry or list
+/// element (as `range` and field chains leave them), or `missingkey=zero`'s zero value.
+/// Go names such a receiver's type `interface {}` in errors, and a field of a nil one fails
+/// with `nil pointer evaluating interface {}.X`, while a field of a missing (invalid) value
+/// is just nil.
 #[derive(Clone)]
 struct Cell {
     v: Value,
-    iface_nil: bool,
+    iface: bool,
 }
 
 impl Cell {
     fn plain(v: Value) -> Cell {
-        Cell {
-            v,
-            iface_nil: false,
-        }
+        Cell { v, iface: false }
     }
     fn elem(v: Value) -> Cell {
-        let iface_nil = v.is_nil();
-        Cell { v, iface_nil }
+        Cell { v, iface: true }
+    }
+    /// A host object's field or method result: concrete unless nil.
+    fn member(v: Value) -> Cell {
+        let iface = v.is_nil();
+        Cell { v, iface }
+    }
+    fn type_name(&self) -> String {
+        if self.iface {
+            "interface {}".into()
+        } else {
+            self.v.type_name()
+        }
     }
 }
 
@@ -538,7 +548,7 @@ impl<'a> State<'a> {
     ) -> R<Cell> {
         let has_args = args.len() > 1 || fin.is_some();
         match &recv.v {
-            Value::Nil if recv.iface_nil => {
+            Value::Nil if recv.iface => {
                 Err(self.errorf(format!("nil pointer evaluating interface {{}}.{name}")))
             }
             Value::Nil => {
@@ -552,18 +562,18 @@ impl<'a> State<'a> {
             Value::Object(o) => match o.member(name) {
                 Some(Member::Method(f)) => self
                     .eval_call(dot, &f, false, At::Arg(node), name, args, fin)
-                    .map(Cell::elem),
+                    .map(Cell::member),
                 Some(Member::Field(v)) => {
                     if has_args {
                         return Err(self.errorf(format!(
                             "{name} has arguments but cannot be invoked as field"
                         )));
                     }
-                    Ok(Cell::elem(v))
+                    Ok(Cell::member(v))
                 }
                 None => Err(self.errorf(format!(
                     "can't evaluate field {name} in type {}",
-                    o.type_name()
+                    recv.type_name()
                 ))),
             },
             Value::Map(m) => {
@@ -581,9 +591,9 @@ impl<'a> State<'a> {
                     },
                 }
             }
-            other => Err(self.errorf(format!(
+            _ => Err(self.errorf(format!(
                 "can't evaluate field {name} in type {}",
-                other.type_name()
+                recv.type_name()
             ))),
         }
     }

@@ -80,6 +80,22 @@ fn field_of_a_null_value_fails_but_field_of_a_missing_one_does_not() {
 }
 
 #[test]
+fn field_of_a_map_entry_names_the_interface_type_like_go() {
+    assert_eq!(
+        err_text(render("{{.a.b}}", json!({"a": "str"}))),
+        "template: t:1:4: executing \"t\" at <.a.b>: can't evaluate field b in type interface {}"
+    );
+    assert_eq!(
+        err_text(render("{{.b}}", json!("str"))),
+        "template: t:1:2: executing \"t\" at <.b>: can't evaluate field b in type string"
+    );
+    assert_eq!(
+        err_text(render("{{range .l}}{{.b}}{{end}}", json!({"l": [1]}))),
+        "template: t:1:14: executing \"t\" at <.b>: can't evaluate field b in type interface {}"
+    );
+}
+
+#[test]
 fn json_numbers_are_float64_and_literals_are_int() {
     assert_eq!(
         render(
@@ -319,7 +335,14 @@ fn objects_expose_fields_and_methods() {
     set.parse("u", "{{.C.Nope}}").unwrap();
     assert_eq!(
         set.execute("u", &data).unwrap_err().to_string(),
-        "template: u:1:4: executing \"u\" at <.C.Nope>: can't evaluate field Nope in type *chartutil.Capabilities"
+        "template: u:1:4: executing \"u\" at <.C.Nope>: can't evaluate field Nope in type interface {}"
+    );
+    set.parse("w", "{{.Nope}}").unwrap();
+    assert_eq!(
+        set.execute("w", &Value::Object(Arc::new(Caps)))
+            .unwrap_err()
+            .to_string(),
+        "template: w:1:2: executing \"w\" at <.Nope>: can't evaluate field Nope in type *chartutil.Capabilities"
     );
     set.parse("v", "{{.C.APIVersions.Has 1}}").unwrap();
     assert_eq!(
