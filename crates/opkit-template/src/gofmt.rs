@@ -39,7 +39,7 @@ pub(crate) fn sprintln(args: &[Value]) -> String {
     out
 }
 
-#[derive(Default, Clone, Debug)]
+#[derive(Default, Clone, Copy, Debug)]
 struct Flags {
     plus: bool,
     minus: bool,
@@ -50,93 +50,171 @@ struct Flags {
     prec: Option<usize>,
 }
 
-/// `fmt.Sprintf(format, args...)`.
+/// `fmt.Sprintf(format, args...)`, following Go's `doPrintf`: flags, `[n]` argument
+/// indexes, `*` widths and precisions, and the in-band error texts.
 pub(crate) fn sprintf(format: &str, args: &[Value]) -> String {
+    let f = format.as_bytes();
+    let end = f.len();
     let mut out = String::new();
     let mut arg_num = 0usize;
-    let mut chars = format.char_indices().peekable();
-    while let Some((_, c)) = chars.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
+    let mut reordered = false;
+    let mut i = 0usize;
+    while i < end {
+        let mut good_arg_num = true;
+        let lasti = i;
+        while i < end && f[i] != b'%' {
+            i += 1;
         }
-        let mut f = Flags::default();
-        // Flags.
-        while let Some(&(_, c)) = chars.peek() {
-            match c {
-                '+' => f.plus = true,
-                '-' => f.minus = true,
-                '#' => f.sharp = true,
-                ' ' => f.space = true,
-                '0' => f.zero = !f.minus,
+        if i > lasti {
+            out.push_str(&format[lasti..i]);
+        }
+        if i >= end {
+            break;
+        }
+        i += 1;
+        let mut fl = Flags::default();
+        while i < end {
+            match f[i] {
+                b'#' => fl.sharp = true,
+                b'0' => fl.zero = !fl.minus,
+                b'+' => fl.plus = true,
+                b'-' => {
+                    fl.minus = true;
+                    fl.zero = false;
+                }
+                b' ' => fl.space = true,
                 _ => break,
             }
-            chars.next();
+            i += 1;
         }
-        if f.minus {
-            f.zero = false;
-        }
+        // An explicit argument index?
+        let mut after_index;
+        (arg_num, i, after_index) = arg_number(
+            arg_num,
+            format,
+            i,
+            args.len(),
+            &mut reordered,
+            &mut good_arg_num,
+        );
         // Width.
-        if let Some(&(_, '*')) = chars.peek() {
-            chars.next();
-            match args.get(arg_num) {
-                Some(Value::Int(n)) | Some(Value::Int64(n)) => {
-                    arg_num += 1;
-                    if *n < 0 {
-                        f.minus = true;
-                        f.zero = false;
-                    }
-                    f.width = Some(n.unsigned_abs() as usize);
-                }
-                _ => {
-                    arg_num += usize::from(arg_num < args.len());
-                    out.push_str("%!(BADWIDTH)");
-                }
+        if i < end && f[i] == b'*' {
+            i += 1;
+            let (w, ok, n) = int_from_arg(args, arg_num);
+            arg_num = n;
+            if !ok {
+                out.push_str("%!(BADWIDTH)");
+            } else if w < 0 {
+                fl.minus = true;
+                fl.zero = false;
+                fl.width = Some(w.unsigned_abs() as usize);
+            } else {
+                fl.width = Some(w as usize);
             }
+            after_index = false;
         } else {
-            f.width = parse_num(&mut chars);
+            let (w, ni) = parse_num(f, i);
+            fl.width = w;
+            i = ni;
+            if after_index && fl.width.is_some() {
+                good_arg_num = false;
+            }
         }
         // Precision.
-        if let Some(&(_, '.')) = chars.peek() {
-            chars.next();
-            if let Some(&(_, '*')) = chars.peek() {
-                chars.next();
-                match args.get(arg_num) {
-                    Some(Value::Int(n)) | Some(Value::Int64(n)) if *n >= 0 => {
-                        arg_num += 1;
-                        f.prec = Some(*n as usize);
-                    }
-                    _ => {
-                        arg_num += usize::from(arg_num < args.len());
-                        out.push_str("%!(BADPREC)");
-                    }
+        if i + 1 < end && f[i] == b'.' {
+            i += 1;
+            if after_index {
+                good_arg_num = false;
+            }
+            (arg_num, i, after_index) = arg_number(
+                arg_num,
+                format,
+                i,
+                args.len(),
+                &mut reordered,
+                &mut good_arg_num,
+            );
+            if i < end && f[i] == b'*' {
+                i += 1;
+                let (p, ok, n) = int_from_arg(args, arg_num);
+                arg_num = n;
+                if ok && p >= 0 {
+                    fl.prec = Some(p as usize);
+                } else if !ok {
+                    out.push_str("%!(BADPREC)");
                 }
+                after_index = false;
             } else {
-                f.prec = Some(parse_num(&mut chars).unwrap_or(0));
+                let (p, ni) = parse_num(f, i);
+                fl.prec = Some(p.unwrap_or(0));
+                i = ni;
             }
         }
-        let Some((_, verb)) = chars.next() else {
+        if !after_index {
+            (arg_num, i, _) = arg_number(
+                arg_num,
+                format,
+                i,
+                args.len(),
+                &mut reordered,
+                &mut good_arg_num,
+            );
+        }
+        if i >= end {
             out.push_str("%!(NOVERB)");
             break;
+        }
+        let Some(verb) = format[i..].chars().next() else {
+            break;
         };
+        i += verb.len_utf8();
         if verb == '%' {
             out.push('%');
-            continue;
-        }
-        let Some(arg) = args.get(arg_num) else {
+        } else if !good_arg_num {
+            out.push_str("%!");
+            out.push(verb);
+            out.push_str("(BADINDEX)");
+        } else if arg_num >= args.len() {
             out.push_str("%!");
             out.push(verb);
             out.push_str("(MISSING)");
-            continue;
-        };
-        arg_num += 1;
-        if verb == 'T' {
-            pad(&mut out, &arg.type_name(), &f);
-            continue;
+        } else {
+            let arg = &args[arg_num];
+            arg_num += 1;
+            if verb == 'T' {
+                pad(&mut out, &arg.type_name(), &fl);
+            } else if verb == 'v' && fl.sharp {
+                // %#v: Go syntax.
+                let mut g = String::new();
+                go_syntax(&mut g, arg, true);
+                pad(
+                    &mut out,
+                    &g,
+                    &Flags {
+                        sharp: false,
+                        plus: false,
+                        ..fl
+                    },
+                );
+            } else if verb == 'v' {
+                // '+' and '#' mean struct-field and Go syntax with %v, not sign and prefix.
+                print_value(
+                    &mut out,
+                    arg,
+                    verb,
+                    &Flags {
+                        sharp: false,
+                        plus: false,
+                        ..fl
+                    },
+                    0,
+                );
+            } else {
+                print_value(&mut out, arg, verb, &fl, 0);
+            }
         }
-        print_value(&mut out, arg, verb, &f, 0);
     }
-    if arg_num < args.len() {
+    if !reordered && arg_num < args.len() {
         out.push_str("%!(EXTRA ");
         for (i, a) in args[arg_num..].iter().enumerate() {
             if i > 0 {
@@ -155,19 +233,95 @@ pub(crate) fn sprintf(format: &str, args: &[Value]) -> String {
     out
 }
 
-fn parse_num(chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>) -> Option<usize> {
+/// Go's `parsenum`: a decimal number at `i` (capped at 1e6, as Go refuses larger widths).
+fn parse_num(f: &[u8], mut i: usize) -> (Option<usize>, usize) {
     let mut n: Option<usize> = None;
-    while let Some(&(_, c)) = chars.peek() {
-        let Some(d) = c.to_digit(10) else { break };
-        n = Some(
-            n.unwrap_or(0)
-                .saturating_mul(10)
-                .saturating_add(d as usize)
-                .min(1_000_000),
-        );
-        chars.next();
+    while i < f.len() && f[i].is_ascii_digit() {
+        let v = n.unwrap_or(0) * 10 + usize::from(f[i] - b'0');
+        if v > 1_000_000 {
+            return (None, f.len());
+        }
+        n = Some(v);
+        i += 1;
     }
-    n
+    (n, i)
+}
+
+/// Go's `argNumber`: an optional `[n]` (one-based) at `i`.
+fn arg_number(
+    arg_num: usize,
+    format: &str,
+    i: usize,
+    num_args: usize,
+    reordered: &mut bool,
+    good: &mut bool,
+) -> (usize, usize, bool) {
+    let f = format.as_bytes();
+    if i >= f.len() || f[i] != b'[' {
+        return (arg_num, i, false);
+    }
+    *reordered = true;
+    let rest = &f[i..];
+    let (index, wid, ok) = if rest.len() < 3 {
+        (0usize, 1usize, false)
+    } else {
+        match rest.iter().position(|b| *b == b']') {
+            Some(close) => match parse_num(rest, 1) {
+                (Some(n), ni) if ni == close && n >= 1 => (n - 1, close + 1, true),
+                (Some(0), ni) if ni == close => (usize::MAX, close + 1, true),
+                _ => (0, close + 1, false),
+            },
+            None => (0, 1, false),
+        }
+    };
+    if ok && index < num_args {
+        return (index, i + wid, true);
+    }
+    *good = false;
+    (arg_num, i + wid, ok)
+}
+
+/// Go's `intFromArg`: an int argument for `*`.
+fn int_from_arg(args: &[Value], arg_num: usize) -> (i64, bool, usize) {
+    match args.get(arg_num) {
+        Some(Value::Int(n) | Value::Int64(n)) if n.unsigned_abs() <= 1_000_000 => {
+            (*n, true, arg_num + 1)
+        }
+        Some(_) => (0, false, arg_num + 1),
+        None => (0, false, arg_num),
+    }
+}
+
+/// `%#v`: Go-syntax representation.
+fn go_syntax(out: &mut String, v: &Value, top: bool) {
+    match v {
+        Value::Nil if top => out.push_str("<nil>"),
+        Value::Nil => out.push_str("interface {}(nil)"),
+        Value::String(s) => out.push_str(&go_quote(s)),
+        Value::List(items) => {
+            out.push_str("[]interface {}{");
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                go_syntax(out, item, false);
+            }
+            out.push('}');
+        }
+        Value::Map(m) => {
+            out.push_str("map[string]interface {}{");
+            for (i, (k, val)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&go_quote(k));
+                out.push(':');
+                go_syntax(out, val, false);
+            }
+            out.push('}');
+        }
+        other => print_value(out, other, 'v', &Flags::default(), 0),
+    }
 }
 
 fn bad_verb(out: &mut String, v: &Value, verb: char) {
@@ -691,6 +845,31 @@ mod tests {
             "[1 <nil>]"
         );
         assert_eq!(s("%*d", vec![Value::Int(4), Value::Int(7)]), "   7");
+    }
+
+    #[test]
+    fn printf_argument_indexes_and_v_flags_follow_go() {
+        let ab = || vec![Value::from("a"), Value::from("b")];
+        assert_eq!(s("%[2]s-%[1]s-%s", ab()), "b-a-b");
+        assert_eq!(s("%[1]s %[1]q", ab()), "a \"a\"");
+        assert_eq!(s("%[3]s", ab()), "%!s(BADINDEX)");
+        assert_eq!(s("%[0]s", ab()), "%!s(BADINDEX)");
+        assert_eq!(s("%[x]s", ab()), "%!s(BADINDEX)");
+        assert_eq!(s("%[2]*[1]d", vec![Value::Int(7), Value::Int(3)]), "  7");
+        assert_eq!(s("%+v %+d", vec![Value::Int(5), Value::Int(5)]), "5 +5");
+        assert_eq!(
+            s(
+                "%#v",
+                vec![Value::from_json(
+                    &serde_json::json!({"a": [1, "x", null], "b": true})
+                )]
+            ),
+            "map[string]interface {}{\"a\":[]interface {}{1, \"x\", interface {}(nil)}, \"b\":true}"
+        );
+        assert_eq!(
+            s("%#v %#v", vec![Value::from("q"), Value::Nil]),
+            "\"q\" <nil>"
+        );
     }
 
     #[test]
