@@ -418,10 +418,7 @@ fn pad_number(out: &mut String, sign: &str, body: &str, f: &Flags) {
         out.push_str(body);
     } else {
         let s = format!("{sign}{body}");
-        let nf = Flags {
-            zero: false,
-            ..f.clone()
-        };
+        let nf = Flags { zero: false, ..*f };
         pad(out, &s, &nf);
     }
 }
@@ -477,7 +474,7 @@ fn fmt_integer(out: &mut String, v: &Value, i: i64, verb: char, f: &Flags) {
     }
     let zf = Flags {
         zero: f.zero && f.prec.is_none(),
-        ..f.clone()
+        ..*f
     };
     pad_number(out, &sign, &body, &zf);
 }
@@ -628,14 +625,7 @@ fn fmt_float(out: &mut String, v: &Value, x: f64, verb: char, f: &Flags) {
         } else {
             "NaN"
         };
-        pad(
-            out,
-            s,
-            &Flags {
-                zero: false,
-                ..f.clone()
-            },
-        );
+        pad(out, s, &Flags { zero: false, ..*f });
         return;
     }
     if x.is_infinite() {
@@ -646,14 +636,7 @@ fn fmt_float(out: &mut String, v: &Value, x: f64, verb: char, f: &Flags) {
         } else {
             "+Inf"
         };
-        pad(
-            out,
-            s,
-            &Flags {
-                zero: false,
-                ..f.clone()
-            },
-        );
+        pad(out, s, &Flags { zero: false, ..*f });
         return;
     }
     let mut body = format_float_abs(x, verb2, prec);
