@@ -48,6 +48,11 @@ pub use error::Error;
 pub use template::{MAX_EXEC_DEPTH, MissingKey, Templates};
 pub use value::{CallContext, FuncError, Function, Member, Object, ParamType, Value};
 
+/// The README's example, compiled and run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 /// Go's `fmt.Sprintf` over template values (for function libraries built on this crate).
 pub fn sprintf(format: &str, args: &[Value]) -> String {
     gofmt::sprintf(format, args)

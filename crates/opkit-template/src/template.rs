@@ -10,6 +10,12 @@ use crate::gofmt::go_quote;
 use crate::parse::{Tree, parse};
 use crate::value::{Function, Value};
 
+// Template sets are shared between threads (a controller renders charts concurrently).
+const _: fn() = || {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Templates>();
+};
+
 /// Go's `text/template` execution depth limit (`maxExecDepth`).
 pub const MAX_EXEC_DEPTH: usize = 100_000;
 
