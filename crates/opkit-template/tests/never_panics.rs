@@ -137,6 +137,66 @@ proptest! {
     }
 }
 
+/// Mostly well-formed templates built from the grammar, so that execution (not just the
+/// parser) meets every construct.
+fn grammar_template() -> impl Strategy<Value = String> {
+    let pipe = prop::sample::select(vec![
+        ".a",
+        ".l",
+        ".x",
+        ".a.c",
+        "$",
+        "(len .l)",
+        "(eq 1 1)",
+        "true",
+        ".",
+        "(index .l 1)",
+        "(slice .l 1)",
+        "$.a.b",
+        "(or .x .a)",
+        "(and .l 0)",
+        "(not .x)",
+        ".nope.deeper",
+    ]);
+    let leaf = prop_oneof![
+        Just("text ".to_string()),
+        Just("\n".to_string()),
+        pipe.clone().prop_map(|p| format!("{{{{{p}}}}}")),
+        pipe.clone()
+            .prop_map(|p| format!("{{{{printf \"%v|%d|%s|%5.1f\" {p} {p} {p} {p}}}}}")),
+        pipe.clone()
+            .prop_map(|p| format!("{{{{{p} | print | len}}}}")),
+        pipe.clone()
+            .prop_map(|p| format!("{{{{$v := {p}}}}}{{{{$v}}}}")),
+        Just("{{template \"x\" .}}".to_string()),
+        Just("{{- 1 -}}".to_string()),
+    ];
+    leaf.prop_recursive(4, 32, 4, move |inner| {
+        let body = prop::collection::vec(inner, 1..4).prop_map(|v| v.concat());
+        (pipe.clone(), body.clone(), body, 0..5u8).prop_map(|(p, a, b, kind)| match kind {
+            0 => format!("{{{{if {p}}}}}{a}{{{{else}}}}{b}{{{{end}}}}"),
+            1 => format!("{{{{range $i, $e := {p}}}}}{a}{{{{if $i}}}}{{{{break}}}}{{{{end}}}}{{{{else}}}}{b}{{{{end}}}}"),
+            2 => format!("{{{{with {p}}}}}{a}{{{{else with .a}}}}{b}{{{{end}}}}"),
+            3 => format!("{{{{define \"x\"}}}}{a}{{{{end}}}}{b}"),
+            _ => format!("{{{{range {p}}}}}{{{{continue}}}}{a}{{{{end}}}}"),
+        })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+
+    #[test]
+    fn well_formed_templates_execute_deterministically(text in grammar_template(), data in data()) {
+        let mut set = Templates::new("fuzz");
+        set.set_max_steps(Some(50_000)).set_max_output(Some(1 << 20));
+        if set.parse("t", &text).is_ok() {
+            let first = set.execute("t", &data);
+            prop_assert_eq!(first, set.execute("t", &data));
+        }
+    }
+}
+
 #[test]
 fn deeply_nested_input_is_an_error_not_a_stack_overflow() {
     let mut set = Templates::new("deep");
