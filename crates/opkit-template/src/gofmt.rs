@@ -544,6 +544,8 @@ fn fmt_f(out: &mut String, digits: &[u8], dp: i32, prec: usize) {
 fn format_float_abs(x: f64, verb: char, prec: Option<usize>) -> String {
     let mut out = String::new();
     match verb {
+        'b' => return format_float_b(x.abs()),
+        'x' | 'X' => return format_float_x(x.abs(), verb, prec),
         'e' | 'E' => {
             let (d, dp) = match prec {
                 None => decimal_digits(x, None),
@@ -596,6 +598,90 @@ fn format_float_abs(x: f64, verb: char, prec: Option<usize>) -> String {
     out
 }
 
+/// Mantissa (with the implicit bit) and binary exponent of a finite, non-negative float,
+/// as Go's `genericFtoa` takes them apart.
+fn float_parts(x: f64) -> (u64, i32) {
+    let bits = x.to_bits();
+    let mut exp = ((bits >> 52) & 0x7ff) as i32;
+    let mut mant = bits & ((1u64 << 52) - 1);
+    if exp == 0 {
+        exp += 1;
+    } else {
+        mant |= 1u64 << 52;
+    }
+    (mant, exp - 1023)
+}
+
+/// `strconv.FormatFloat(x, 'b', -1, 64)` of |x|: `4503599627370496p-52`.
+fn format_float_b(x: f64) -> String {
+    let (mant, exp) = float_parts(x);
+    let e = exp - 52;
+    format!("{mant}p{}{e}", if e >= 0 { "+" } else { "" })
+}
+
+/// `strconv.FormatFloat(x, 'x', prec, 64)` of |x|: `0x1.8p+01`.
+fn format_float_x(x: f64, verb: char, prec: Option<usize>) -> String {
+    let (mut mant, mut exp) = float_parts(x);
+    if mant == 0 {
+        exp = 0;
+    }
+    mant <<= 60 - 52;
+    while mant != 0 && mant & (1 << 60) == 0 {
+        mant <<= 1;
+        exp -= 1;
+    }
+    if let Some(p) = prec.filter(|p| *p < 15) {
+        let shift = (p * 4) as u32;
+        let extra = (mant << shift) & ((1u64 << 60) - 1);
+        mant >>= 60 - shift;
+        if extra | (mant & 1) > 1 << 59 {
+            mant += 1;
+        }
+        mant <<= 60 - shift;
+        if mant & (1 << 61) != 0 {
+            mant >>= 1;
+            exp += 1;
+        }
+    }
+    let hex: &[u8; 16] = if verb == 'X' {
+        b"0123456789ABCDEF"
+    } else {
+        b"0123456789abcdef"
+    };
+    let mut out = String::from("0");
+    out.push(verb);
+    out.push(if (mant >> 60) & 1 == 1 { '1' } else { '0' });
+    mant <<= 4;
+    let digits = match prec {
+        None if mant != 0 => {
+            let mut n = 0;
+            let mut m = mant;
+            while m != 0 {
+                n += 1;
+                m <<= 4;
+            }
+            n
+        }
+        None => 0,
+        Some(p) => p,
+    };
+    if digits > 0 {
+        out.push('.');
+        for _ in 0..digits {
+            out.push(hex[((mant >> 60) & 15) as usize] as char);
+            mant <<= 4;
+        }
+    }
+    out.push(if verb == 'X' { 'P' } else { 'p' });
+    out.push(if exp < 0 { '-' } else { '+' });
+    let e = exp.unsigned_abs();
+    if e < 10 {
+        out.push('0');
+    }
+    out.push_str(&e.to_string());
+    out
+}
+
 /// `%v` of a float64, as Go prints it (`1e+06`, `3.5`, `-0`, `+Inf`).
 #[cfg(test)]
 fn format_float_v(x: f64) -> String {
@@ -607,7 +693,7 @@ fn format_float_v(x: f64) -> String {
 fn fmt_float(out: &mut String, v: &Value, x: f64, verb: char, f: &Flags) {
     let verb2 = match verb {
         'v' => 'g',
-        'e' | 'E' | 'f' | 'F' | 'g' | 'G' => verb,
+        'b' | 'x' | 'X' | 'e' | 'E' | 'f' | 'F' | 'g' | 'G' => verb,
         _ => {
             bad_verb(out, v, verb);
             return;
@@ -853,6 +939,18 @@ mod tests {
             s("%#v %#v", vec![Value::from("q"), Value::Nil]),
             "\"q\" <nil>"
         );
+    }
+
+    #[test]
+    fn float_binary_and_hex_verbs_follow_strconv() {
+        assert_eq!(s("%b", vec![Value::Float(1.0)]), "4503599627370496p-52");
+        assert_eq!(
+            s("%x %X", vec![Value::Float(1.0), Value::Float(-3.0)]),
+            "0x1p+00 -0X1.8P+01"
+        );
+        assert_eq!(s("%x", vec![Value::Float(0.0)]), "0x0p+00");
+        assert_eq!(s("%.2x", vec![Value::Float(1.0 / 3.0)]), "0x1.55p-02");
+        assert_eq!(s("%x", vec![Value::Float(1e100)]), "0x1.249ad2594c37dp+332");
     }
 
     #[test]

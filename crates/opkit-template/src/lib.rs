@@ -32,8 +32,7 @@
 //!
 //! Not implemented yet: Sprig's function library and Helm's layer (`include`, `tpl`,
 //! `toYaml`, chart loading, `opkit chart template`) come next on top of this crate; complex
-//! number constants (`1i`), which template data never holds, are rejected at parse time;
-//! `printf`'s `%x`/`%b` of floats are not supported (they print Go's bad-verb text).
+//! number constants (`1i`), which template data never holds, are rejected at parse time.
 
 mod error;
 mod exec;
