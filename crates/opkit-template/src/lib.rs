@@ -34,6 +34,7 @@
 //! `toYaml`, chart loading, `opkit chart template`) come next on top of this crate; complex
 //! number constants (`1i`), which template data never holds, are rejected at parse time.
 
+#![warn(missing_docs)]
 mod error;
 mod exec;
 mod funcs;
