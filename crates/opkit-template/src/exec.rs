@@ -608,10 +608,11 @@ impl<'a> State<'a> {
         fin: Option<Value>,
     ) -> R<Value> {
         self.at(At::Arg(node));
-        let (f, is_builtin) = match self.set.func(name) {
-            Some(f) => (f.clone(), false),
+        let set = self.set;
+        let (f, is_builtin) = match set.func(name) {
+            Some(f) => (f, false),
             None => match builtin(name) {
-                Some(f) => (f.clone(), true),
+                Some(f) => (f, true),
                 None => {
                     return Err(
                         self.errorf(format!("{} is not a defined function", go_quote(name)))
@@ -619,7 +620,7 @@ impl<'a> State<'a> {
                 }
             },
         };
-        self.eval_call(dot, &f, is_builtin, cmd, name, args, fin)
+        self.eval_call(dot, f, is_builtin, cmd, name, args, fin)
     }
 
     #[allow(clippy::too_many_arguments)]
