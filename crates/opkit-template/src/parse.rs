@@ -11,6 +11,11 @@ use crate::lex::{Item, ItemType, lex};
 
 /// Go's `maxStackDepth`: parenthesised pipelines nest at most this deep.
 const MAX_PAREN_DEPTH: usize = 10_000;
+/// Nesting levels parsed on the caller's stack (which may be small) before parsing continues
+/// on a fresh large stack, and levels parsed on each large stack.
+const CALLER_LEVELS: usize = 64;
+const LEVELS_PER_STACK: usize = 1000;
+const STACK_BYTES: usize = 128 << 20;
 /// Control structures (`if`, `range`, `with`, `define`, `block` bodies) nest at most this
 /// deep. Go has no such bound (its stacks grow); the same error text is used.
 const MAX_CONTROL_DEPTH: usize = 10_000;
@@ -338,7 +343,7 @@ struct Parser<'a> {
     text: Arc<str>,
     parse_name: Arc<str>,
     name: String,
-    has_func: &'a dyn Fn(&str) -> bool,
+    has_func: &'a (dyn Fn(&str) -> bool + Sync),
     vars: Vec<String>,
     range_depth: usize,
     action_line: usize,
@@ -352,7 +357,11 @@ type PResult<T> = Result<T, Error>;
 
 /// Parses `text` as the template `name`. Returns the trees it defines: `name` itself first
 /// (possibly empty) and then every `define`/`block`, in order.
-pub(crate) fn parse(name: &str, text: &str, has_func: &dyn Fn(&str) -> bool) -> PResult<Vec<Tree>> {
+pub(crate) fn parse(
+    name: &str,
+    text: &str,
+    has_func: &(dyn Fn(&str) -> bool + Sync),
+) -> PResult<Vec<Tree>> {
     let items = lex(text, !has_func("break"), !has_func("continue"));
     let text: Arc<str> = text.into();
     let mut p = Parser {
@@ -539,8 +548,34 @@ impl<'a> Parser<'a> {
         })
     }
 
+    /// Runs `f` one nesting level deeper: the parser recurses once per level, so every so
+    /// many levels it continues on a fresh large stack (the caller's may be small).
+    fn nested<T: Send>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T> + Send) -> PResult<T> {
+        let level = self.depth + self.paren_depth;
+        let hop = level == CALLER_LEVELS
+            || (level > CALLER_LEVELS && (level - CALLER_LEVELS).is_multiple_of(LEVELS_PER_STACK));
+        if !hop {
+            return f(self);
+        }
+        std::thread::scope(|scope| {
+            match std::thread::Builder::new()
+                .stack_size(STACK_BYTES)
+                .spawn_scoped(scope, || f(self))
+            {
+                Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+                Err(e) => Err(Error::Parse(format!(
+                    "template: cannot continue parsing deeply nested input: {e}"
+                ))),
+            }
+        })
+    }
+
     fn item_list(&mut self) -> PResult<(List, Parsed)> {
         self.enter_control()?;
+        self.nested(|p| p.item_list_body())
+    }
+
+    fn item_list_body(&mut self) -> PResult<(List, Parsed)> {
         let mut list = List::default();
         while self.peek_non_space().typ != ItemType::Eof {
             match self.text_or_action()? {
@@ -931,7 +966,8 @@ impl<'a> Parser<'a> {
                     return Err(self.errorf("max expression depth exceeded"));
                 }
                 self.paren_depth += 1;
-                let p = self.pipeline("parenthesized pipeline", ItemType::RightParen)?;
+                let p =
+                    self.nested(|p| p.pipeline("parenthesized pipeline", ItemType::RightParen))?;
                 self.paren_depth -= 1;
                 Arg::Pipe(Box::new(p))
             }

@@ -19,16 +19,15 @@ const _: fn() = || {
 /// Go's `text/template` execution depth limit (`maxExecDepth`).
 pub const MAX_EXEC_DEPTH: usize = 100_000;
 
-const PARSE_STACK_BYTES: usize = 1 << 30;
-/// Parser nesting allowed on the caller's stack (up to ~12 KiB per level in debug builds).
-const INLINE_PARSE_NESTING: usize = 24;
+/// Stack for describing a deeply nested node in an error message.
+const LARGE_STACK_BYTES: usize = 256 << 20;
 
 /// Runs `f` on a fresh thread with a large stack (for work that recurses as deep as a
 /// template nests); `None` when no thread can be started.
 pub(crate) fn on_large_stack<T: Send>(f: impl FnOnce() -> T + Send) -> Option<T> {
     std::thread::scope(|scope| {
         let h = std::thread::Builder::new()
-            .stack_size(PARSE_STACK_BYTES)
+            .stack_size(LARGE_STACK_BYTES)
             .spawn_scoped(scope, f)
             .ok()?;
         Some(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
@@ -175,15 +174,7 @@ impl Templates {
     /// one, as in Go; an empty one never replaces an existing template.
     pub fn parse(&mut self, name: &str, text: &str) -> Result<&mut Self, Error> {
         let this = &*self;
-        // The parser recurses once per nested control action or parenthesis, each of which
-        // needs its own `{{` or `(`: texts with few of them parse on the caller's stack,
-        // others on a large one.
-        let nesting_bound = text.matches('(').count() + text.matches("{{").count();
-        let trees = if nesting_bound <= INLINE_PARSE_NESTING {
-            parse(name, text, &|f| this.has_function(f))?
-        } else {
-            self.parse_on_large_stack(name, text)?
-        };
+        let trees = parse(name, text, &|f| this.has_function(f))?;
         for tree in trees {
             let keep_old = tree.is_empty() && self.trees.contains_key(&tree.name);
             if !keep_old {
@@ -191,15 +182,6 @@ impl Templates {
             }
         }
         Ok(self)
-    }
-
-    fn parse_on_large_stack(&self, name: &str, text: &str) -> Result<Vec<Tree>, Error> {
-        let this = self;
-        on_large_stack(|| parse(name, text, &|f| this.has_function(f))).unwrap_or_else(|| {
-            Err(Error::Parse(format!(
-                "template: {name}: cannot start a thread to parse on"
-            )))
-        })
     }
 
     /// The names of the templates in the set, sorted.
