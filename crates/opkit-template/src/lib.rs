@@ -1,0 +1,64 @@
+//! Go's `text/template`, in Rust, rendering byte for byte what Go renders.
+//!
+//! Charts (Helm) and KUDO packages are Go templates; this crate is the engine the chart and
+//! KUDO layers build on. It reproduces Go 1.19's `text/template` semantics (the version the
+//! project's conformance corpus was recorded with):
+//!
+//! * lexing and parsing with Go's error texts and positions (`template: NAME:LINE: …`);
+//!   actions, pipelines, parenthesised pipelines, `$` and variables (`:=`, `=`) with Go's
+//!   scoping; `if`/`else if`/`with`/`else with`/`range` (with `$i, $e :=`)/`break`/
+//!   `continue`/`define`/`template`/`block`; `{{-`/`-}}` trimming; comments;
+//! * execution with Go's error texts (`template: NAME:LINE:COL: executing "NAME" at <NODE>: …`):
+//!   fields of maps and of host [`Object`]s, chained fields, methods, function calls with
+//!   Go's argument checks (`wrong type for value; expected string; got int`), `missingkey`
+//!   (`default`, `zero`, `error`), `nil pointer evaluating interface {}.X`;
+//! * Go's value printing (`%v`): `map[a:1 b:2]` with sorted keys, `[1 2 3]`, floats as Go
+//!   prints them (`1e+06`, `3.5`, `-0`), `<nil>`, `<no value>`;
+//! * the builtins: `and`/`or` (short-circuit, returning the deciding value), `not`, `len`,
+//!   `index`, `slice`, `print`/`printf`/`println` (Go's `fmt` verbs, flags, width, precision
+//!   and in-band errors such as `%!d(string=x)` and `%!(EXTRA …)`), `html`, `js`,
+//!   `urlquery`, `call`, `eq` (several arguments), `ne`, `lt`, `le`, `gt`, `ge` with Go's
+//!   comparison rules (an `int` never equals a `float64`: `incompatible types for comparison`).
+//!
+//! Values ([`Value`]) are JSON-like but keep Go's number kinds: `int`, `int64`, `float64`
+//! (Helm's values are all `float64`, so `1000000` prints `1e+06`). Functions are Rust
+//! closures with a Go signature ([`Function`]); host values with fields and methods (Helm's
+//! `.Capabilities.APIVersions.Has`, `.Files.Get`) implement [`Object`].
+//!
+//! Execution is bounded: `template` recursion stops at Go's depth limit (100000, see
+//! [`Templates::set_max_depth`]), `range` only visits finite values, deep nesting continues
+//! on fresh large stacks instead of overflowing, and output can be capped
+//! ([`Templates::set_max_output`]).
+//!
+//! Not implemented yet: Sprig's function library and Helm's layer (`include`, `tpl`,
+//! `toYaml`, chart loading, `opkit chart template`) come next on top of this crate; complex
+//! number constants (`1i`), which template data never holds, are rejected at parse time.
+
+#![warn(missing_docs)]
+mod error;
+mod exec;
+mod funcs;
+mod gofmt;
+mod lex;
+mod parse;
+mod template;
+mod value;
+
+pub use error::Error;
+pub use template::{MAX_EXEC_DEPTH, MissingKey, Templates};
+pub use value::{CallContext, FuncError, Function, Member, Object, ParamType, Value};
+
+/// The README's example, compiled and run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
+/// Go's `fmt.Sprintf` over template values (for function libraries built on this crate).
+pub fn sprintf(format: &str, args: &[Value]) -> String {
+    gofmt::sprintf(format, args)
+}
+
+/// Go's `fmt.Sprint` over template values.
+pub fn sprint(args: &[Value]) -> String {
+    gofmt::sprint(args)
+}
