@@ -12,6 +12,7 @@ use crate::conversion::Converter;
 use crate::openapi::OpenApi;
 use crate::registry::Registry;
 use crate::storage::Storage;
+use crate::webhook_client::WebhookClient;
 
 /// What the endpoints serve from.
 pub(crate) struct Api {
@@ -28,6 +29,8 @@ pub(crate) struct Api {
     /// Serialises the writes that allocate from a shared pool (cluster IPs, node ports) from
     /// choosing until stored, so two writes never take the same.
     pub(crate) allocation: tokio::sync::Mutex<()>,
+    /// Calls admission and conversion webhooks, reusing connections.
+    pub(crate) webhook_client: Arc<WebhookClient>,
     /// Moves custom resources between the versions of their CRD.
     pub(crate) converter: Converter,
     /// The OpenAPI v2 and v3 documents, rendered when the registry changes.
@@ -47,11 +50,13 @@ impl Api {
     ) -> Api {
         let storage = Arc::new(storage);
         let registry = Arc::new(Registry::new());
+        let webhook_client = Arc::new(WebhookClient::new(storage.clone(), registry.clone()));
         Api {
             authn: Authenticator::new(token, tokens, storage.clone(), registry.clone()),
             authz: Authorizer::new(storage.clone(), registry.clone()),
             admission: Admission::new(admission),
-            converter: Converter::new(storage.clone(), registry.clone()),
+            converter: Converter::new(webhook_client.clone()),
+            webhook_client,
             allocation: tokio::sync::Mutex::new(()),
             openapi: OpenApi::new(),
             server_address,

@@ -23,10 +23,9 @@ use bytes::Bytes;
 use serde_json::{Map, Value};
 
 use crate::error::{ApiError, ApiResult};
-use crate::registry::{Registry, Resource};
+use crate::registry::Resource;
 use crate::response::Payload;
-use crate::storage::Storage;
-use crate::webhook_client::{self, Callee, Endpoint};
+use crate::webhook_client::{self, Callee, Endpoint, WebhookClient};
 
 /// How long a conversion webhook may take (upstream's client sends `?timeout=30s`).
 const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(30);
@@ -134,13 +133,12 @@ fn begins_with_version(bytes: &[u8], api_version: &str) -> bool {
 /// Service is resolved through storage, so it holds the storage and the registry.
 #[derive(Clone)]
 pub(crate) struct Converter {
-    storage: Arc<Storage>,
-    registry: Arc<Registry>,
+    client: Arc<WebhookClient>,
 }
 
 impl Converter {
-    pub(crate) fn new(storage: Arc<Storage>, registry: Arc<Registry>) -> Converter {
-        Converter { storage, registry }
+    pub(crate) fn new(client: Arc<WebhookClient>) -> Converter {
+        Converter { client }
     }
 
     /// `objects` of `res`'s CRD (each in any of its versions) in `version`. `list`: they are
@@ -296,9 +294,7 @@ impl Converter {
         let failed = |reason: String| {
             ApiError::unclassified(format!("conversion webhook for {gvk} failed: {reason}"))
         };
-        let answer = webhook_client::call(&self.storage, &self.registry, &hook.callee, body)
-            .await
-            .map_err(failed)?;
+        let answer = self.client.call(&hook.callee, body).await.map_err(failed)?;
         let converted = converted_objects(&answer, &uid, hook.review_version).map_err(failed)?;
         if converted.len() != count {
             return Err(ApiError::unclassified(format!(

@@ -143,6 +143,46 @@ async fn a_validating_webhook_denial_reaches_the_client_with_its_message() {
 }
 
 #[tokio::test]
+async fn webhook_calls_reuse_connections_and_survive_a_webhook_closing_them() {
+    let server = WebhookServer::start(deny_labelled).await;
+    let (plane, client) = start().await;
+    let hooks = vec![hook(
+        "deny.opkit.test",
+        url_client(&server, "/validate"),
+        json!({}),
+    )];
+    configure(&client, false, "deny", hooks).await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    for i in 0..5 {
+        cms.create(
+            &PostParams::default(),
+            &config_map(&format!("a{i}"), json!({})),
+        )
+        .await
+        .expect("an allowed create is stored");
+    }
+    assert_eq!(server.requests().len(), 5);
+    assert_eq!(
+        server.connections_accepted(),
+        1,
+        "one write after another share one connection"
+    );
+
+    server.close_connections();
+    for i in 0..3 {
+        cms.create(
+            &PostParams::default(),
+            &config_map(&format!("b{i}"), json!({})),
+        )
+        .await
+        .expect("a closed idle connection is replaced, not reported");
+    }
+    assert_eq!(server.requests().len(), 8);
+    assert_eq!(server.connections_accepted(), 2);
+    plane.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_mutating_webhooks_patch_is_stored_and_validated_webhooks_see_it() {
     let mutator =
         WebhookServer::start(

@@ -42,12 +42,15 @@ pub struct WebhookServer {
     pub ca_pem: String,
     /// The `request` of every review it received.
     pub seen: Arc<Mutex<Vec<Value>>>,
+    /// The connections it accepted (their serving tasks).
+    connections: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl Drop for WebhookServer {
     fn drop(&mut self) {
         self.task.abort();
+        self.close_connections();
     }
 }
 
@@ -60,6 +63,18 @@ impl WebhookServer {
     /// The base64 `caBundle`.
     pub fn ca_bundle(&self) -> String {
         base64::engine::general_purpose::STANDARD.encode(&self.ca_pem)
+    }
+
+    /// How many connections it accepted so far.
+    pub fn connections_accepted(&self) -> usize {
+        self.connections.lock().unwrap().len()
+    }
+
+    /// Closes every open connection, as a webhook that restarts or times idle ones out.
+    pub fn close_connections(&self) {
+        for connection in self.connections.lock().unwrap().iter() {
+            connection.abort();
+        }
     }
 
     /// The requests received so far.
@@ -77,6 +92,8 @@ impl WebhookServer {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let handler: Arc<Handler> = Arc::new(handler);
         let recorded = seen.clone();
+        let connections = Arc::new(Mutex::new(Vec::new()));
+        let accepted = connections.clone();
         let task = tokio::spawn(async move {
             loop {
                 let Ok((tcp, _)) = listener.accept().await else {
@@ -85,7 +102,7 @@ impl WebhookServer {
                 let acceptor = acceptor.clone();
                 let handler = handler.clone();
                 let recorded = recorded.clone();
-                tokio::spawn(async move {
+                let connection = tokio::spawn(async move {
                     let Ok(tls) = acceptor.accept(tcp).await else {
                         return;
                     };
@@ -111,12 +128,14 @@ impl WebhookServer {
                         .serve_connection(TokioIo::new(tls), service)
                         .await;
                 });
+                accepted.lock().unwrap().push(connection);
             }
         });
         WebhookServer {
             addr,
             ca_pem,
             seen,
+            connections,
             task,
         }
     }

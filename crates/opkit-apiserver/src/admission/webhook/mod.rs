@@ -259,14 +259,16 @@ impl Write<'_> {
             kind: "AdmissionReview",
             request: &request,
         });
-        let answer =
-            crate::webhook_client::call(&self.api.storage, &self.api.registry, &hook.callee, body)
-                .await
-                .map_err(|e| format!("failed to call webhook: {e}"))
-                .and_then(|bytes| {
-                    review::verify(&bytes, &uid, mutating)
-                        .map_err(|e| format!("received invalid webhook response: {e}"))
-                });
+        let answer = self
+            .api
+            .webhook_client
+            .call(&hook.callee, body)
+            .await
+            .map_err(|e| format!("failed to call webhook: {e}"))
+            .and_then(|bytes| {
+                review::verify(&bytes, &uid, mutating)
+                    .map_err(|e| format!("received invalid webhook response: {e}"))
+            });
         let verdict = match answer {
             Ok(verdict) => verdict,
             Err(reason) if hook.ignore_failures => {
