@@ -137,7 +137,10 @@ pub use informer::{Caches, Object, OwnerIndex};
 pub use leader::LeaderElection;
 pub use manager::{Manager, ManagerBuilder, Running, ShutdownHandle};
 pub use predicate::{Change, Predicate};
-pub use webhook::{Admission, Defaulter, Denied, SelfManagedCerts, Validator, WebhookServer};
+pub use webhook::{
+    Admission, Conversion, ConversionError, Convertible, Defaulter, Denied, Hub, SelfManagedCerts,
+    Validator, WebhookServer,
+};
 
 pub use k8s_openapi;
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;

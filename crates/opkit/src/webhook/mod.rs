@@ -38,8 +38,14 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 pub(crate) mod certs;
+pub(crate) mod conversion;
 pub(crate) mod review;
 pub(crate) mod server;
+
+pub use conversion::{
+    CONVERT_PATH, Conversion, ConversionError, Convertible, Hub, InvalidConversion,
+    check_hub_round_trip, check_round_trip,
+};
 
 /// What the API server asked, besides the object: for hooks that act differently on create
 /// and update, or must not have side effects on dry runs.
@@ -134,6 +140,7 @@ pub struct SelfManagedCerts {
     pub(crate) secret: String,
     pub(crate) mutating: Vec<String>,
     pub(crate) validating: Vec<String>,
+    pub(crate) crds: Vec<String>,
     pub(crate) ca_validity: Duration,
     pub(crate) cert_validity: Duration,
     pub(crate) check_interval: Duration,
@@ -151,6 +158,7 @@ impl SelfManagedCerts {
             namespace: namespace.into(),
             mutating: Vec::new(),
             validating: Vec::new(),
+            crds: Vec::new(),
             ca_validity: Duration::from_secs(10 * 365 * 24 * 3600),
             cert_validity: Duration::from_secs(365 * 24 * 3600),
             check_interval: Duration::from_secs(60),
@@ -172,6 +180,14 @@ impl SelfManagedCerts {
     /// A ValidatingWebhookConfiguration whose webhooks get the CA as `caBundle`.
     pub fn validating_configuration(mut self, name: impl Into<String>) -> Self {
         self.validating.push(name.into());
+        self
+    }
+
+    /// A CustomResourceDefinition whose conversion webhook gets the CA as
+    /// `spec.conversion.webhook.clientConfig.caBundle` (its `spec.conversion.strategy` must
+    /// be `Webhook`), e.g. `widgets.example.com`.
+    pub fn crd_conversion(mut self, crd_name: impl Into<String>) -> Self {
+        self.crds.push(crd_name.into());
         self
     }
 
@@ -206,6 +222,7 @@ pub struct WebhookServer {
     pub(crate) addr: SocketAddr,
     pub(crate) certs: CertSource,
     pub(crate) hooks: Vec<(String, Arc<dyn review::Hook>)>,
+    pub(crate) conversions: Vec<Arc<dyn conversion::KindConversion>>,
 }
 
 impl std::fmt::Debug for WebhookServer {
@@ -238,6 +255,7 @@ impl WebhookServer {
             addr: SocketAddr::from((Ipv4Addr::UNSPECIFIED, DEFAULT_PORT)),
             certs: CertSource::Dir(PathBuf::from(DEFAULT_CERT_DIR)),
             hooks: Vec::new(),
+            conversions: Vec::new(),
         }
     }
 
@@ -298,9 +316,21 @@ impl WebhookServer {
         self
     }
 
+    /// Serves the conversions between the versions of `H`'s kind at [`CONVERT_PATH`]
+    /// (`/convert`), which every kind's conversions share. Registering a kind twice, or a
+    /// spoke of another kind, makes the server fail to start ([`InvalidConversion`]).
+    pub fn conversion<H: Hub>(mut self, conversion: Conversion<H>) -> Self {
+        self.conversions.push(Arc::new(conversion));
+        self
+    }
+
     /// The paths served.
     pub fn paths(&self) -> Vec<String> {
-        self.hooks.iter().map(|h| h.0.clone()).collect()
+        let mut paths: Vec<String> = self.hooks.iter().map(|h| h.0.clone()).collect();
+        if !self.conversions.is_empty() {
+            paths.push(CONVERT_PATH.to_string());
+        }
+        paths
     }
 
     /// The self-managed certificate settings, if any.
