@@ -1,6 +1,9 @@
 //! The runtime's conversion webhook end to end on `TestEnv`: the manager serves `/convert`
 //! with self-managed certificates, publishes its CA into the CRD's conversion webhook, and
-//! answers ConversionReviews POSTed over HTTPS by a client trusting only that CA.
+//! answers ConversionReviews POSTed over HTTPS by a client trusting only that CA — and those
+//! the control plane sends when a Widget written as v1 is stored and read as v2.
+
+mod common;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -9,6 +12,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use opkit::k8s_openapi::api::core::v1::Secret;
 use opkit::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use opkit::kube::api::PostParams;
 use opkit::kube::core::crd::merge_crds;
 use opkit::prelude::*;
 use opkit::webhook::{CONVERT_PATH, InvalidConversion};
@@ -277,6 +281,68 @@ async fn conversion_reviews_are_answered_over_https_with_the_ca_published_into_t
         "the stored CA again"
     );
     again.shutdown().await.unwrap();
+    env.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_widget_written_as_v1_is_stored_and_read_as_v2_through_the_managers_webhook() {
+    let env = TestEnv::builder().crd_object(crd()).start().await.unwrap();
+    let client = env.client();
+    let running = start_manager(&client).await;
+    let port = running.webhook_addr().expect("webhooks served").port();
+    common::route_service_to(&client, NS, SERVICE, port).await;
+    published_bundle(&client).await;
+
+    let old: Api<v1::Widget> = Api::namespaced(client.clone(), NS);
+    let new: Api<v2::Widget> = Api::namespaced(client.clone(), NS);
+    let created = old
+        .create(
+            &PostParams::default(),
+            &v1::Widget::new("w", v1::WidgetSpec { size: 3 }),
+        )
+        .await
+        .expect("a v1 create converted to the v2 storage version and back");
+    assert_eq!(created.spec.size, 3);
+    let read = new.get("w").await.expect("read as v2");
+    assert_eq!(read.spec.replicas, 3, "size became replicas");
+    assert_eq!(read.metadata.uid, created.metadata.uid);
+    assert_eq!(
+        read.metadata.resource_version,
+        created.metadata.resource_version
+    );
+    let mut bigger = read.clone();
+    bigger.spec.replicas = 5;
+    new.replace("w", &PostParams::default(), &bigger)
+        .await
+        .expect("a v2 write");
+    assert_eq!(old.get("w").await.unwrap().spec.size, 5, "read back as v1");
+    let listed = old.list(&Default::default()).await.unwrap();
+    assert_eq!(
+        listed.items.iter().map(|w| w.spec.size).collect::<Vec<_>>(),
+        [5]
+    );
+
+    // The conversion's refusal reaches the client, and nothing is written.
+    let refused = old
+        .create(
+            &PostParams::default(),
+            &v1::Widget::new("neg", v1::WidgetSpec { size: -1 }),
+        )
+        .await
+        .expect_err("the conversion refuses negative sizes");
+    let opkit::kube::Error::Api(status) = refused else {
+        panic!("expected an API error, got {refused:?}");
+    };
+    assert_eq!(
+        status.message,
+        "conversion webhook for test.opkit.dev/v1, Kind=Widget failed: spec.size must not be negative"
+    );
+    assert!(new.get_opt("neg").await.unwrap().is_none());
+
+    let metrics = running.metrics().render();
+    let line = "controller_runtime_webhook_requests_total{webhook=\"/convert\",code=\"200\"}";
+    assert!(metrics.contains(line), "{line} in:\n{metrics}");
+    running.shutdown().await.unwrap();
     env.shutdown().await;
 }
 
