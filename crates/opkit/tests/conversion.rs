@@ -7,6 +7,7 @@ mod common;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
@@ -97,7 +98,11 @@ fn crd() -> CustomResourceDefinition {
 fn server() -> WebhookServer {
     WebhookServer::new()
         .addr(SocketAddr::from(([127, 0, 0, 1], 0)))
-        .self_managed_certs(SelfManagedCerts::new(SERVICE, NS).crd_conversion(CRD))
+        .self_managed_certs(
+            SelfManagedCerts::new(SERVICE, NS)
+                .crd_conversion(CRD)
+                .check_interval(Duration::from_millis(100)),
+        )
         .conversion(Conversion::<v2::Widget>::new().spoke::<v1::Widget>())
 }
 
@@ -258,29 +263,31 @@ async fn conversion_reviews_are_answered_over_https_with_the_ca_published_into_t
         assert!(metrics.contains(line), "{line} in:\n{metrics}");
     }
 
-    // The caBundle is re-published if it goes missing (a CRD re-applied without it).
-    running.shutdown().await.unwrap();
+    // A CRD re-applied without the caBundle gets it back at the next check.
     let crds = Api::<CustomResourceDefinition>::all(client.clone());
     let mut fresh = crds.get(CRD).await.unwrap();
-    let conversion = fresh.spec.conversion.as_mut().unwrap();
-    conversion
-        .webhook
-        .as_mut()
-        .unwrap()
-        .client_config
-        .as_mut()
-        .unwrap()
-        .ca_bundle = None;
-    crds.replace(CRD, &Default::default(), &fresh)
+    let config = |crd: &mut CustomResourceDefinition| {
+        let webhook = crd.spec.conversion.as_mut().unwrap().webhook.as_mut();
+        webhook
+            .unwrap()
+            .client_config
+            .as_mut()
+            .unwrap()
+            .ca_bundle
+            .take()
+    };
+    config(&mut fresh);
+    let mut replaced = crds
+        .replace(CRD, &Default::default(), &fresh)
         .await
         .unwrap();
-    let again = start_manager(&client).await;
+    assert_eq!(config(&mut replaced), None, "the caBundle is gone");
     assert_eq!(
         published_bundle(&client).await,
         bundle,
         "the stored CA again"
     );
-    again.shutdown().await.unwrap();
+    running.shutdown().await.unwrap();
     env.shutdown().await;
 }
 
