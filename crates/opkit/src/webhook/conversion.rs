@@ -274,13 +274,10 @@ impl<H: Hub> KindConversion for Conversion<H> {
         let hub_gvk = self.hub();
         let spoke = |version: &str| {
             self.spoke_of(version).ok_or_else(|| {
-                not_registered(
-                    &hub_gvk.kind,
-                    &Gvk {
-                        version: version.into(),
-                        ..hub_gvk.clone()
-                    },
-                )
+                not_registered(&Gvk {
+                    version: version.into(),
+                    ..hub_gvk.clone()
+                })
             })
         };
         if from == to {
@@ -319,10 +316,11 @@ impl<H: Hub> KindConversion for Conversion<H> {
     }
 }
 
-/// The API server's text for a version it does not know of a kind.
-fn not_registered(kind: &str, gvk: &Gvk) -> String {
+/// apimachinery's scheme's text for a kind or version it does not know.
+fn not_registered(gvk: &Gvk) -> String {
     format!(
-        "no kind {kind:?} is registered for version {:?}",
+        "no kind {:?} is registered for version {:?}",
+        gvk.kind,
         gvk.api_version()
     )
 }
@@ -418,14 +416,14 @@ impl Conversions {
             .kinds
             .get(&(source.group.clone(), source.kind.clone()))
             .filter(|k| k.has_version(&source.version))
-            .ok_or_else(|| not_registered(&source.kind, &source))?;
+            .ok_or_else(|| not_registered(&source))?;
         if target.group != source.group {
             return Err(format!(
                 "{source} and {target} do not belong to the same API group"
             ));
         }
         if !kind.has_version(&target.version) {
-            return Err(not_registered(&target.kind, &target));
+            return Err(not_registered(&target));
         }
         let mut converted = kind.convert(object.clone(), &source.version, &target.version)?;
         let Some(out) = converted.as_object_mut() else {
@@ -622,6 +620,9 @@ mod tests {
             if hub.spec.replicas > 1000 {
                 panic!("a conversion bug");
             }
+            if hub.spec.replicas == 0 {
+                return Err(ConversionError::new("v3 cannot count zero"));
+            }
             Ok(v3::Widget::new(
                 "",
                 v3::WidgetSpec {
@@ -794,6 +795,12 @@ mod tests {
             message,
             "failed to convert spoke test.opkit.dev/v3, Kind=Widget to hub \
              test.opkit.dev/v2, Kind=Widget: count \"many\" is not a number"
+        );
+        let message = failure(V3, vec![object(V1, "Widget", "zero", json!({"size": 0}))]);
+        assert_eq!(
+            message,
+            "failed to convert hub test.opkit.dev/v2, Kind=Widget to spoke \
+             test.opkit.dev/v3, Kind=Widget: v3 cannot count zero"
         );
     }
 
