@@ -1,12 +1,14 @@
 //! Benchmarks of opkit's embedded control plane: start-up, create throughput, GET/LIST and watch
 //! latency, server memory, server-side apply next to create and update, garbage collection of
-//! many dependents, and a large Deployment rolled out by the simulated workload controllers —
+//! many dependents, a large Deployment rolled out by the simulated workload controllers, and
+//! the cost of CRD conversion in a LIST —
 //! over real HTTPS with real kube-rs clients, on loopback.
 //!
 //! The binary (`opkit-bench`) runs [`run`] with [`Counts::full`] or [`Counts::quick`] and prints
 //! the [`Report`]; the smoke test runs it with [`Counts::tiny`] against an in-process server.
 
 pub mod cluster;
+pub mod conversion;
 pub mod scenarios;
 pub mod server;
 pub mod stats;
@@ -36,11 +38,14 @@ pub enum Scenario {
     GarbageCollection,
     /// A large Deployment to fully available, then a rolling update.
     Rollout,
+    /// A LIST of custom resources in their storage version, converted with `strategy: None`,
+    /// and converted by a conversion webhook.
+    Conversion,
 }
 
 impl Scenario {
     /// All scenarios, in the order they run.
-    pub const ALL: [Scenario; 8] = [
+    pub const ALL: [Scenario; 9] = [
         Scenario::Startup,
         Scenario::Creates,
         Scenario::GetList,
@@ -49,6 +54,7 @@ impl Scenario {
         Scenario::Writes,
         Scenario::GarbageCollection,
         Scenario::Rollout,
+        Scenario::Conversion,
     ];
 
     /// The name used by `--scenario`.
@@ -62,6 +68,7 @@ impl Scenario {
             Scenario::Writes => "writes",
             Scenario::GarbageCollection => "gc",
             Scenario::Rollout => "rollout",
+            Scenario::Conversion => "conversion",
         }
     }
 
@@ -102,6 +109,10 @@ pub struct Counts {
     pub gc_dependents: usize,
     /// Replicas of the Deployment rolled out.
     pub rollout_replicas: usize,
+    /// Custom resources listed by the conversion scenario.
+    pub conversion_objects: usize,
+    /// LISTs of them in each way (same version, `None`, webhook).
+    pub conversion_lists: usize,
     /// Upper bound on each scenario's wall time.
     pub scenario_timeout: Duration,
 }
@@ -124,6 +135,8 @@ impl Counts {
             applies_concurrent: 5_000,
             gc_dependents: 1_000,
             rollout_replicas: 100,
+            conversion_objects: 1_000,
+            conversion_lists: 50,
             scenario_timeout: Duration::from_secs(600),
         }
     }
@@ -145,6 +158,8 @@ impl Counts {
             applies_concurrent: 1_000,
             gc_dependents: 1_000,
             rollout_replicas: 100,
+            conversion_objects: 1_000,
+            conversion_lists: 10,
             scenario_timeout: Duration::from_secs(60),
         }
     }
@@ -166,6 +181,8 @@ impl Counts {
             applies_concurrent: 40,
             gc_dependents: 30,
             rollout_replicas: 5,
+            conversion_objects: 20,
+            conversion_lists: 3,
             scenario_timeout: Duration::from_secs(60),
         }
     }

@@ -41,6 +41,7 @@ pub async fn run(scenario: Scenario, options: &Options) -> anyhow::Result<Outcom
         Scenario::Writes => crate::cluster::writes(options).await,
         Scenario::GarbageCollection => crate::cluster::garbage_collection(options).await,
         Scenario::Rollout => crate::cluster::rollout(options).await,
+        Scenario::Conversion => crate::conversion::conversion(options).await,
     }
 }
 

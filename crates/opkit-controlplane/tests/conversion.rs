@@ -498,6 +498,24 @@ async fn failed_conversions_answer_upstreams_texts_and_lose_nothing() {
             format!("{prefix} failed: Object 'Kind' is missing in '{{\"hello\":\"world\"}}'"),
         ),
     ];
+    *mode.lock().unwrap() = Mode::Failure;
+    let mut events = backends(&client, "v2")
+        .watch(&WatchParams::default().timeout(30), "0")
+        .await
+        .expect("the watch starts")
+        .boxed();
+    let event = tokio::time::timeout(Duration::from_secs(10), events.next())
+        .await
+        .expect("an event in time")
+        .expect("the watch says why it ends")
+        .expect("the event decodes");
+    match event {
+        WatchEvent::Error(e) => {
+            assert_eq!(e.code, 500, "{e:?}");
+            assert_eq!(e.message, format!("{prefix} failed: no conversion today"));
+        }
+        other => panic!("expected an ERROR event, got {other:?}"),
+    }
     for (m, expected) in cases {
         *mode.lock().unwrap() = m;
         assert_fails_and_loses_nothing(&client, |message| {
