@@ -2,14 +2,15 @@
 //! manager's defaulting and validating webhooks through a Service whose EndpointSlice points
 //! at the local server, trusting only the CA the manager issued and published itself.
 
+mod common;
+
 use std::net::SocketAddr;
 
 use opkit::k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
-use opkit::k8s_openapi::api::core::v1::{Secret, Service};
-use opkit::k8s_openapi::api::discovery::v1::EndpointSlice;
-use opkit::kube::api::{Patch, PatchParams, PostParams};
+use opkit::k8s_openapi::api::core::v1::Secret;
+use opkit::kube::api::PostParams;
 use opkit::prelude::*;
 use opkit::webhook::{mutate_path, validate_path};
 use opkit::{Admission, Defaulter, Denied, Running, SelfManagedCerts, Validator, WebhookServer};
@@ -114,43 +115,13 @@ async fn configure(client: &Client) {
         .create(&PostParams::default(), &validating)
         .await
         .unwrap();
-    let service: Service = serde_json::from_value(json!({
-        "metadata": {"name": SERVICE},
-        "spec": {"ports": [{"name": "https", "port": 443, "targetPort": 9443}]},
-    }))
-    .unwrap();
-    Api::<Service>::namespaced(client.clone(), NS)
-        .create(&PostParams::default(), &service)
-        .await
-        .unwrap();
-}
-
-/// Points the Service at the manager's local port (what a Service selecting the operator's
-/// pods does on a real cluster).
-async fn route_to(client: &Client, port: u16) {
-    let slice: EndpointSlice = serde_json::from_value(json!({
-        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-        "metadata": {"name": SERVICE, "labels": {"kubernetes.io/service-name": SERVICE}},
-        "addressType": "IPv4",
-        "endpoints": [{"addresses": ["127.0.0.1"]}],
-        "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
-    }))
-    .unwrap();
-    Api::<EndpointSlice>::namespaced(client.clone(), NS)
-        .patch(
-            SERVICE,
-            &PatchParams::apply("webhook-test").force(),
-            &Patch::Apply(&slice),
-        )
-        .await
-        .unwrap();
 }
 
 async fn start_manager(client: &Client) -> Running {
     let manager = Manager::builder().webhook_server(server()).build();
     let running = manager.start(client.clone()).await.expect("manager starts");
     let port = running.webhook_addr().expect("webhooks served").port();
-    route_to(client, port).await;
+    common::route_service_to(client, NS, SERVICE, port).await;
     running
 }
 
