@@ -118,18 +118,32 @@ struct Kubectl {
 }
 
 impl Kubectl {
-    fn run(&self, args: &[&str]) -> Output {
+    fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(common::tool_path("kubectl"));
         cmd.arg("--kubeconfig")
             .arg(&self.kubeconfig)
             .args(args)
             .env("HOME", &self.home)
             .env_remove("KUBECONFIG");
-        run(cmd, None, common::COMMAND_TIMEOUT)
+        cmd
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        run(self.command(args), None, common::COMMAND_TIMEOUT)
     }
 
     fn ok(&self, args: &[&str]) -> String {
         let out = self.run(args);
+        assert!(out.success(), "kubectl should have succeeded\n{out}");
+        out.stdout
+    }
+
+    fn run_stdin(&self, args: &[&str], stdin: &str) -> Output {
+        run(self.command(args), Some(stdin), common::COMMAND_TIMEOUT)
+    }
+
+    fn ok_stdin(&self, args: &[&str], stdin: &str) -> String {
+        let out = self.run_stdin(args, stdin);
         assert!(out.success(), "kubectl should have succeeded\n{out}");
         out.stdout
     }
@@ -144,6 +158,43 @@ impl Kubectl {
         let out = self.run(&args);
         out.success() && out.stdout.trim() == "True"
     }
+}
+
+/// A loopback port free now.
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// Points the deployed webhook Service at `127.0.0.1:port`: no selector, Endpoints naming the
+/// local port (docs/WEBHOOKS.md, "reachability").
+fn route_webhook_service(cluster: &ControlPlane, port: u16) {
+    let ns = "guestbook-system";
+    let service = "guestbook-webhook-service";
+    cluster.kubectl_ok(&[
+        "patch",
+        "service",
+        service,
+        "-n",
+        ns,
+        "--type=json",
+        "-p",
+        r#"[{"op": "remove", "path": "/spec/selector"}]"#,
+    ]);
+    cluster.kubectl_ok(&[
+        "delete",
+        "endpoints",
+        service,
+        "-n",
+        ns,
+        "--ignore-not-found",
+    ]);
+    let endpoints = format!(
+        "apiVersion: v1\nkind: Endpoints\nmetadata:\n  name: {service}\n  namespace: {ns}\n\
+         subsets:\n- addresses:\n  - ip: 127.0.0.1\n  ports:\n  - name: https\n    port: {port}\n"
+    );
+    let out = cluster.kubectl_stdin(&["create", "-f", "-"], &endpoints);
+    assert!(out.success(), "{out}");
 }
 
 #[test]
@@ -211,7 +262,7 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
             "--group",
             "webapp",
             "--version",
-            "v2",
+            "v1",
             "--kind",
             "Guestbook",
         ],
@@ -225,6 +276,44 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
         before,
         "a refused create api changed files"
     );
+    // A second version of Guestbook (a spoke of v1), and webhooks: Guestbook v1 defaulted and
+    // validated, CronTask (cluster-scoped) validated.
+    for args in [
+        &[
+            "api",
+            "--group",
+            "webapp",
+            "--version",
+            "v2",
+            "--kind",
+            "Guestbook",
+        ][..],
+        &[
+            "webhook",
+            "--group",
+            "webapp",
+            "--version",
+            "v1",
+            "--kind",
+            "Guestbook",
+            "--defaulting",
+            "--programmatic-validation",
+        ][..],
+        &[
+            "webhook",
+            "--group",
+            "batch",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "CronTask",
+            "--programmatic-validation",
+        ][..],
+    ] {
+        let mut command = vec!["create"];
+        command.extend(args);
+        opkit_ok(&project, &command);
+    }
 
     // The generated code is formatted, builds without warnings, and its tests pass.
     cargo_ok(&project, &["fmt", "--check"]);
@@ -247,6 +336,8 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
     for test in [
         "a_new_guestbook_becomes_ready",
         "a_new_cron_task_becomes_ready",
+        "a_guestbook_is_defaulted_and_an_invalid_one_refused_by_its_webhooks",
+        "an_invalid_cron_task_is_refused_by_its_webhook",
     ] {
         assert!(
             tests.stdout.contains(&format!("test {test} ... ok")),
@@ -261,8 +352,29 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
         "config/crd/bases/webapp.example.com_guestbooks.yaml",
         "config/crd/bases/batch.example.com_crontasks.yaml",
         "config/rbac/role.yaml",
+        "config/webhook/manifests.yaml",
+        "config/webhook/service.yaml",
+        "config/samples/webapp_v2_guestbook.yaml",
     ] {
         assert!(generated.contains_key(Path::new(file)), "{file} missing");
+    }
+    let crd = String::from_utf8(
+        generated[Path::new("config/crd/bases/webapp.example.com_guestbooks.yaml")].clone(),
+    )
+    .unwrap();
+    assert!(
+        crd.contains("name: v1\n    served: true\n    storage: true")
+            && crd.contains("name: v2\n    served: true\n    storage: false"),
+        "both versions, v1 stored:\n{crd}"
+    );
+    // The certificate rules come from the operator's print-rbac.
+    let role = String::from_utf8(generated[Path::new("config/rbac/role.yaml")].clone()).unwrap();
+    for resource in [
+        "secrets",
+        "mutatingwebhookconfigurations",
+        "validatingwebhookconfigurations",
+    ] {
+        assert!(role.contains(resource), "{resource} missing:\n{role}");
     }
     opkit_ok(&project, &["generate", "manifests"]);
     assert_eq!(snapshot(&project), generated, "regenerating changed files");
@@ -300,8 +412,13 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
     );
     let whoami = cluster.kubectl_with(&sa_kubeconfig, &["auth", "whoami", "-o", "name"]);
     assert!(whoami.success(), "{whoami}");
+    // Pods are simulated here: the deployed webhook Service is pointed at the operator this
+    // test runs (what `opkit run` does on an opkit plane), so writes pass its webhooks.
+    let webhook_port = free_port();
+    route_webhook_service(&cluster, webhook_port);
     let binary = target_dir().join("debug/guestbook");
     let mut operator = Command::new(&binary);
+    let webhook_port_flag = webhook_port.to_string();
     operator
         .args([
             "run",
@@ -310,6 +427,8 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
             "guestbook-system",
             "--health-probe-bind-address",
             "127.0.0.1:0",
+            "--webhook-port",
+            &webhook_port_flag,
         ])
         .env("KUBECONFIG", &sa_kubeconfig)
         .env("RUST_LOG", "info");
@@ -390,6 +509,36 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
     eventually("the samples to become Ready under opkit run --up", || {
         local.ready("guestbooks", Some("default"), "guestbook-sample")
     });
+    // The samples went through the webhooks; so do other writes: a Guestbook without foo is
+    // defaulted, an empty foo is refused with the validator's message.
+    local.ok_stdin(
+        &["apply", "-f", "-"],
+        "apiVersion: webapp.example.com/v1\nkind: Guestbook\nmetadata:\n  name: plain\n  \
+         namespace: default\nspec: {}\n",
+    );
+    let foo = local.ok(&[
+        "get",
+        "guestbook",
+        "plain",
+        "-n",
+        "default",
+        "-o",
+        "jsonpath={.spec.foo}",
+    ]);
+    assert_eq!(foo, "default");
+    let refused = local.run_stdin(
+        &["apply", "-f", "-"],
+        "apiVersion: webapp.example.com/v2\nkind: Guestbook\nmetadata:\n  name: empty\n  \
+         namespace: default\nspec:\n  foo: \"\"\n",
+    );
+    assert!(
+        !refused.success()
+            && refused.stderr.contains(
+                "admission webhook \"vguestbook-v1.webapp.example.com\" denied the request: \
+                 spec.foo must not be empty"
+            ),
+        "{refused}"
+    );
     run_up.terminate();
     let status = run_up.wait(Duration::from_secs(30));
     assert!(
