@@ -8,6 +8,7 @@ use crate::admission::{Admission, AdmissionPlugin};
 use crate::auth::Authenticator;
 use crate::auth::tokens::TokenSigner;
 use crate::authz::Authorizer;
+use crate::conversion::Converter;
 use crate::openapi::OpenApi;
 use crate::registry::Registry;
 use crate::storage::Storage;
@@ -27,6 +28,8 @@ pub(crate) struct Api {
     /// Serialises the writes that allocate from a shared pool (cluster IPs, node ports) from
     /// choosing until stored, so two writes never take the same.
     pub(crate) allocation: tokio::sync::Mutex<()>,
+    /// Moves custom resources between the versions of their CRD.
+    pub(crate) converter: Converter,
     /// The OpenAPI v2 and v3 documents, rendered when the registry changes.
     pub(crate) openapi: OpenApi,
     /// `host:port` clients reach the server at.
@@ -48,6 +51,7 @@ impl Api {
             authn: Authenticator::new(token, tokens, storage.clone(), registry.clone()),
             authz: Authorizer::new(storage.clone(), registry.clone()),
             admission: Admission::new(admission),
+            converter: Converter::new(storage.clone(), registry.clone()),
             allocation: tokio::sync::Mutex::new(()),
             openapi: OpenApi::new(),
             server_address,

@@ -48,6 +48,9 @@ pub enum Reason {
     TooManyRequests,
     /// 500.
     InternalError,
+    /// 500 without a reason: an error upstream passes on as it is (upstream's
+    /// `StatusReasonUnknown`, the empty reason; `kubectl` shows `Error from server: ...`).
+    Unknown,
     /// 503.
     ServiceUnavailable,
     /// 504.
@@ -70,7 +73,7 @@ impl Reason {
             Reason::UnsupportedMediaType => 415,
             Reason::Invalid => 422,
             Reason::TooManyRequests => 429,
-            Reason::InternalError => 500,
+            Reason::InternalError | Reason::Unknown => 500,
             Reason::ServiceUnavailable => 503,
             Reason::Timeout => 504,
         }
@@ -93,6 +96,7 @@ impl Reason {
             Reason::Invalid => "Invalid",
             Reason::TooManyRequests => "TooManyRequests",
             Reason::InternalError => "InternalError",
+            Reason::Unknown => "",
             Reason::ServiceUnavailable => "ServiceUnavailable",
             Reason::Timeout => "Timeout",
         }
@@ -398,6 +402,12 @@ impl ApiError {
         )
     }
 
+    /// 500 with no reason and `message` as it is: what upstream answers for an error its
+    /// storage layer passes on without classifying it (a failed CRD conversion).
+    pub fn unclassified(message: impl Into<String>) -> Self {
+        Self::new(Reason::Unknown, message)
+    }
+
     /// 503 ServiceUnavailable.
     pub fn unavailable(message: impl Into<String>) -> Self {
         Self::new(Reason::ServiceUnavailable, message)
@@ -419,6 +429,11 @@ impl ApiError {
             "reason": self.reason.as_str(),
             "code": self.code(),
         });
+        if self.reason == Reason::Unknown
+            && let Some(map) = status.as_object_mut()
+        {
+            map.remove("reason");
+        }
         if let Some(d) = &self.details {
             let mut details = serde_json::Map::new();
             if !d.name.is_empty() {

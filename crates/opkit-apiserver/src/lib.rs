@@ -21,6 +21,7 @@ mod audit;
 mod auth;
 mod authz;
 mod bootstrap;
+mod conversion;
 mod defaults;
 mod discovery;
 mod endpoints;
@@ -45,6 +46,7 @@ mod strategy;
 mod strict;
 mod tables;
 mod tls;
+mod webhook_client;
 
 pub use admission::{AdmissionPlugin, AdmissionRequest, Operation};
 pub use audit::AuditLog;

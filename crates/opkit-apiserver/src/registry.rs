@@ -57,6 +57,8 @@ pub struct CustomVersion {
     pub crd_uid: String,
     /// The version objects are stored in.
     pub storage_version: String,
+    /// How objects move between the CRD's versions (`spec.conversion`).
+    pub conversion: crate::conversion::Conversion,
     /// The compiled structural schema, if the version has one.
     pub schema: Option<opkit_schema::Schema>,
     /// The compiled `x-kubernetes-validations` (CEL) rules of the schema, evaluated on writes.

@@ -57,32 +57,18 @@ impl Answer {
 /// Warnings to send back in `Warning` headers.
 pub type Warnings = Vec<String>;
 
-/// Applies a served version to an object stored under another version of the same CRD, or
-/// converts an object stored for a view (events.k8s.io/v1 events) to the view's shape.
+/// Converts an object stored for a view (events.k8s.io/v1 events) to the view's shape; other
+/// objects are returned as they are. (Custom resources are converted between the versions of
+/// their CRD, which may call a webhook, by `crate::conversion` before they are rendered.)
 pub fn convert_version(res: &Resource, bytes: Bytes) -> Bytes {
-    if res.view.is_some() {
-        return match serde_json::from_slice::<Value>(&bytes) {
-            Ok(v) if res.is_stored_form(&v) => serde_json::to_vec(&res.shown(v))
-                .map(Bytes::from)
-                .unwrap_or(bytes),
-            _ => bytes,
-        };
-    }
-    if !res.is_custom() {
-        return bytes;
-    }
-    let expected = res.api_version();
-    // Fast path: the stored apiVersion is the served one.
-    let needle = format!("\"apiVersion\":\"{expected}\"");
-    if bytes.windows(needle.len()).any(|w| w == needle.as_bytes()) {
+    if res.view.is_none() {
         return bytes;
     }
     match serde_json::from_slice::<Value>(&bytes) {
-        Ok(mut v) => {
-            v["apiVersion"] = Value::from(expected);
-            serde_json::to_vec(&v).map(Bytes::from).unwrap_or(bytes)
-        }
-        Err(_) => bytes,
+        Ok(v) if res.is_stored_form(&v) => serde_json::to_vec(&res.shown(v))
+            .map(Bytes::from)
+            .unwrap_or(bytes),
+        _ => bytes,
     }
 }
 

@@ -195,6 +195,7 @@ async fn resource_request(
         }
         (&Method::GET, None) => {
             let (items, meta) = endpoints::list(api, &res, ns, query).await?;
+            let items = api.converter.stored(&res, items, true).await?;
             if output == Output::Object(Encoding::Json) {
                 return Ok(bytes_response(
                     200,
@@ -227,17 +228,22 @@ async fn resource_request(
                 name,
             };
             let got = endpoints::get(api, target, query).await?;
-            encode(Some(&res), &output, got, false)
+            encode(Some(&res), &output, shown(api, &res, got).await?, false)
         }
         (&Method::POST, None) if part == Part::Main => {
             let (obj, query) = decode_whole_object(&res, content_type, &body, query)?;
             let created = endpoints::create(api, &res, ns, obj, &query, true).await?;
-            encode(Some(&res), &output, created, false)
+            encode(Some(&res), &output, shown(api, &res, created).await?, false)
         }
         (&Method::PUT, Some(name)) => {
             let (obj, query) = decode_whole_object(&res, content_type, &body, query)?;
             let replaced = endpoints::replace(api, &res, ns, name, part, obj, &query).await?;
-            encode(Some(&res), &output, replaced, false)
+            encode(
+                Some(&res),
+                &output,
+                shown(api, &res, replaced).await?,
+                false,
+            )
         }
         (&Method::PATCH, Some(name)) => {
             let patch_type = PatchType::from_content_type(content_type)?;
@@ -247,7 +253,7 @@ async fn resource_request(
                 name,
             };
             let patched = endpoints::patch(api, target, part, patch_type, &body, query).await?;
-            encode(Some(&res), &output, patched, false)
+            encode(Some(&res), &output, shown(api, &res, patched).await?, false)
         }
         (&Method::DELETE, Some(name)) if part == Part::Main => {
             let options = delete_options(content_type, &body)?;
@@ -257,12 +263,12 @@ async fn resource_request(
                 name,
             };
             let deleted = endpoints::delete(api, target, &options, query).await?;
-            encode(Some(&res), &output, deleted, false)
+            encode(Some(&res), &output, shown(api, &res, deleted).await?, false)
         }
         (&Method::DELETE, None) if part == Part::Main => {
             let options = delete_options(content_type, &body)?;
             let deleted = endpoints::delete_collection(api, &res, ns, &options, query).await?;
-            encode(Some(&res), &output, deleted, true)
+            encode(Some(&res), &output, shown(api, &res, deleted).await?, true)
         }
         (m, _) => Err(ApiError::method_not_allowed(m.as_str(), &res.plural)),
     }
@@ -295,6 +301,13 @@ fn review(
         }
     };
     encode(None, output, Answer::created(out), false)
+}
+
+/// An answer of a verb on `res` in the request's version (custom resources are stored in their
+/// CRD's storage version).
+async fn shown(api: &Api, res: &Resource, mut answer: Answer) -> ApiResult<Answer> {
+    answer.payload = api.converter.answer(res, answer.payload).await?;
+    Ok(answer)
 }
 
 /// Encodes an answer in the negotiated output.

@@ -294,6 +294,13 @@ impl<F: Args + 'static> App<F> {
         self
     }
 
+    /// Adds a CRD built by hand: a kind with several versions (`kube::core::crd::merge_crds`
+    /// of each version's CRD, with its conversion; see [`crate::webhook`]).
+    pub fn crd_object(mut self, crd: CustomResourceDefinition) -> Self {
+        self.crds.push(crd);
+        self
+    }
+
     /// Adds a controller: `build` makes it from the operator's flags, for each manager (`run`
     /// builds one, `print-rbac` another to derive the RBAC).
     pub fn controller(mut self, build: impl Fn(&F) -> ControllerDef + 'static) -> Self {
@@ -301,9 +308,11 @@ impl<F: Args + 'static> App<F> {
         self
     }
 
-    /// Serves admission webhooks: `build` makes the server from the operator's flags; `run`
-    /// sets its port from `--webhook-port` and, if given, its certificate directory from
-    /// `--webhook-cert-dir`; `print-rbac` includes what self-managed certificates need.
+    /// Serves admission and conversion webhooks: `build` makes the server from the operator's
+    /// flags; `run` sets its port from `--webhook-port` and, if given, its certificate
+    /// directory from `--webhook-cert-dir`; `print-rbac` includes what self-managed
+    /// certificates need (the Secret, and the webhook configurations and CRDs they publish
+    /// the CA into).
     pub fn webhook_server(mut self, build: impl Fn(&F) -> WebhookServer + 'static) -> Self {
         self.webhooks = Some(Box::new(build));
         self
@@ -664,6 +673,15 @@ mod tests {
             .map(|v| (v.name.as_str(), v.served, v.storage))
             .collect();
         assert_eq!(versions, [("v1", true, true), ("v2", true, false)]);
+    }
+
+    #[test]
+    fn print_crds_includes_a_crd_built_by_hand() {
+        let mut crd = CustomResourceDefinition::default();
+        crd.metadata.name = Some("widgets.example.com".into());
+        let yaml = App::new("op").crd_object(crd).crds_yaml().unwrap();
+        assert!(yaml.starts_with("---\n"), "{yaml}");
+        assert!(yaml.contains("name: widgets.example.com"), "{yaml}");
     }
 
     #[test]

@@ -65,6 +65,10 @@ pub enum Error {
     /// The webhook server's certificates could not be created, stored, loaded or published.
     #[error("webhook certificates: {0}")]
     WebhookCerts(String),
+    /// The webhook server's conversions are set up wrongly (a kind twice, a spoke of
+    /// another kind): the server does not start.
+    #[error("webhook conversion: {0}")]
+    InvalidConversion(#[from] crate::webhook::InvalidConversion),
     /// An event was published without a reason.
     #[error("an event needs a reason: call .reason(\"CamelCaseCause\") before publish()")]
     EventWithoutReason,

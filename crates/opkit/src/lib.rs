@@ -15,9 +15,9 @@
 //! controller-runtime's names ([`metrics`]), `/healthz` and `/readyz`, graceful shutdown on
 //! SIGTERM, and helpers for what every reconcile does — [`finalizer`]s, status
 //! [`conditions`], [`events`], server-side [`apply`] of owned objects, and [`rbac`]
-//! derivation of the ClusterRole the operator needs. Admission [`webhook`]s (typed
-//! defaulting and validation) are served over HTTPS with certificates the operator issues
-//! and publishes itself. The `opkit-testenv` crate's `TestEnv`
+//! derivation of the ClusterRole the operator needs. [`webhook`]s (typed defaulting,
+//! validation, and hub-and-spoke conversion between a CRD's versions) are served over HTTPS
+//! with certificates the operator issues and publishes itself. The `opkit-testenv` crate's `TestEnv`
 //! starts a real control plane in the test process in milliseconds.
 //!
 //! One dependency is enough: kube-rs and k8s-openapi are re-exported ([`kube`],
@@ -137,7 +137,10 @@ pub use informer::{Caches, Object, OwnerIndex};
 pub use leader::LeaderElection;
 pub use manager::{Manager, ManagerBuilder, Running, ShutdownHandle};
 pub use predicate::{Change, Predicate};
-pub use webhook::{Admission, Defaulter, Denied, SelfManagedCerts, Validator, WebhookServer};
+pub use webhook::{
+    Admission, Conversion, ConversionError, Convertible, Defaulter, Denied, Hub, SelfManagedCerts,
+    Validator, WebhookServer,
+};
 
 pub use k8s_openapi;
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;

@@ -211,6 +211,13 @@ impl Manager {
                     &["get", "patch"],
                 ));
             }
+            if !sm.crds.is_empty() {
+                rules.add(rbac::rule(
+                    "apiextensions.k8s.io",
+                    "customresourcedefinitions",
+                    &["get", "patch"],
+                ));
+            }
         }
         rules
     }
@@ -219,7 +226,7 @@ impl Manager {
     /// the controllers' rules, `events.k8s.io` events (`create`, `patch`), with leader
     /// election `coordination.k8s.io` leases (`get`, `create`, `update`), and with
     /// self-managed webhook certificates `secrets` (`get`, `create`, `update`) and the
-    /// webhook configurations it publishes the CA into (`get`, `patch`).
+    /// webhook configurations and CRDs it publishes the CA into (`get`, `patch`).
     pub fn rbac_rules(&self) -> Vec<PolicyRule> {
         let mut rules = self.own_rules();
         if self.config.leader_election.is_some() {

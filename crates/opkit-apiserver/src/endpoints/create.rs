@@ -75,6 +75,7 @@ pub(crate) async fn create(
         };
         strategy.allocate_create(&api.storage, res, &mut obj)?;
         let obj = res.to_storage(obj).map_err(ApiError::internal)?;
+        let obj = api.converter.to_storage(res, obj).await?;
         match api.storage.create(res, ns, obj, dry_run).await {
             Ok((stored, value)) => {
                 if !dry_run {

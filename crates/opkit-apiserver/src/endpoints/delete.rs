@@ -52,7 +52,8 @@ pub(crate) async fn delete(
     let outcome = api
         .storage
         .guaranteed_update(target, |stored: Current| async move {
-            let current = stored.object;
+            // Admission sees the request's version; what is stored stays in the storage one.
+            let current = api.converter.to_request(res, stored.object).await?;
             check_preconditions(res, name, &current, stored.revision, options)?;
             let mut new = match strategy.on_delete(&current, gc) {
                 OnDelete::Unchanged => return Ok(Step::Done(Payload::Raw(stored.bytes))),
@@ -74,7 +75,7 @@ pub(crate) async fn delete(
                     if dry_run {
                         return Ok(Step::Done(Payload::Value(marked)));
                     }
-                    return Ok(Step::Put(marked));
+                    return Ok(Step::Put(api.converter.to_storage(res, marked).await?));
                 }
                 OnDelete::Generic => current.clone(),
             };
@@ -123,6 +124,7 @@ pub(crate) async fn delete(
             if dry_run {
                 return Ok(Step::Done(Payload::Value(new)));
             }
+            let new = api.converter.to_storage(res, new).await?;
             Ok(if immediate {
                 Step::Delete(new)
             } else {

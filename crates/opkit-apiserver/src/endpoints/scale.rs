@@ -126,11 +126,12 @@ pub(crate) async fn scale(
     let Some(paths) = res.scale.clone() else {
         return Err(ApiError::path_not_found());
     };
-    let current = || -> ApiResult<Value> { Ok(api.storage.current(target)?.object) };
     if method == "GET" {
+        let stored = api.storage.current(target)?.object;
+        let current = api.converter.to_request(res, stored).await?;
         return Ok(Answer {
             code: 200,
-            payload: Payload::Value(scale_of(res, &paths, &current()?)),
+            payload: Payload::Value(scale_of(res, &paths, &current)),
             warnings: Vec::new(),
         });
     }
@@ -190,7 +191,7 @@ pub(crate) async fn scale(
         Ok(next)
     })
     .await?;
-    let stored: Value = match answer.payload {
+    let stored: Value = match api.converter.answer(res, answer.payload).await? {
         Payload::Raw(b) => serde_json::from_slice(&b).map_err(ApiError::internal)?,
         Payload::Value(v) => v,
     };

@@ -42,8 +42,12 @@ pub(crate) async fn update(
     let outcome = api
         .storage
         .guaranteed_update(target, |stored: Current| async move {
-            // Patches, checks and managed fields work in the shape of the request's version.
-            let current = res.shown(stored.object);
+            // Patches, checks, admission and managed fields work in the shape of the request's
+            // version.
+            let current = api
+                .converter
+                .to_request(res, res.shown(stored.object))
+                .await?;
             let desired = mutate(&current)?;
             if let Some(rv) =
                 object::meta_str(&desired, "resourceVersion").filter(|s| !s.is_empty())
@@ -110,6 +114,7 @@ pub(crate) async fn update(
                 return Ok(Step::Done(Payload::Value(new)));
             }
             let new = res.to_storage(new).map_err(ApiError::internal)?;
+            let new = api.converter.to_storage(res, new).await?;
             let finished = object::is_deleting(&new)
                 && object::finalizers(&new).is_empty()
                 && strategy.finalized(&new);

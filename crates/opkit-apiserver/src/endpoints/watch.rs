@@ -228,10 +228,10 @@ pub(crate) fn watch(
         res: res.clone(),
         first_table: true,
     };
-    // Snapshot (for initial events) and the event subscription, taken consistently. An
-    // event that cannot be encoded ends the initial events with an ERROR, and the watch.
-    let mut initial_frames = Vec::new();
-    let mut failed = false;
+    // Snapshot (for initial events) and the event subscription, taken consistently. The
+    // initial events are converted (custom resources, one conversion for all) and framed in
+    // the stream's task; one that cannot be converted or encoded ends the watch with an ERROR.
+    let mut initial_objects = Vec::new();
     let start_rev;
     if initial {
         let list = api
@@ -239,28 +239,12 @@ pub(crate) fn watch(
             .store()
             .list(&prefix, &opkit_store::ListOptions::default())?;
         start_rev = list.revision;
-        for entry in list.entries {
-            if !selectors.matches_bytes(&entry.value) {
-                continue;
-            }
-            match framer.frame("ADDED", &entry.value) {
-                Ok(f) => initial_frames.push(f),
-                Err(e) => {
-                    initial_frames.extend(framer.encode_failure("ADDED", &e));
-                    failed = true;
-                    break;
-                }
-            }
-        }
-        if send_initial == Some(true) && !failed {
-            match framer.frame_value("BOOKMARK", &bookmark(&res, start_rev, true)) {
-                Ok(f) => initial_frames.push(f),
-                Err(e) => {
-                    initial_frames.extend(framer.encode_failure("BOOKMARK", &e));
-                    failed = true;
-                }
-            }
-        }
+        initial_objects = list
+            .entries
+            .into_iter()
+            .filter(|entry| selectors.matches_bytes(&entry.value))
+            .map(|entry| entry.value)
+            .collect();
     } else {
         start_rev = match (send_initial, rv) {
             (Some(false), None) | (Some(false), Some(0)) => api.storage.store().current_revision(),
@@ -268,6 +252,8 @@ pub(crate) fn watch(
             _ => api.storage.store().current_revision(),
         };
     }
+    let initial_end = initial && send_initial == Some(true);
+    let converter = api.converter.clone();
     let (tx, rx) = mpsc::channel::<Result<Bytes, Infallible>>(256);
     let watcher = api.storage.store().watch(&prefix, start_rev);
     tokio::spawn(async move {
@@ -281,6 +267,36 @@ pub(crate) fn watch(
                 return;
             }
         };
+        let initial_objects = match converter.stored(&framer.res, initial_objects, true).await {
+            Ok(objects) => objects,
+            Err(e) => {
+                if let Some(f) = framer.error_event(&e.to_status()) {
+                    let _ = tx.send(Ok(f)).await;
+                }
+                return;
+            }
+        };
+        let mut initial_frames = Vec::with_capacity(initial_objects.len() + 1);
+        let mut failed = false;
+        for object in &initial_objects {
+            match framer.frame("ADDED", object) {
+                Ok(f) => initial_frames.push(f),
+                Err(e) => {
+                    initial_frames.extend(framer.encode_failure("ADDED", &e));
+                    failed = true;
+                    break;
+                }
+            }
+        }
+        if initial_end && !failed {
+            match framer.frame_value("BOOKMARK", &bookmark(&framer.res, start_rev, true)) {
+                Ok(f) => initial_frames.push(f),
+                Err(e) => {
+                    initial_frames.extend(framer.encode_failure("BOOKMARK", &e));
+                    failed = true;
+                }
+            }
+        }
         for f in initial_frames {
             if tx.send(Ok(f)).await.is_err() {
                 return;
@@ -313,7 +329,22 @@ pub(crate) fn watch(
                     }
                     Some(Ok(event)) => {
                         last_rev = event.revision;
-                        event_frame(&mut framer, &selectors, &event)
+                        let Some(event_type) = event_type(&selectors, &event) else {
+                            continue;
+                        };
+                        let object = converter
+                            .stored(&framer.res, vec![event.value.clone()], false)
+                            .await
+                            .map(|mut objects| objects.pop().unwrap_or_default());
+                        match object {
+                            Ok(object) => (event_type, framer.frame(event_type, &object).map(Some)),
+                            Err(e) => {
+                                if let Some(f) = framer.error_event(&e.to_status()) {
+                                    let _ = tx.send(Ok(f)).await;
+                                }
+                                return;
+                            }
+                        }
                     }
                 }
             };
@@ -338,38 +369,33 @@ pub(crate) fn watch(
         frames: rx,
     })
 }
-/// The frame of a store event: its type, and the frame (`None` when the selectors leave it
-/// out).
-fn event_frame(
-    framer: &mut Framer,
-    selectors: &Selectors,
-    event: &opkit_store::Event,
-) -> (&'static str, Result<Option<Bytes>, EncodeError>) {
+/// The type of the event a store event is sent as; `None` when the selectors leave it out.
+/// Selector transitions follow upstream: an object that stops matching is sent as DELETED,
+/// one that starts matching as ADDED.
+fn event_type(selectors: &Selectors, event: &opkit_store::Event) -> Option<&'static str> {
     use opkit_store::EventKind;
     if selectors.is_empty() {
-        let t = match event.kind {
+        return Some(match event.kind {
             EventKind::Delete => "DELETED",
             EventKind::Put if event.created => "ADDED",
             EventKind::Put => "MODIFIED",
-        };
-        return (t, framer.frame(t, &event.value).map(Some));
+        });
     }
     let now = selectors.matches_bytes(&event.value);
     let before = event
         .prev
         .as_ref()
         .is_some_and(|p| selectors.matches_bytes(p));
-    let t = match event.kind {
-        EventKind::Delete if before || now => "DELETED",
-        EventKind::Delete => return ("DELETED", Ok(None)),
+    match event.kind {
+        EventKind::Delete if before || now => Some("DELETED"),
+        EventKind::Delete => None,
         EventKind::Put => match (before, now) {
-            (true, true) => "MODIFIED",
-            (false, true) => "ADDED",
-            (true, false) => "DELETED",
-            (false, false) => return ("MODIFIED", Ok(None)),
+            (true, true) => Some("MODIFIED"),
+            (false, true) => Some("ADDED"),
+            (true, false) => Some("DELETED"),
+            (false, false) => None,
         },
-    };
-    (t, framer.frame(t, &event.value).map(Some))
+    }
 }
 
 #[cfg(test)]

@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::Strategy;
+use super::{Strategy, crd_versions};
 use crate::api::Api;
+use crate::conversion::Conversion;
 use crate::error::{ApiError, ApiResult, Cause};
 use crate::object;
 use crate::registry::{ALL_VERBS, CustomVersion, Origin, Registry, Resource, ScalePaths};
@@ -30,8 +31,9 @@ fn is_dns_label(s: &str) -> bool {
     opkit_apimachinery::validation::is_dns1123_label(s).is_empty()
 }
 
-/// Defaults and validates a CRD before it is stored (create and update).
-fn prepare(crd: &mut Value) -> ApiResult<()> {
+/// Defaults and validates a CRD before it is stored (create, and update with the stored
+/// `old`).
+fn prepare(crd: &mut Value, old: Option<&Value>) -> ApiResult<()> {
     let name = object::name(crd).to_string();
     let mut causes = Vec::new();
     if let Some(names) = crd
@@ -182,6 +184,11 @@ fn prepare(crd: &mut Value) -> ApiResult<()> {
             }
         }
     }
+    causes.extend(crd_versions::validate_conversion(crd, old));
+    if old.is_some() {
+        // (A new CRD's one stored version is its storage version: `initial_status`.)
+        causes.extend(crd_versions::validate_stored_versions(crd));
+    }
     if !causes.is_empty() {
         return Err(ApiError::invalid(
             "apiextensions.k8s.io",
@@ -224,6 +231,7 @@ pub(crate) fn resources(crd: &Value, terminating: bool) -> Vec<Arc<Resource>> {
         .unwrap_or("")
         .to_string();
     let kind = s("/names/kind");
+    let conversion = Conversion::of(crd);
     let mut out = Vec::new();
     for v in &versions {
         if v.get("served").and_then(Value::as_bool) != Some(true) {
@@ -276,6 +284,7 @@ pub(crate) fn resources(crd: &Value, terminating: bool) -> Vec<Arc<Resource>> {
             crd_name: object::name(crd).to_string(),
             crd_uid: object::meta_str(crd, "uid").unwrap_or("").to_string(),
             storage_version: storage_version.clone(),
+            conversion: conversion.clone(),
             schema,
             cel,
             raw_schema: schema_value.cloned(),
@@ -324,13 +333,20 @@ pub(crate) fn resources(crd: &Value, terminating: bool) -> Vec<Arc<Resource>> {
 pub(crate) struct Crds;
 
 impl Strategy for Crds {
-    fn prepare_create(&self, obj: &mut Value) -> ApiResult<()> {
-        prepare(obj)
+    fn initial_status(&self, obj: &Value) -> Option<Value> {
+        crd_versions::initial_status(obj)
     }
 
-    fn prepare_update(&self, part: Part, _current: &Value, new: &mut Value) -> ApiResult<()> {
+    fn prepare_create(&self, obj: &mut Value) -> ApiResult<()> {
+        prepare(obj, None)
+    }
+
+    fn prepare_update(&self, part: Part, current: &Value, new: &mut Value) -> ApiResult<()> {
         match part {
-            Part::Main => prepare(new),
+            Part::Main => {
+                crd_versions::record_storage_version(new);
+                prepare(new, Some(current))
+            }
             Part::Status | Part::Finalize => Ok(()),
         }
     }
@@ -374,7 +390,7 @@ mod tests {
     #[test]
     fn prepare_defaults_list_kind_and_singular() {
         let mut crd = flight_crd();
-        prepare(&mut crd).unwrap();
+        prepare(&mut crd, None).unwrap();
         assert_eq!(crd["spec"]["names"]["listKind"], "FlightTicketList");
         assert_eq!(crd["spec"]["names"]["singular"], "flightticket");
     }
@@ -383,7 +399,7 @@ mod tests {
     fn name_must_be_plural_dot_group() {
         let mut crd = flight_crd();
         crd["metadata"]["name"] = json!("tickets.flights.com");
-        let err = prepare(&mut crd).unwrap_err();
+        let err = prepare(&mut crd, None).unwrap_err();
         assert_eq!(err.code(), 422);
         assert!(
             err.message
@@ -397,7 +413,7 @@ mod tests {
     fn exactly_one_storage_version_is_required() {
         let mut crd = flight_crd();
         crd["spec"]["versions"][0]["storage"] = json!(false);
-        let err = prepare(&mut crd).unwrap_err();
+        let err = prepare(&mut crd, None).unwrap_err();
         assert!(
             err.message
                 .contains("exactly one version marked as storage version"),
@@ -409,7 +425,7 @@ mod tests {
     #[test]
     fn served_versions_become_resources_with_short_names() {
         let mut crd = flight_crd();
-        prepare(&mut crd).unwrap();
+        prepare(&mut crd, None).unwrap();
         let rs = resources(&crd, false);
         assert_eq!(rs.len(), 1);
         assert_eq!(rs[0].short_names, vec!["ft"]);

@@ -7,6 +7,7 @@
 //! resources), and `fieldValidation`. A [`Strategy`] is what one kind adds; [`of`] is the one
 //! table that says which kind has which, so the verbs in `endpoints` never name a kind.
 
+mod crd_versions;
 mod crds;
 mod namespaces;
 mod pods;

@@ -278,7 +278,7 @@ fn validate_match_conditions(at: &str, hook: &Value, causes: &mut Vec<Cause>) {
     }
 }
 
-fn validate_client(at: &str, client: Option<&Value>, causes: &mut Vec<Cause>) {
+pub(super) fn validate_client(at: &str, client: Option<&Value>, causes: &mut Vec<Cause>) {
     let url = client.and_then(|c| c.get("url")).and_then(Value::as_str);
     let service = client
         .and_then(|c| c.get("service"))

@@ -1,5 +1,6 @@
 //! Self-managed webhook certificates: a CA and a serving certificate in a Secret, the CA
-//! published as `caBundle` of the operator's webhook configurations, renewed before expiry.
+//! published as `caBundle` of the operator's webhook configurations and of its CRDs'
+//! conversion webhooks, renewed before expiry.
 //!
 //! The API server trusts a webhook only through the configuration's `caBundle`, so whoever
 //! issues the serving certificate must also write that field; kubebuilder leaves both to
@@ -17,6 +18,7 @@ use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
 use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, Client};
@@ -27,7 +29,7 @@ use rcgen::{
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::sign::CertifiedKey;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::SelfManagedCerts;
 use crate::error::{Error, Result};
@@ -304,8 +306,9 @@ pub(crate) async fn ensure(client: &Client, config: &SelfManagedCerts) -> Result
     )))
 }
 
-/// Writes `ca_bundle` into every webhook of the named configurations that lacks it. A
-/// configuration that does not exist yet is reported (it is retried on the next round); a
+/// Writes `ca_bundle` into every webhook of the named configurations, and into the conversion
+/// webhook of the named CRDs, where it is missing or stale. One that does not exist yet (or a
+/// CRD without webhook conversion) is reported (it is retried on the next round); a
 /// concurrent change of one is retried at once, guarded by its resourceVersion.
 pub(crate) async fn publish(
     client: &Client,
@@ -313,86 +316,117 @@ pub(crate) async fn publish(
     ca_bundle: &[u8],
 ) -> Result<()> {
     let mut missing = Vec::new();
+    // A merge patch replaces the webhooks list whole.
+    let webhooks = |body: Value| json!({"webhooks": body["webhooks"]});
     for name in &config.mutating {
         let api: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
-        if !patch_config(&api, name, ca_bundle, |c| {
+        let found = patch_bundles(&api, name, ca_bundle, webhooks, |c| {
             c.webhooks
                 .iter_mut()
                 .flatten()
                 .map(|w| &mut w.client_config.ca_bundle)
                 .collect()
         })
-        .await?
-        {
-            missing.push(format!("MutatingWebhookConfiguration {name}"));
+        .await?;
+        if found.is_none() {
+            missing.push(format!("MutatingWebhookConfiguration {name} not found"));
         }
     }
     for name in &config.validating {
         let api: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
-        if !patch_config(&api, name, ca_bundle, |c| {
+        let found = patch_bundles(&api, name, ca_bundle, webhooks, |c| {
             c.webhooks
                 .iter_mut()
                 .flatten()
                 .map(|w| &mut w.client_config.ca_bundle)
                 .collect()
         })
-        .await?
-        {
-            missing.push(format!("ValidatingWebhookConfiguration {name}"));
+        .await?;
+        if found.is_none() {
+            missing.push(format!("ValidatingWebhookConfiguration {name} not found"));
+        }
+    }
+    for name in &config.crds {
+        let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+        let conversion = |body: Value| {
+            let bundle = &body["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"];
+            json!({"spec": {"conversion": {"webhook": {"clientConfig": {"caBundle": bundle}}}}})
+        };
+        let found = patch_bundles(&api, name, ca_bundle, conversion, |crd| {
+            crd.spec
+                .conversion
+                .as_mut()
+                .filter(|c| c.strategy == "Webhook")
+                .and_then(|c| c.webhook.as_mut())
+                .and_then(|w| w.client_config.as_mut())
+                .map(|c| &mut c.ca_bundle)
+                .into_iter()
+                .collect()
+        })
+        .await?;
+        match found {
+            None => missing.push(format!("CustomResourceDefinition {name} not found")),
+            Some(0) => missing.push(format!(
+                "CustomResourceDefinition {name} has no webhook conversion \
+                 (spec.conversion.strategy Webhook with a clientConfig)"
+            )),
+            Some(_) => {}
         }
     }
     if missing.is_empty() {
         Ok(())
     } else {
         Err(fail(format!(
-            "cannot publish caBundle: {} not found",
+            "cannot publish caBundle: {}",
             missing.join(", ")
         )))
     }
 }
 
-/// Returns false if the configuration does not exist.
-async fn patch_config<C>(
+/// Sets the `caBundle` fields `bundles` finds in the object `name` and patches what
+/// `changed_part` takes of the result (a merge patch, guarded by the resourceVersion so it
+/// fails instead of overwriting a concurrent edit). Returns how many fields the object has,
+/// or `None` if it does not exist.
+async fn patch_bundles<C>(
     api: &Api<C>,
     name: &str,
     ca_bundle: &[u8],
+    changed_part: impl Fn(Value) -> Value,
     bundles: impl Fn(&mut C) -> Vec<&mut Option<ByteString>>,
-) -> Result<bool>
+) -> Result<Option<usize>>
 where
     C: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
 {
     for _ in 0..5 {
-        let Some(mut config) = api
+        let Some(mut object) = api
             .get_opt(name)
             .await
             .map_err(|e| fail(format!("reading {name}: {e}")))?
         else {
-            return Ok(false);
+            return Ok(None);
         };
+        let mut found = 0;
         let mut changed = false;
-        for bundle in bundles(&mut config) {
+        for bundle in bundles(&mut object) {
+            found += 1;
             if bundle.as_ref().map(|b| b.0.as_slice()) != Some(ca_bundle) {
                 *bundle = Some(ByteString(ca_bundle.to_vec()));
                 changed = true;
             }
         }
         if !changed {
-            return Ok(true);
+            return Ok(Some(found));
         }
-        let body = serde_json::to_value(&config).map_err(fail)?;
-        // A merge patch replaces the webhooks list whole; the resourceVersion makes it
-        // fail instead of overwriting a concurrent edit.
-        let patch = json!({
-            "metadata": {"resourceVersion": config.meta().resource_version},
-            "webhooks": body["webhooks"],
-        });
+        let resource_version = object.meta().resource_version.clone();
+        let mut patch = changed_part(serde_json::to_value(&object).map_err(fail)?);
+        patch["metadata"] = json!({"resourceVersion": resource_version});
         match api
             .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
         {
             Ok(_) => {
-                tracing::info!(configuration = name, "webhook caBundle published");
-                return Ok(true);
+                tracing::info!(object = name, "webhook caBundle published");
+                return Ok(Some(found));
             }
             Err(kube::Error::Api(e)) if e.code == 409 => continue,
             Err(e) => return Err(fail(format!("patching caBundle of {name}: {e}"))),

@@ -1,11 +1,13 @@
-//! Admission webhooks served by the [`Manager`](crate::Manager): typed defaulting and
-//! validation, over HTTPS with certificates the operator manages itself.
+//! Webhooks served by the [`Manager`](crate::Manager): typed defaulting and validation
+//! (admission), and conversion between the versions of a CRD, over HTTPS with certificates
+//! the operator manages itself.
 //!
 //! A [`WebhookServer`] lists the webhooks and how to get a certificate; give it to
 //! [`ManagerBuilder::webhook_server`](crate::ManagerBuilder::webhook_server). Paths are
 //! kubebuilder's, so configurations generated for controller-runtime operators fit:
 //! `/mutate-<group>-<version>-<kind>` and `/validate-<group>-<version>-<kind>`, the group's
-//! dots replaced by dashes and the kind lowercased (`/validate-example-com-v1-greeting`).
+//! dots replaced by dashes and the kind lowercased (`/validate-example-com-v1-greeting`), and
+//! [`/convert`](CONVERT_PATH) for every kind's conversions.
 //!
 //! A [`Defaulter`] changes the typed object; the server answers with the JSONPatch from the
 //! object as the type decoded it to the object as the defaulter left it (fields the type does
@@ -13,20 +15,105 @@
 //! which the API server shows the client as `admission webhook "NAME" denied the request:
 //! MESSAGE`.
 //!
+//! **Conversion** follows kubebuilder's hub-and-spoke model: one version of a kind is the
+//! [`Hub`] (usually the storage version), every other version is [`Convertible`] to and from
+//! it, and a [`Conversion`] lists them. A ConversionReview's objects are converted to its
+//! `desiredAPIVersion` in order — spoke to hub, hub to spoke, spoke to spoke through the hub,
+//! an object already in that version unchanged — each keeping the `metadata` it came with.
+//! A failure (a [`ConversionError`], an unknown kind or version, an object that does not
+//! decode) fails the whole review with its message, as controller-runtime's does; a body that
+//! is not a ConversionReview v1 is a 400. A kind registered twice, or a spoke of another kind
+//! than its hub, stops the server from starting ([`InvalidConversion`]).
+//! [`check_round_trip`] and [`check_hub_round_trip`] test a spoke's conversions the way the
+//! webhook runs them.
+//!
 //! Certificates come from a directory (`tls.crt`, `tls.key`, as controller-runtime's
 //! `CertDir`, e.g. a mounted cert-manager Secret) or are **self-managed**
 //! ([`SelfManagedCerts`]): the operator creates a CA and a serving certificate for
 //! `SERVICE.NAMESPACE.svc`, keeps them in a Secret (reused on restart and shared by
 //! replicas), writes the CA into the `caBundle` of its Mutating/ValidatingWebhookConfigurations
-//! and renews the certificate in the last third of its life, serving the new one without a
-//! restart. No cert-manager needed.
+//! and of its CRDs' conversion webhooks, and renews the certificate in the last third of its
+//! life, serving the new one without a restart. No cert-manager needed.
 //!
 //! Metrics, under controller-runtime's names: `controller_runtime_webhook_requests_total
 //! {webhook,code}`, `controller_runtime_webhook_latency_seconds{webhook}`,
 //! `controller_runtime_webhook_requests_in_flight{webhook}` (`webhook` is the path).
 //!
-//! Not yet: conversion webhooks (`/convert`); asynchronous hooks (hooks run on the request
-//! task and should not block — read from caches, not the API).
+//! Not yet: asynchronous hooks (hooks run on the request task and should not block — read
+//! from caches, not the API).
+//!
+//! # Two versions of a kind
+//!
+//! ```
+//! use opkit::kube::core::crd::merge_crds;
+//! use opkit::prelude::*;
+//! use opkit::webhook::check_round_trip;
+//! use opkit::{App, Conversion, ConversionError, Convertible, Hub, SelfManagedCerts, WebhookServer};
+//! use serde::{Deserialize, Serialize};
+//!
+//! mod v1 {
+//!     use super::*;
+//!     #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
+//!     #[kube(group = "example.com", version = "v1", kind = "Widget", namespaced)]
+//!     pub struct WidgetSpec {
+//!         pub size: i32,
+//!     }
+//! }
+//!
+//! /// v2 renamed `size` to `replicas` and added `paused`; it is the hub and the storage version.
+//! mod v2 {
+//!     use super::*;
+//!     #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
+//!     #[kube(group = "example.com", version = "v2", kind = "Widget", namespaced)]
+//!     pub struct WidgetSpec {
+//!         pub replicas: i32,
+//!         #[serde(default)]
+//!         pub paused: bool,
+//!     }
+//! }
+//!
+//! impl Hub for v2::Widget {}
+//!
+//! // Only the spec: the webhook copies the metadata.
+//! impl Convertible<v2::Widget> for v1::Widget {
+//!     fn to_hub(&self) -> Result<v2::Widget, ConversionError> {
+//!         let spec = v2::WidgetSpec { replicas: self.spec.size, paused: false };
+//!         Ok(v2::Widget::new("", spec))
+//!     }
+//!     fn from_hub(hub: &v2::Widget) -> Result<Self, ConversionError> {
+//!         if hub.spec.paused {
+//!             return Err(ConversionError::new("a paused Widget cannot be read as v1"));
+//!         }
+//!         Ok(v1::Widget::new("", v1::WidgetSpec { size: hub.spec.replicas }))
+//!     }
+//! }
+//!
+//! fn main() {
+//!     // One CRD with both versions, converted by the operator's webhook.
+//!     let mut crd = merge_crds(vec![v1::Widget::crd(), v2::Widget::crd()], "v2").unwrap();
+//!     crd.spec.conversion = Some(serde_json::from_value(serde_json::json!({
+//!         "strategy": "Webhook",
+//!         "webhook": {
+//!             "clientConfig": {"service": {
+//!                 "namespace": "widget-system", "name": "widget-webhook", "path": "/convert"}},
+//!             "conversionReviewVersions": ["v1"],
+//!         },
+//!     })).unwrap());
+//!
+//!     let app = App::new("widget-operator").crd_object(crd).webhook_server(|_| {
+//!         WebhookServer::new()
+//!             .self_managed_certs(
+//!                 SelfManagedCerts::new("widget-webhook", "widget-system")
+//!                     .crd_conversion("widgets.example.com"),
+//!             )
+//!             .conversion(Conversion::<v2::Widget>::new().spoke::<v1::Widget>())
+//!     });
+//!     assert!(app.cluster_role_yaml("widget-role").unwrap().contains("customresourcedefinitions"));
+//!
+//!     // In the operator's unit tests: v1 -> v2 -> v1 gives v1 back.
+//!     check_round_trip::<v2::Widget, _>(&v1::Widget::new("w", v1::WidgetSpec { size: 3 })).unwrap();
+//! }
+//! ```
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -38,8 +125,14 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 pub(crate) mod certs;
+pub(crate) mod conversion;
 pub(crate) mod review;
 pub(crate) mod server;
+
+pub use conversion::{
+    CONVERT_PATH, Conversion, ConversionError, Convertible, Hub, InvalidConversion,
+    check_hub_round_trip, check_round_trip,
+};
 
 /// What the API server asked, besides the object: for hooks that act differently on create
 /// and update, or must not have side effects on dry runs.
@@ -134,6 +227,7 @@ pub struct SelfManagedCerts {
     pub(crate) secret: String,
     pub(crate) mutating: Vec<String>,
     pub(crate) validating: Vec<String>,
+    pub(crate) crds: Vec<String>,
     pub(crate) ca_validity: Duration,
     pub(crate) cert_validity: Duration,
     pub(crate) check_interval: Duration,
@@ -151,6 +245,7 @@ impl SelfManagedCerts {
             namespace: namespace.into(),
             mutating: Vec::new(),
             validating: Vec::new(),
+            crds: Vec::new(),
             ca_validity: Duration::from_secs(10 * 365 * 24 * 3600),
             cert_validity: Duration::from_secs(365 * 24 * 3600),
             check_interval: Duration::from_secs(60),
@@ -172,6 +267,14 @@ impl SelfManagedCerts {
     /// A ValidatingWebhookConfiguration whose webhooks get the CA as `caBundle`.
     pub fn validating_configuration(mut self, name: impl Into<String>) -> Self {
         self.validating.push(name.into());
+        self
+    }
+
+    /// A CustomResourceDefinition whose conversion webhook gets the CA as
+    /// `spec.conversion.webhook.clientConfig.caBundle` (its `spec.conversion.strategy` must
+    /// be `Webhook`), e.g. `widgets.example.com`.
+    pub fn crd_conversion(mut self, crd_name: impl Into<String>) -> Self {
+        self.crds.push(crd_name.into());
         self
     }
 
@@ -206,6 +309,7 @@ pub struct WebhookServer {
     pub(crate) addr: SocketAddr,
     pub(crate) certs: CertSource,
     pub(crate) hooks: Vec<(String, Arc<dyn review::Hook>)>,
+    pub(crate) conversions: Vec<Arc<dyn conversion::KindConversion>>,
 }
 
 impl std::fmt::Debug for WebhookServer {
@@ -238,6 +342,7 @@ impl WebhookServer {
             addr: SocketAddr::from((Ipv4Addr::UNSPECIFIED, DEFAULT_PORT)),
             certs: CertSource::Dir(PathBuf::from(DEFAULT_CERT_DIR)),
             hooks: Vec::new(),
+            conversions: Vec::new(),
         }
     }
 
@@ -298,9 +403,21 @@ impl WebhookServer {
         self
     }
 
+    /// Serves the conversions between the versions of `H`'s kind at [`CONVERT_PATH`]
+    /// (`/convert`), which every kind's conversions share. Registering a kind twice, or a
+    /// spoke of another kind, makes the server fail to start ([`InvalidConversion`]).
+    pub fn conversion<H: Hub>(mut self, conversion: Conversion<H>) -> Self {
+        self.conversions.push(Arc::new(conversion));
+        self
+    }
+
     /// The paths served.
     pub fn paths(&self) -> Vec<String> {
-        self.hooks.iter().map(|h| h.0.clone()).collect()
+        let mut paths: Vec<String> = self.hooks.iter().map(|h| h.0.clone()).collect();
+        if !self.conversions.is_empty() {
+            paths.push(CONVERT_PATH.to_string());
+        }
+        paths
     }
 
     /// The self-managed certificate settings, if any.

@@ -28,29 +28,54 @@ pub(crate) struct Request {
     pub(crate) dry_run: Option<bool>,
 }
 
-/// Decodes a review body; the error is the message of a 400.
-pub(crate) fn decode(body: &[u8]) -> Result<Request, String> {
-    let review: Value = serde_json::from_slice(body)
-        .map_err(|e| format!("the body is not a JSON AdmissionReview: {e}"))?;
-    let api_version = review.get("apiVersion").and_then(Value::as_str);
-    let kind = review.get("kind").and_then(Value::as_str);
-    if api_version != Some("admission.k8s.io/v1") || kind != Some("AdmissionReview") {
+/// Decodes the `request` of a review body of `kind` in `api_version` into `R`, checking it
+/// has a uid; the error is the message of a 400. Admission and conversion reviews share
+/// this envelope.
+pub(crate) fn decode_request<R: DeserializeOwned>(
+    body: &[u8],
+    api_version: &str,
+    kind: &str,
+) -> Result<R, String> {
+    let review: Value =
+        serde_json::from_slice(body).map_err(|e| format!("the body is not a JSON {kind}: {e}"))?;
+    let got_version = review.get("apiVersion").and_then(Value::as_str);
+    let got_kind = review.get("kind").and_then(Value::as_str);
+    if got_version != Some(api_version) || got_kind != Some(kind) {
         return Err(format!(
-            "expected apiVersion admission.k8s.io/v1 and kind AdmissionReview, got {} {}",
-            api_version.unwrap_or("(none)"),
-            kind.unwrap_or("(none)")
+            "expected apiVersion {api_version} and kind {kind}, got {} {}",
+            got_version.unwrap_or("(none)"),
+            got_kind.unwrap_or("(none)")
         ));
     }
     let request = review
         .get("request")
         .filter(|r| !r.is_null())
-        .ok_or("the AdmissionReview has no request")?;
-    let request: Request = serde_json::from_value(request.clone())
-        .map_err(|e| format!("the AdmissionReview's request is invalid: {e}"))?;
-    if request.uid.is_empty() {
-        return Err("the AdmissionReview's request has no uid".into());
+        .ok_or_else(|| format!("the {kind} has no request"))?;
+    if request
+        .get("uid")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        return Err(format!("the {kind}'s request has no uid"));
     }
-    Ok(request)
+    serde_json::from_value(request.clone())
+        .map_err(|e| format!("the {kind}'s request is invalid: {e}"))
+}
+
+/// Decodes an AdmissionReview v1 body; the error is the message of a 400.
+pub(crate) fn decode(body: &[u8]) -> Result<Request, String> {
+    decode_request(body, API_VERSION, KIND)
+}
+
+const API_VERSION: &str = "admission.k8s.io/v1";
+const KIND: &str = "AdmissionReview";
+
+/// The answer to a body that is not a review to answer (a 400), with the reason.
+pub(crate) fn refused(message: String) -> Value {
+    json!({
+        "apiVersion": API_VERSION, "kind": KIND,
+        "response": {"uid": "", "allowed": false, "status": {"code": 400, "message": message}},
+    })
 }
 
 /// The review sent back: allowed (with warnings and maybe a patch) or denied.
@@ -66,7 +91,7 @@ pub(crate) fn response(uid: &str, outcome: Outcome) -> Value {
         response["patchType"] = json!("JSONPatch");
         response["patch"] = json!(base64::engine::general_purpose::STANDARD.encode(patch));
     }
-    json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response})
+    json!({"apiVersion": API_VERSION, "kind": KIND, "response": response})
 }
 
 /// What a hook decided.

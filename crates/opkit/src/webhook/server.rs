@@ -1,5 +1,5 @@
 //! The HTTPS server: TLS with a certificate that can be swapped while serving, one route per
-//! webhook path, AdmissionReview in and out, metrics per path.
+//! webhook path (AdmissionReview or ConversionReview in and out), metrics per path.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, RwLock};
@@ -16,10 +16,10 @@ use hyper_util::service::TowerToHyperService;
 use kube::Client;
 use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
-use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
+use super::conversion::{CONVERT_PATH, Conversions};
 use super::review::{self, Hook};
 use super::{CertSource, SelfManagedCerts, WebhookServer, certs};
 use crate::error::{Error, Result};
@@ -50,6 +50,12 @@ pub(crate) async fn start(
     tasks: &mut JoinSet<()>,
 ) -> Result<SocketAddr> {
     crate::install_crypto_provider();
+    // A conversion set up wrongly is a programming error: refuse to start.
+    let conversions = if config.conversions.is_empty() {
+        None
+    } else {
+        Some(Arc::new(Conversions::new(&config.conversions)?))
+    };
     let first = match &config.certs {
         CertSource::Dir(dir) => {
             let read = |name: &str| {
@@ -77,10 +83,17 @@ pub(crate) async fn start(
     let mut router = Router::new();
     for (path, hook) in &config.hooks {
         let state = Route {
-            hook: hook.clone(),
+            endpoint: Endpoint::Admission(hook.clone()),
             metrics: metrics.webhook(path),
         };
         router = router.route(path, post(handle).with_state(state));
+    }
+    if let Some(conversions) = conversions {
+        let state = Route {
+            endpoint: Endpoint::Conversion(conversions),
+            metrics: metrics.webhook(CONVERT_PATH),
+        };
+        router = router.route(CONVERT_PATH, post(handle).with_state(state));
     }
 
     let listener = TcpListener::bind(config.addr)
@@ -160,16 +173,25 @@ async fn renew(client: Client, config: SelfManagedCerts, resolver: Arc<Reloadabl
     }
 }
 
+/// What answers the reviews of one path.
+#[derive(Clone)]
+enum Endpoint {
+    /// A defaulting or validating webhook: AdmissionReview v1.
+    Admission(Arc<dyn Hook>),
+    /// Every kind's conversions: ConversionReview v1.
+    Conversion(Arc<Conversions>),
+}
+
 #[derive(Clone)]
 struct Route {
-    hook: Arc<dyn Hook>,
+    endpoint: Endpoint,
     metrics: WebhookMetrics,
 }
 
 async fn handle(State(route): State<Route>, headers: HeaderMap, body: Bytes) -> Response {
     route.metrics.in_flight.inc();
     let started = Instant::now();
-    let (code, body) = answer(route.hook.as_ref(), &headers, &body);
+    let (code, body) = answer(&route.endpoint, &headers, &body);
     route
         .metrics
         .latency
@@ -184,30 +206,36 @@ async fn handle(State(route): State<Route>, headers: HeaderMap, body: Bytes) -> 
         .into_response()
 }
 
-fn answer(hook: &dyn Hook, headers: &HeaderMap, body: &[u8]) -> (StatusCode, serde_json::Value) {
-    let bad = |message: String| {
-        // Not a review to answer: a 400 with the reason, as a review the caller can read.
-        let body = json!({
-            "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-            "response": {"uid": "", "allowed": false, "status": {"code": 400, "message": message}},
-        });
-        (StatusCode::BAD_REQUEST, body)
-    };
+fn answer(
+    endpoint: &Endpoint,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> (StatusCode, serde_json::Value) {
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    if content_type.split(';').next().map(str::trim) != Some("application/json") {
-        return bad(format!(
+    let answered = if content_type.split(';').next().map(str::trim) != Some("application/json") {
+        Err(format!(
             "contentType={content_type}, expected application/json"
-        ));
-    }
-    match review::decode(body) {
-        Ok(request) => {
-            let outcome = hook.review(&request);
-            (StatusCode::OK, review::response(&request.uid, outcome))
+        ))
+    } else {
+        match endpoint {
+            Endpoint::Admission(hook) => review::decode(body)
+                .map(|request| review::response(&request.uid, hook.review(&request))),
+            Endpoint::Conversion(conversions) => conversions.review(body),
         }
-        Err(message) => bad(message),
+    };
+    match answered {
+        Ok(review) => (StatusCode::OK, review),
+        // Not a review to answer: a 400 with the reason, as a review the caller can read.
+        Err(message) => (
+            StatusCode::BAD_REQUEST,
+            match endpoint {
+                Endpoint::Admission(_) => review::refused(message),
+                Endpoint::Conversion(_) => super::conversion::refused(message),
+            },
+        ),
     }
 }
 
@@ -230,7 +258,8 @@ mod tests {
 
     #[test]
     fn a_bad_review_is_a_400_with_a_reason() {
-        let (code, body) = answer(&Allow, &json_headers(), b"{}");
+        let allow = Endpoint::Admission(Arc::new(Allow));
+        let (code, body) = answer(&allow, &json_headers(), b"{}");
         assert_eq!(code, StatusCode::BAD_REQUEST);
         assert!(
             body["response"]["status"]["message"]
@@ -238,7 +267,7 @@ mod tests {
                 .unwrap()
                 .contains("expected apiVersion admission.k8s.io/v1")
         );
-        let (code, body) = answer(&Allow, &HeaderMap::new(), b"{}");
+        let (code, body) = answer(&allow, &HeaderMap::new(), b"{}");
         assert_eq!(code, StatusCode::BAD_REQUEST);
         assert_eq!(
             body["response"]["status"]["message"],
@@ -250,7 +279,11 @@ mod tests {
     fn a_good_review_is_answered_with_its_uid() {
         let review = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
             "request":{"uid":"abc","operation":"CREATE","object":{}}}"#;
-        let (code, body) = answer(&Allow, &json_headers(), review);
+        let (code, body) = answer(
+            &Endpoint::Admission(Arc::new(Allow)),
+            &json_headers(),
+            review,
+        );
         assert_eq!(code, StatusCode::OK);
         assert_eq!(body["response"]["uid"], "abc");
         assert_eq!(body["response"]["allowed"], true);

@@ -16,20 +16,7 @@ use serde_json::Value;
 
 use crate::registry::Registry;
 use crate::storage::Storage;
-
-/// Where a webhook is reached.
-#[derive(Debug, Clone)]
-pub(crate) enum Endpoint {
-    /// `clientConfig.url`.
-    Url(String),
-    /// `clientConfig.service`.
-    Service {
-        namespace: String,
-        name: String,
-        port: u16,
-        path: String,
-    },
-}
+use crate::webhook_client::{Callee, Endpoint};
 
 /// A rule's `scope`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,9 +41,8 @@ pub(crate) struct Rule {
 pub(crate) struct Hook {
     /// The webhook's name (what error texts quote).
     pub(crate) name: String,
-    pub(crate) endpoint: Endpoint,
-    /// `clientConfig.caBundle` (PEM), the only trust root of calls to it.
-    pub(crate) ca_bundle: Vec<u8>,
+    /// Where it is called, with its `caBundle` and `timeoutSeconds`.
+    pub(crate) callee: Callee,
     pub(crate) rules: Vec<Rule>,
     /// `failurePolicy: Ignore`.
     pub(crate) ignore_failures: bool,
@@ -66,7 +52,6 @@ pub(crate) struct Hook {
     pub(crate) object_selector: LabelSelector,
     /// `sideEffects` is `None` or `NoneOnDryRun`: dry runs may reach it.
     pub(crate) dry_run_safe: bool,
-    pub(crate) timeout: Duration,
     /// `reinvocationPolicy: IfNeeded` (mutating only).
     pub(crate) reinvoke: bool,
     /// `matchConditions`: names and compiled expressions (or why one does not compile).
@@ -207,17 +192,12 @@ fn hook(h: Common) -> Hook {
         timeout_seconds,
         match_conditions,
     } = h;
-    let endpoint = match (client.url, client.service) {
-        (Some(url), _) => Endpoint::Url(url),
-        (None, Some(s)) => Endpoint::Service {
-            namespace: s.namespace,
-            name: s.name,
-            port: s.port.and_then(|p| u16::try_from(p).ok()).unwrap_or(443),
-            path: s.path.unwrap_or_default(),
-        },
-        // Validation refuses a configuration with neither; an empty URL fails every call.
-        (None, None) => Endpoint::Url(String::new()),
-    };
+    let endpoint = Endpoint::of(
+        client.url,
+        client
+            .service
+            .map(|s| (s.namespace, s.name, s.port, s.path)),
+    );
     let rules = rules
         .into_iter()
         .flatten()
@@ -235,15 +215,17 @@ fn hook(h: Common) -> Hook {
         .collect();
     Hook {
         name,
-        endpoint,
-        ca_bundle: client.ca_bundle.map(|b| b.0).unwrap_or_default(),
+        callee: Callee {
+            endpoint,
+            ca_bundle: client.ca_bundle.map(|b| b.0).unwrap_or_default(),
+            timeout: Duration::from_secs(timeout_seconds.map_or(10, |t| t.clamp(1, 30) as u64)),
+        },
         rules,
         ignore_failures: failure_policy.as_deref() == Some("Ignore"),
         exact: match_policy.as_deref() == Some("Exact"),
         namespace_selector: selector(namespace_selector),
         object_selector: selector(object_selector),
         dry_run_safe: matches!(side_effects.as_str(), "None" | "NoneOnDryRun"),
-        timeout: Duration::from_secs(timeout_seconds.map_or(10, |t| t.clamp(1, 30) as u64)),
         reinvoke: false,
         conditions: conditions(match_conditions),
     }

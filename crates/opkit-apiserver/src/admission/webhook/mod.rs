@@ -4,14 +4,12 @@
 //! warnings and error texts (`k8s.io/apiserver/pkg/admission/plugin/webhook`).
 //!
 //! `config` keeps the parsed webhooks (refreshed after every configuration write),
-//! `matching` decides which webhooks a write reaches, `review` is the wire format, `client`
-//! makes one HTTPS call and `service` resolves a Service reference on this plane.
+//! `matching` decides which webhooks a write reaches, `review` is the wire format;
+//! `crate::webhook_client` makes the HTTPS call (conversion webhooks share it).
 
-mod client;
 pub(super) mod config;
 pub(super) mod matching;
 pub(super) mod review;
-mod service;
 
 use serde_json::{Map, Value, json};
 
@@ -256,18 +254,19 @@ impl Write<'_> {
         }
         let uid = uuid::Uuid::new_v4().to_string();
         let request = self.review(&uid, version, object);
-        let body = client::encode(&review::ReviewOut {
+        let body = crate::webhook_client::encode(&review::ReviewOut {
             api_version: "admission.k8s.io/v1",
             kind: "AdmissionReview",
             request: &request,
         });
-        let answer = client::call(&self.api.storage, &self.api.registry, hook, body)
-            .await
-            .map_err(|e| format!("failed to call webhook: {e}"))
-            .and_then(|bytes| {
-                review::verify(&bytes, &uid, mutating)
-                    .map_err(|e| format!("received invalid webhook response: {e}"))
-            });
+        let answer =
+            crate::webhook_client::call(&self.api.storage, &self.api.registry, &hook.callee, body)
+                .await
+                .map_err(|e| format!("failed to call webhook: {e}"))
+                .and_then(|bytes| {
+                    review::verify(&bytes, &uid, mutating)
+                        .map_err(|e| format!("received invalid webhook response: {e}"))
+                });
         let verdict = match answer {
             Ok(verdict) => verdict,
             Err(reason) if hook.ignore_failures => {

@@ -1,21 +1,71 @@
-//! Calling one webhook: an HTTPS POST of an AdmissionReview with the webhook's `caBundle` as
-//! the only trust root, bounded by its `timeoutSeconds`.
+//! Calling one webhook the control plane calls out to (admission webhooks, CRD conversion
+//! webhooks): an HTTPS POST of a review with the webhook's `caBundle` as the only trust root,
+//! bounded by a timeout.
 //!
-//! One connection per call (hyper's HTTP/1.1 client over tokio-rustls): admission calls are
+//! Both kinds of webhook share upstream's `WebhookClientConfig` (`url`, or a `service` with
+//! `namespace`, `name`, `path` and `port`, and `caBundle`), so both share this client.
+//! One connection per call (hyper's HTTP/1.1 client over tokio-rustls): webhook calls are
 //! few, and a fresh connection never carries a stale certificate after a rotation. Errors are
 //! worded as client-go words them (`Post "URL": ...`), because upstream quotes them in
-//! `failed calling webhook "NAME": failed to call webhook: ...`.
+//! `failed calling webhook "NAME": failed to call webhook: ...` and
+//! `conversion webhook for ... failed: ...`.
+
+mod service;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::rt::TokioIo;
 use serde_json::Value;
 
-use super::config::{Endpoint, Hook};
 use crate::registry::Registry;
 use crate::storage::Storage;
+
+/// Where a webhook is reached (`clientConfig.url` or `clientConfig.service`).
+#[derive(Debug, Clone)]
+pub(crate) enum Endpoint {
+    /// `clientConfig.url`.
+    Url(String),
+    /// `clientConfig.service`.
+    Service {
+        namespace: String,
+        name: String,
+        port: u16,
+        path: String,
+    },
+}
+
+impl Endpoint {
+    /// The endpoint of a `clientConfig`: its `url`, or its `service` as (`namespace`, `name`,
+    /// `port` (443 when unset), `path`). Validation refuses a configuration with neither; an
+    /// empty URL fails every call.
+    pub(crate) fn of(
+        url: Option<String>,
+        service: Option<(String, String, Option<i32>, Option<String>)>,
+    ) -> Endpoint {
+        match (url, service) {
+            (Some(url), _) => Endpoint::Url(url),
+            (None, Some((namespace, name, port, path))) => Endpoint::Service {
+                namespace,
+                name,
+                port: port.and_then(|p| u16::try_from(p).ok()).unwrap_or(443),
+                path: path.unwrap_or_default(),
+            },
+            (None, None) => Endpoint::Url(String::new()),
+        }
+    }
+}
+
+/// One webhook as the client calls it: where, whom to trust, how long to wait.
+#[derive(Debug, Clone)]
+pub(crate) struct Callee {
+    pub(crate) endpoint: Endpoint,
+    /// `clientConfig.caBundle` (PEM), the only trust root of calls to it.
+    pub(crate) ca_bundle: Vec<u8>,
+    pub(crate) timeout: Duration,
+}
 
 /// The largest answer read from a webhook (upstream's client has no smaller bound than the
 /// request size limit).
@@ -39,13 +89,18 @@ struct Target {
 pub(crate) async fn call(
     storage: &Storage,
     registry: &Registry,
-    hook: &Hook,
+    callee: &Callee,
     body: Vec<u8>,
 ) -> Result<Bytes, String> {
-    let timeout_secs = hook.timeout.as_secs().max(1);
-    let target = target(storage, registry, &hook.endpoint, timeout_secs)?;
+    let timeout_secs = callee.timeout.as_secs().max(1);
+    let target = target(storage, registry, &callee.endpoint, timeout_secs)?;
     let post = |reason: String| format!("Post \"{}\": {reason}", target.url);
-    match tokio::time::timeout(hook.timeout, post_review(&target, &hook.ca_bundle, body)).await {
+    match tokio::time::timeout(
+        callee.timeout,
+        post_review(&target, &callee.ca_bundle, body),
+    )
+    .await
+    {
         Ok(Ok(bytes)) => Ok(bytes),
         Ok(Err(reason)) => Err(post(reason)),
         Err(_) => Err(post("context deadline exceeded".into())),
@@ -102,7 +157,7 @@ fn target(
                 p => p,
             };
             let url = format!("https://{host}:{port}{path}?timeout={timeout_secs}s");
-            let connect = super::service::resolve(storage, registry, namespace, name, *port)
+            let connect = service::resolve(storage, registry, namespace, name, *port)
                 .map_err(|reason| format!("Post \"{url}\": {reason}"))?;
             Ok(Target {
                 url,
@@ -187,7 +242,7 @@ async fn post_review(target: &Target, ca_bundle: &[u8], body: Vec<u8>) -> Result
     result
 }
 
-/// A JSON encoding of an AdmissionReview that cannot fail on a `Value` tree.
+/// A JSON encoding of a review that cannot fail on a `Value` tree.
 pub(crate) fn encode<T: serde::Serialize>(review: &T) -> Vec<u8> {
     serde_json::to_vec(review).unwrap_or_else(|_| Value::Null.to_string().into_bytes())
 }
