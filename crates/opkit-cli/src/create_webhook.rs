@@ -57,6 +57,12 @@ const TEST_RS: &str = include_str!("../templates/webhook/test.rs.tmpl");
 const TEST_DEFAULTING_RS: &str = include_str!("../templates/webhook/test_defaulting.rs.tmpl");
 const TEST_VALIDATION_RS: &str = include_str!("../templates/webhook/test_validation.rs.tmpl");
 
+const CONVERSION_RS: &str = include_str!("../templates/webhook/conversion.rs.tmpl");
+const CONVERSION_SPOKE_RS: &str = include_str!("../templates/webhook/conversion_spoke.rs.tmpl");
+const CONVERSION_TEST_RS: &str = include_str!("../templates/webhook/conversion_test.rs.tmpl");
+const CONVERSION_TEST_SPOKE_RS: &str =
+    include_str!("../templates/webhook/conversion_test_spoke.rs.tmpl");
+
 const APP_MARKER: &str = "// +opkit:scaffold:app";
 const MODULES_MARKER: &str = "// +opkit:scaffold:webhook-modules";
 const WEBHOOKS_MARKER: &str = "// +opkit:scaffold:webhooks";
@@ -74,19 +80,13 @@ pub fn create_webhook(args: CreateWebhookArgs, cwd: &Path) -> anyhow::Result<()>
     project::validate_kind(&args.kind)?;
     let index = find_resource(&project, &args)?;
     let resource = project.resources[index].clone();
-    if args.conversion {
-        bail!(
-            "--conversion is not available yet: this opkit's runtime has no conversion webhook \
-             (`opkit::webhook::Convertible`). Scaffold --defaulting and \
-             --programmatic-validation now; conversion comes with the runtime's support"
-        );
-    }
     let wanted = Webhooks {
         defaulting: args.defaulting,
         validation: args.programmatic_validation,
         conversion: args.conversion,
     };
     let module = project.module_of(&resource);
+    let admission = wanted.defaulting || wanted.validation;
     for (has, wants, what) in [
         (
             resource.webhooks.defaulting,
@@ -107,9 +107,33 @@ pub fn create_webhook(args: CreateWebhookArgs, cwd: &Path) -> anyhow::Result<()>
             );
         }
     }
-    let webhook_file = format!("src/webhooks/{module}.rs");
-    let test_file = format!("tests/{module}_webhook.rs");
-    for rel in [&webhook_file, &test_file] {
+    let versions: Vec<Resource> = project
+        .versions_of(&resource.kind)
+        .into_iter()
+        .cloned()
+        .collect();
+    let hub = versions[0].clone();
+    let hub_module = hub.module();
+    if wanted.conversion && versions.len() < 2 {
+        bail!(
+            "kind {} has one version ({}): conversion needs another. Add it first: opkit create \
+             api --group {} --version <new version> --kind {}",
+            hub.kind,
+            hub.version,
+            hub.group,
+            hub.kind
+        );
+    }
+    let mut new_files = Vec::new();
+    if admission {
+        new_files.push(format!("src/webhooks/{module}.rs"));
+        new_files.push(format!("tests/{module}_webhook.rs"));
+    }
+    if wanted.conversion {
+        new_files.push(format!("src/webhooks/{hub_module}_conversion.rs"));
+        new_files.push(format!("tests/{hub_module}_conversion.rs"));
+    }
+    for rel in &new_files {
         if root.join(rel).exists() {
             bail!(
                 "{rel} already exists: create webhook never overwrites code. Add the webhook to \
@@ -117,13 +141,20 @@ pub fn create_webhook(args: CreateWebhookArgs, cwd: &Path) -> anyhow::Result<()>
             );
         }
     }
-    let api_file = format!("src/api/{module}.rs");
-    if !read(&root, &api_file)?.contains(SAMPLE_FIELD) {
-        bail!(
-            "{api_file} no longer has the scaffolded field `{SAMPLE_FIELD}` that the sample \
-             webhook rules fill in and check. Write the webhook yourself (docs/WEBHOOKS.md shows \
-             a Defaulter and a Validator), or put the field back for the scaffold"
-        );
+    let uses_sample_field: Vec<&Resource> = if wanted.conversion {
+        versions.iter().collect()
+    } else {
+        vec![&resource]
+    };
+    for r in uses_sample_field {
+        let api_file = format!("src/api/{}.rs", project.module_of(r));
+        if !read(&root, &api_file)?.contains(SAMPLE_FIELD) {
+            bail!(
+                "{api_file} no longer has the scaffolded field `{SAMPLE_FIELD}` that the sample \
+                 webhook code fills in, checks and converts. Write the webhook yourself \
+                 (docs/WEBHOOKS.md shows how), or put the field back for the scaffold"
+            );
+        }
     }
 
     // Everything is computed and checked before anything is written.
@@ -135,7 +166,7 @@ pub fn create_webhook(args: CreateWebhookArgs, cwd: &Path) -> anyhow::Result<()>
             register_server(&read(&root, "src/lib.rs")?)?,
         ));
     }
-    let mod_rs = if first {
+    let mut mod_rs = if first {
         render(
             MOD_RS,
             &[
@@ -146,23 +177,33 @@ pub fn create_webhook(args: CreateWebhookArgs, cwd: &Path) -> anyhow::Result<()>
     } else {
         read(&root, "src/webhooks/mod.rs")?
     };
-    files.push((
-        "src/webhooks/mod.rs".to_string(),
-        register_hooks(&project, &resource, &module, &wanted, &mod_rs)?,
-    ));
-    files.push((
-        webhook_file.clone(),
-        webhook_source(&resource, &module, &wanted),
-    ));
-    files.push((
-        test_file.clone(),
-        test_source(&project, &resource, &module, &wanted),
-    ));
+    if admission {
+        mod_rs = register_hooks(&project, &resource, &module, &wanted, &mod_rs)?;
+        files.push((
+            new_files[0].clone(),
+            webhook_source(&resource, &module, &wanted),
+        ));
+        files.push((
+            new_files[1].clone(),
+            test_source(&project, &resource, &module, &wanted),
+        ));
+    }
+    if wanted.conversion {
+        mod_rs = register_conversion(&project, &versions, &mod_rs)?;
+        let (code, test) = conversion_sources(&project, &versions);
+        files.push((format!("src/webhooks/{hub_module}_conversion.rs"), code));
+        files.push((format!("tests/{hub_module}_conversion.rs"), test));
+    }
+    files.push(("src/webhooks/mod.rs".to_string(), mod_rs));
 
     let entry = &mut project.resources[index].webhooks;
     entry.defaulting |= wanted.defaulting;
     entry.validation |= wanted.validation;
-    entry.conversion |= wanted.conversion;
+    if wanted.conversion {
+        for r in project.resources.iter_mut().filter(|r| r.kind == hub.kind) {
+            r.webhooks.conversion = r.version != hub.version;
+        }
+    }
     files.extend(webhook_manifests::files(&project)?);
     write_files(&root, &files)?;
     project.save(&root)?;
@@ -174,22 +215,50 @@ pub fn create_webhook(args: CreateWebhookArgs, cwd: &Path) -> anyhow::Result<()>
         .collect();
     format_sources(&root, &sources);
 
-    let what = match (wanted.defaulting, wanted.validation) {
-        (true, true) => "defaulting and validating webhooks",
-        (true, false) => "a defaulting webhook",
-        _ => "a validating webhook",
-    };
+    let mut made = Vec::new();
+    if wanted.defaulting {
+        made.push("a defaulting webhook");
+    }
+    if wanted.validation {
+        made.push("a validating webhook");
+    }
+    if wanted.conversion {
+        made.push("a conversion webhook");
+    }
     println!(
-        "Created {what} for {} {} in {webhook_file}, registered in src/webhooks/mod.rs, a test \
-         in {test_file} and their configurations in config/webhook/.",
+        "Created {} for {} {} in {}, registered in src/webhooks/mod.rs, with tests ({}) and \
+         configurations in config/webhook/.",
+        made.join(" and "),
         resource.api_version(),
-        resource.kind
+        resource.kind,
+        new_files
+            .iter()
+            .step_by(2)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", "),
+        new_files
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", "),
     );
     println!("Next:");
+    let tests: Vec<String> = new_files
+        .iter()
+        .skip(1)
+        .step_by(2)
+        .map(|t| {
+            let name = t.trim_start_matches("tests/").trim_end_matches(".rs");
+            format!("cargo test --test {name}")
+        })
+        .collect();
     for (command, what) in [
         (
-            format!("cargo test --test {module}_webhook"),
-            "the webhooks through an in-process API server",
+            tests.join(" && "),
+            "the webhooks' tests",
         ),
         (
             "opkit generate manifests".to_string(),
@@ -197,7 +266,7 @@ pub fn create_webhook(args: CreateWebhookArgs, cwd: &Path) -> anyhow::Result<()>
         ),
         (
             "opkit run --up".to_string(),
-            "serve them; kubectl apply -k config/samples passes through them",
+            "serve them; then kubectl apply -k config/samples",
         ),
     ] {
         println!("  {command:<32} # {what}");
@@ -313,6 +382,63 @@ fn register_hooks(
         text = insert_at_marker(&text, CERTS_MARKER, &certs, "    ", file)?;
     }
     Ok(text)
+}
+
+/// `src/webhooks/mod.rs` with the kind's conversion module, its `Conversion` on the server,
+/// and the kind's CRD to publish the CA to.
+fn register_conversion(
+    project: &Project,
+    versions: &[Resource],
+    mod_rs: &str,
+) -> anyhow::Result<String> {
+    let file = "src/webhooks/mod.rs";
+    let hub = &versions[0];
+    let kind = &hub.kind;
+    let mut conversion = format!(
+        ".conversion(opkit::Conversion::<crate::api::{}::{kind}>::new()",
+        hub.module()
+    );
+    for spoke in &versions[1..] {
+        let module = project.module_of(spoke);
+        conversion.push_str(&format!(".spoke::<crate::api::{module}::{kind}>()"));
+    }
+    conversion.push(')');
+    let mut text = insert_module(
+        mod_rs,
+        MODULES_MARKER,
+        &format!("{}_conversion", hub.module()),
+        file,
+    )?;
+    text = insert_at_marker(&text, WEBHOOKS_MARKER, &[conversion], "    ", file)?;
+    let certs = format!(".crd_conversion(\"{}\")", hub.crd_name());
+    if !text.contains(&certs) {
+        text = insert_at_marker(&text, CERTS_MARKER, &[certs], "    ", file)?;
+    }
+    Ok(text)
+}
+
+/// `src/webhooks/<kind>_conversion.rs` and `tests/<kind>_conversion.rs` for every version of
+/// a kind (the first is the hub).
+fn conversion_sources(project: &Project, versions: &[Resource]) -> (String, String) {
+    let hub = &versions[0];
+    let base = vec![
+        ("kind", hub.kind.clone()),
+        ("hub_module", hub.module()),
+        ("hub_version", hub.version.clone()),
+        ("crate", project.crate_name()),
+    ];
+    let mut code = rendered(CONVERSION_RS, &base);
+    let mut checks = String::new();
+    for spoke in &versions[1..] {
+        let mut vars = base.clone();
+        vars.push(("spoke_module", project.module_of(spoke)));
+        vars.push(("spoke_version", spoke.version.clone()));
+        code.push_str(&rendered(CONVERSION_SPOKE_RS, &vars));
+        checks.push_str(&rendered(CONVERSION_TEST_SPOKE_RS, &vars));
+    }
+    let mut vars = base;
+    vars.push(("spoke_checks", checks.trim_end().to_string()));
+    (code, rendered(CONVERSION_TEST_RS, &vars))
 }
 
 /// The placeholders every webhook template of `resource` uses.
@@ -509,6 +635,11 @@ mod tests {
             "checks",
             "test_name",
             "api_ctor",
+            "hub_module",
+            "hub_version",
+            "spoke_module",
+            "spoke_version",
+            "spoke_checks",
         ];
         for template in [
             MOD_RS,
@@ -518,6 +649,10 @@ mod tests {
             TEST_RS,
             TEST_DEFAULTING_RS,
             TEST_VALIDATION_RS,
+            CONVERSION_RS,
+            CONVERSION_SPOKE_RS,
+            CONVERSION_TEST_RS,
+            CONVERSION_TEST_SPOKE_RS,
         ] {
             for p in crate::scaffold::placeholders(template) {
                 assert!(known.contains(&p.as_str()), "unknown placeholder {p}");

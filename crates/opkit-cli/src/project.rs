@@ -90,6 +90,11 @@ impl Resource {
         format!("{}/{}", self.full_group(), self.version)
     }
 
+    /// The CRD's name: `<plural>.<group>.<domain>`.
+    pub fn crd_name(&self) -> String {
+        format!("{}.{}", self.plural(), self.full_group())
+    }
+
     /// The resource (plural) name, as `#[derive(CustomResource)]` derives it.
     pub fn plural(&self) -> String {
         let gvk = kube::core::GroupVersionKind::gvk(&self.full_group(), &self.version, &self.kind);

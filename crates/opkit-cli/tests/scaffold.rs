@@ -277,7 +277,7 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
         "a refused create api changed files"
     );
     // A second version of Guestbook (a spoke of v1), and webhooks: Guestbook v1 defaulted and
-    // validated, CronTask (cluster-scoped) validated.
+    // validated, CronTask (cluster-scoped) validated, Guestbook v2 converted through v1.
     for args in [
         &[
             "api",
@@ -309,6 +309,16 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
             "CronTask",
             "--programmatic-validation",
         ][..],
+        &[
+            "webhook",
+            "--group",
+            "webapp",
+            "--version",
+            "v2",
+            "--kind",
+            "Guestbook",
+            "--conversion",
+        ][..],
     ] {
         let mut command = vec!["create"];
         command.extend(args);
@@ -338,6 +348,7 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
         "a_new_cron_task_becomes_ready",
         "a_guestbook_is_defaulted_and_an_invalid_one_refused_by_its_webhooks",
         "an_invalid_cron_task_is_refused_by_its_webhook",
+        "every_guestbook_version_round_trips_through_the_hub",
     ] {
         assert!(
             tests.stdout.contains(&format!("test {test} ... ok")),
@@ -367,12 +378,17 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
             && crd.contains("name: v2\n    served: true\n    storage: false"),
         "both versions, v1 stored:\n{crd}"
     );
+    assert!(
+        crd.contains("strategy: Webhook") && crd.contains("path: /convert"),
+        "conversion through the webhook:\n{crd}"
+    );
     // The certificate rules come from the operator's print-rbac.
     let role = String::from_utf8(generated[Path::new("config/rbac/role.yaml")].clone()).unwrap();
     for resource in [
         "secrets",
         "mutatingwebhookconfigurations",
         "validatingwebhookconfigurations",
+        "customresourcedefinitions",
     ] {
         assert!(role.contains(resource), "{resource} missing:\n{role}");
     }
@@ -509,6 +525,17 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
     eventually("the samples to become Ready under opkit run --up", || {
         local.ready("guestbooks", Some("default"), "guestbook-sample")
     });
+    // The v2 sample was stored as v1 through the conversion webhook; it reads back as v2.
+    let read_as_v2 = local.ok(&[
+        "get",
+        "guestbooks.v2.webapp.example.com",
+        "guestbook-v2-sample",
+        "-n",
+        "default",
+        "-o",
+        "jsonpath={.apiVersion} {.spec.foo}",
+    ]);
+    assert_eq!(read_as_v2, "webapp.example.com/v2 bar");
     // The samples went through the webhooks; so do other writes: a Guestbook without foo is
     // defaulted, an empty foo is refused with the validator's message.
     local.ok_stdin(

@@ -342,6 +342,13 @@ fn create_webhook_refuses_unknown_kinds_missing_flags_and_existing_code_and_chan
             webhook("shop", "v1", "Cart", &["--defaulting"]),
             vec!["kind Cart is in group web.example.com: pass --group web"],
         ),
+        (
+            webhook("web", "v1", "Cart", &["--conversion"]),
+            vec![
+                "kind Cart has one version (v1): conversion needs another",
+                "opkit create api --group web --version <new version> --kind Cart",
+            ],
+        ),
     ];
     for (args, needles) in &cases {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
