@@ -256,10 +256,7 @@ pub fn create_webhook(args: CreateWebhookArgs, cwd: &Path) -> anyhow::Result<()>
         })
         .collect();
     for (command, what) in [
-        (
-            tests.join(" && "),
-            "the webhooks' tests",
-        ),
+        (tests.join(" && "), "the webhooks' tests"),
         (
             "opkit generate manifests".to_string(),
             "config/webhook/ and the certificate RBAC",
@@ -324,8 +321,7 @@ fn find_resource(project: &Project, args: &CreateWebhookArgs) -> anyhow::Result<
 fn register_server(lib: &str) -> anyhow::Result<String> {
     let last_mod = lib
         .lines()
-        .filter(|l| l.starts_with("pub mod "))
-        .last()
+        .rfind(|l| l.starts_with("pub mod "))
         .map(str::to_string);
     let Some(last_mod) = last_mod else {
         bail!(

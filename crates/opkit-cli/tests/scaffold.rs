@@ -160,6 +160,15 @@ impl Kubectl {
     }
 }
 
+/// `Ok` if the command succeeded, else what it printed (for `eventually`).
+fn succeeded(out: Output) -> Result<(), String> {
+    if out.success() {
+        Ok(())
+    } else {
+        Err(out.to_string())
+    }
+}
+
 /// A loopback port free now.
 fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -453,11 +462,12 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
         kubeconfig: cluster.kubeconfig.clone(),
         home: cluster.dir().to_path_buf(),
     };
-    admin.ok(&[
-        "apply",
-        "-k",
-        project.join("config/samples").to_str().unwrap(),
-    ]);
+    let samples = project.join("config/samples");
+    let samples = samples.to_str().unwrap();
+    // Accepted once the operator serves its webhooks (with the CA it published).
+    eventually("the samples to pass the operator's webhooks", || {
+        succeeded(admin.run(&["apply", "-k", samples]))
+    });
     eventually("the samples to become Ready", || {
         admin.ready("guestbooks", Some("default"), "guestbook-sample")
             && admin.ready("crontasks", None, "crontask-sample")
@@ -517,11 +527,10 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
         kubeconfig: local_kubeconfig,
         home: work.path().to_path_buf(),
     };
-    local.ok(&[
-        "apply",
-        "-k",
-        project.join("config/samples").to_str().unwrap(),
-    ]);
+    eventually(
+        "the samples to pass the webhooks under opkit run --up",
+        || succeeded(local.run(&["apply", "-k", samples])),
+    );
     eventually("the samples to become Ready under opkit run --up", || {
         local.ready("guestbooks", Some("default"), "guestbook-sample")
     });
