@@ -378,18 +378,34 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
     ] {
         assert!(generated.contains_key(Path::new(file)), "{file} missing");
     }
-    let crd = String::from_utf8(
-        generated[Path::new("config/crd/bases/webapp.example.com_guestbooks.yaml")].clone(),
+    let crd: serde_yaml::Value = serde_yaml::from_slice(
+        &generated[Path::new("config/crd/bases/webapp.example.com_guestbooks.yaml")],
     )
     .unwrap();
-    assert!(
-        crd.contains("name: v1\n    served: true\n    storage: true")
-            && crd.contains("name: v2\n    served: true\n    storage: false"),
-        "both versions, v1 stored:\n{crd}"
+    let versions: Vec<(String, bool, bool)> = crd["spec"]["versions"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["name"].as_str().unwrap().to_string(),
+                v["served"].as_bool().unwrap(),
+                v["storage"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        versions,
+        [
+            ("v1".to_string(), true, true),
+            ("v2".to_string(), true, false)
+        ]
     );
-    assert!(
-        crd.contains("strategy: Webhook") && crd.contains("path: /convert"),
-        "conversion through the webhook:\n{crd}"
+    let conversion = &crd["spec"]["conversion"];
+    assert_eq!(conversion["strategy"], "Webhook", "{conversion:?}");
+    assert_eq!(
+        conversion["webhook"]["clientConfig"]["service"]["path"], "/convert",
+        "{conversion:?}"
     );
     // The certificate rules come from the operator's print-rbac.
     let role = String::from_utf8(generated[Path::new("config/rbac/role.yaml")].clone()).unwrap();
