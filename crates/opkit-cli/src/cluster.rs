@@ -56,6 +56,8 @@ pub struct Cluster {
     pub client: Client,
     /// Its URL, for messages.
     pub server: String,
+    /// Its version (`/version`'s `gitVersion`).
+    pub version: String,
     discovered: HashMap<GroupVersionKind, (ApiResource, ApiCapabilities)>,
 }
 
@@ -78,14 +80,16 @@ pub async fn connect(kubeconfig: Option<&Path>) -> anyhow::Result<Cluster> {
     };
     let server = config.cluster_url.to_string();
     let client = Client::try_from(config).context("cannot build a client for the cluster")?;
-    match tokio::time::timeout(Duration::from_secs(5), client.apiserver_version()).await {
-        Ok(Ok(_)) => {}
-        Ok(Err(e)) => bail!("cannot reach the cluster at {server}: {e}.\n{hint}"),
-        Err(_) => bail!("the cluster at {server} did not answer within 5 s.\n{hint}"),
-    }
+    let version =
+        match tokio::time::timeout(Duration::from_secs(5), client.apiserver_version()).await {
+            Ok(Ok(info)) => info.git_version,
+            Ok(Err(e)) => bail!("cannot reach the cluster at {server}: {e}.\n{hint}"),
+            Err(_) => bail!("the cluster at {server} did not answer within 5 s.\n{hint}"),
+        };
     Ok(Cluster {
         client,
         server,
+        version,
         discovered: HashMap::new(),
     })
 }
@@ -102,6 +106,12 @@ fn gvk_of(object: &Value) -> anyhow::Result<GroupVersionKind> {
 }
 
 impl Cluster {
+    /// Whether this is an opkit control plane (`opkit up`, `opkit run --up`), whose pods are
+    /// simulated: no process behind a Service unless it is pointed at a local one.
+    pub fn is_opkit(&self) -> bool {
+        self.version.contains("-opkit.")
+    }
+
     async fn resolve(
         &mut self,
         gvk: &GroupVersionKind,
@@ -366,6 +376,15 @@ pub async fn deploy(args: DeployArgs, cwd: &Path) -> anyhow::Result<()> {
         cluster
             .wait_for_deployment(&namespace, &name, args.cluster.timeout)
             .await?;
+    }
+    if project.has_webhooks() && cluster.is_opkit() {
+        eprintln!(
+            "    note: pods on an opkit control plane are simulated, so nothing serves the webhook \
+             Service {}/{}: writes of kinds with webhooks fail until an operator does. `opkit \
+             run` against this plane serves them from a local process",
+            project.namespace(),
+            project.webhook_service()
+        );
     }
     eprintln!("Deployed {}.", project.project_name);
     Ok(())

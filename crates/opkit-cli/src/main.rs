@@ -3,10 +3,11 @@
 //! `opkit demo` shows two operators at work; `opkit up` runs the embedded Kubernetes-compatible
 //! control plane until SIGINT or SIGTERM; `opkit kubeconfig` issues kubeconfigs for other users
 //! and service accounts; `init`, `create api`, `generate manifests`, `run`, `install`, `deploy`
-//! and their undoing are the operator project workflow of kubebuilder and operator-sdk.
+//! (and `create webhook`) and their undoing are the operator project workflow of kubebuilder and operator-sdk.
 
 mod build;
 mod cluster;
+mod create_webhook;
 mod demo;
 mod kubeconfig;
 mod kustomize;
@@ -15,6 +16,7 @@ mod progress;
 mod project;
 mod run;
 mod scaffold;
+mod webhook_manifests;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -65,8 +67,12 @@ enum Command {
 
 #[derive(Subcommand)]
 enum CreateCommand {
-    /// A new kind: its Rust type, controller, test and sample, registered in src/lib.rs.
+    /// A new kind: its Rust type, controller, test and sample, registered in src/lib.rs; or a
+    /// new version of a kind (the first version stays the hub and storage version).
     Api(scaffold::CreateApiArgs),
+    /// Admission webhooks for a version of a kind: defaulting, validation (kubebuilder's
+    /// flags), with sample rules, a test and their configurations under config/webhook.
+    Webhook(create_webhook::CreateWebhookArgs),
 }
 
 #[derive(Subcommand)]
@@ -159,6 +165,9 @@ fn main() -> ExitCode {
             Command::Kubeconfig(args) => done(kubeconfig::run(args).await),
             Command::Init(args) => done(scaffold::init(args, &cwd)),
             Command::Create(CreateCommand::Api(args)) => done(scaffold::create_api(args, &cwd)),
+            Command::Create(CreateCommand::Webhook(args)) => {
+                done(create_webhook::create_webhook(args, &cwd))
+            }
             Command::Generate(GenerateCommand::Manifests) => done(manifests::generate(&cwd)),
             Command::Run(args) => run::run(args, &cwd).await,
             Command::Install(args) => done(cluster::install(args, &cwd).await),

@@ -14,7 +14,7 @@ use serde::Deserialize;
 
 use crate::project::{self, Project, Resource};
 use crate::scaffold::render;
-use crate::{build, progress};
+use crate::{build, progress, webhook_manifests};
 
 const DEFAULT_KUSTOMIZATION: &str =
     include_str!("../templates/config/default_kustomization.yaml.tmpl");
@@ -48,15 +48,21 @@ pub fn sample_path(resource: &Resource) -> String {
     )
 }
 
-/// A sample object of `resource`.
-pub fn sample(resource: &Resource) -> String {
+/// A sample object of `resource` (named `<kind>-sample`; `<kind>-<version>-sample` for a
+/// version that is not the kind's hub, so the samples of all versions can coexist).
+pub fn sample(project: &Project, resource: &Resource) -> String {
+    let kind = resource.kind.to_ascii_lowercase();
+    let name = if project.is_hub(resource) {
+        format!("{kind}-sample")
+    } else {
+        format!("{kind}-{}-sample", resource.version)
+    };
     format!(
-        "apiVersion: {}/{}\nkind: {}\nmetadata:\n  name: {}-sample\nspec:\n  # TODO(user): the \
+        "apiVersion: {}/{}\nkind: {}\nmetadata:\n  name: {name}\nspec:\n  # TODO(user): the \
          fields of your spec\n  foo: bar\n",
         resource.full_group(),
         resource.version,
         resource.kind,
-        resource.kind.to_ascii_lowercase()
     )
 }
 
@@ -149,8 +155,8 @@ fn crd_file_name(crd: &CustomResourceDefinition) -> String {
     format!("{}_{}.yaml", crd.spec.group, crd.spec.names.plural)
 }
 
-/// Splits `print-crds` output into `(file name, YAML)` per CRD, sorted by file name.
-fn split_crds(yaml: &str) -> anyhow::Result<Vec<(String, String)>> {
+/// Splits `print-crds` output into `(file name, CRD)` per CRD, sorted by file name.
+fn split_crds(yaml: &str) -> anyhow::Result<Vec<(String, CustomResourceDefinition)>> {
     let mut out = Vec::new();
     for doc in serde_yaml::Deserializer::from_str(yaml) {
         let value =
@@ -160,10 +166,9 @@ fn split_crds(yaml: &str) -> anyhow::Result<Vec<(String, String)>> {
         }
         let crd: CustomResourceDefinition = serde_yaml::from_value(value)
             .context("print-crds printed something that is not a CustomResourceDefinition")?;
-        let text = serde_yaml::to_string(&crd)?;
-        out.push((crd_file_name(&crd), text));
+        out.push((crd_file_name(&crd), crd));
     }
-    out.sort();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
 }
 
@@ -195,6 +200,26 @@ pub(crate) fn sync_file(
     }
     std::fs::write(&path, content).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(Outcome::Written)
+}
+
+/// Adds `- ../webhook` to `config/default/kustomization.yaml` (deployed with the rest), or
+/// says where to add it when the file no longer has the `- ../manager` line to add it after.
+pub(crate) fn include_webhooks_in_default(root: &Path) -> anyhow::Result<(String, Outcome)> {
+    let rel = "config/default/kustomization.yaml";
+    let path = root.join(rel);
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let outcome = match webhook_manifests::with_webhook_resource(&text) {
+        Some(edited) => sync_file(root, rel, &edited, false)?,
+        None => {
+            eprintln!(
+                "    note: add `- ../webhook` to the resources of {rel}, so deploy applies the \
+                 webhook Service and configurations"
+            );
+            Outcome::Kept
+        }
+    };
+    Ok((rel.to_string(), outcome))
 }
 
 /// `opkit generate manifests` in the project containing `cwd`.
@@ -230,9 +255,12 @@ pub fn generate_in(root: &Path, project: &Project) -> anyhow::Result<std::path::
 
     let mut report = Vec::new();
     let mut generated = Vec::new();
-    for (file, text) in &crds {
+    for (file, crd) in &crds {
+        let mut crd = crd.clone();
+        webhook_manifests::set_conversion(project, &mut crd)?;
         let rel = format!("{CRD_BASES}/{file}");
-        report.push((rel.clone(), sync_file(root, &rel, text, false)?));
+        let text = serde_yaml::to_string(&crd)?;
+        report.push((rel.clone(), sync_file(root, &rel, &text, false)?));
         generated.push(file.clone());
     }
     let names: Vec<String> = crds.iter().map(|(f, _)| f.clone()).collect();
@@ -247,16 +275,23 @@ pub fn generate_in(root: &Path, project: &Project) -> anyhow::Result<std::path::
         "config/samples/kustomization.yaml".to_string(),
         samples_kustomization(project),
     ));
+    always.extend(webhook_manifests::files(project)?);
     for (rel, text) in &always {
         report.push((rel.clone(), sync_file(root, rel, text, false)?));
     }
     for r in &project.resources {
         let rel = sample_path(r);
-        report.push((rel.clone(), sync_file(root, &rel, &sample(r), true)?));
+        report.push((
+            rel.clone(),
+            sync_file(root, &rel, &sample(project, r), true)?,
+        ));
     }
     for (rel, text) in scaffolded_config(project) {
         let outcome = sync_file(root, &rel, &text, true)?;
         report.push((rel, outcome));
+    }
+    if project.has_webhooks() {
+        report.push(include_webhooks_in_default(root)?);
     }
     for (rel, outcome) in &report {
         let word = match outcome {
@@ -296,6 +331,7 @@ mod tests {
                 version: "v1".into(),
                 kind: "Guestbook".into(),
                 namespaced: true,
+                webhooks: Default::default(),
             }],
         }
     }
@@ -375,7 +411,7 @@ mod tests {
             "config/samples/webapp_v1_guestbook.yaml"
         );
         assert!(samples_kustomization(&p).contains("- webapp_v1_guestbook.yaml"));
-        assert!(sample(&p.resources[0]).contains("apiVersion: webapp.example.com/v1"));
+        assert!(sample(&p, &p.resources[0]).contains("apiVersion: webapp.example.com/v1"));
     }
 
     #[test]

@@ -45,6 +45,32 @@ pub struct Resource {
     pub kind: String,
     /// Whether objects live in namespaces.
     pub namespaced: bool,
+    /// The admission and conversion webhooks `opkit create webhook` scaffolded for this version.
+    #[serde(default, skip_serializing_if = "Webhooks::is_empty")]
+    pub webhooks: Webhooks,
+}
+
+/// Which webhooks a version of a kind has (kubebuilder's `webhooks` entry of a resource), so
+/// `opkit generate manifests` can write their configurations.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Webhooks {
+    /// A defaulting (mutating) webhook: `/mutate-<group>-<version>-<kind>`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub defaulting: bool,
+    /// A validating webhook: `/validate-<group>-<version>-<kind>`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub validation: bool,
+    /// This version (a spoke) converts to and from the kind's hub through `/convert`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub conversion: bool,
+}
+
+impl Webhooks {
+    /// No webhook at all.
+    pub fn is_empty(&self) -> bool {
+        !(self.defaulting || self.validation || self.conversion)
+    }
 }
 
 impl Resource {
@@ -53,9 +79,26 @@ impl Resource {
         format!("{}.{}", self.group, self.domain)
     }
 
-    /// The Rust module of the kind (`CronTask` → `cron_task`).
+    /// The Rust module of the kind's hub version (`CronTask` → `cron_task`); other versions
+    /// live in [`Project::module_of`].
     pub fn module(&self) -> String {
         snake_case(&self.kind)
+    }
+
+    /// `<group>.<domain>/<version>`.
+    pub fn api_version(&self) -> String {
+        format!("{}/{}", self.full_group(), self.version)
+    }
+
+    /// The CRD's name: `<plural>.<group>.<domain>`.
+    pub fn crd_name(&self) -> String {
+        format!("{}.{}", self.plural(), self.full_group())
+    }
+
+    /// The resource (plural) name, as `#[derive(CustomResource)]` derives it.
+    pub fn plural(&self) -> String {
+        let gvk = kube::core::GroupVersionKind::gvk(&self.full_group(), &self.version, &self.kind);
+        kube::discovery::ApiResource::from_gvk(&gvk).plural
     }
 }
 
@@ -95,6 +138,49 @@ impl Project {
     /// The namespace the manager is deployed to.
     pub fn namespace(&self) -> String {
         format!("{}-system", self.project_name)
+    }
+
+    /// The versions of `kind`, in creation order: the first is the hub (the storage version,
+    /// the one its controller reconciles), the others are spokes that convert to and from it.
+    pub fn versions_of(&self, kind: &str) -> Vec<&Resource> {
+        self.resources.iter().filter(|r| r.kind == kind).collect()
+    }
+
+    /// Whether `resource` is its kind's hub (its first version).
+    pub fn is_hub(&self, resource: &Resource) -> bool {
+        self.versions_of(&resource.kind)
+            .first()
+            .is_some_and(|hub| hub.version == resource.version)
+    }
+
+    /// The Rust module of a version of a kind: the hub's is the kind's (`cron_task`), a
+    /// spoke's adds its version (`cron_task_v2`).
+    pub fn module_of(&self, resource: &Resource) -> String {
+        if self.is_hub(resource) {
+            resource.module()
+        } else {
+            format!("{}_{}", resource.module(), resource.version)
+        }
+    }
+
+    /// Whether any version of any kind has a webhook.
+    pub fn has_webhooks(&self) -> bool {
+        self.resources.iter().any(|r| !r.webhooks.is_empty())
+    }
+
+    /// The webhook Service the API server calls (`config/webhook/service.yaml`).
+    pub fn webhook_service(&self) -> String {
+        format!("{}-webhook-service", self.project_name)
+    }
+
+    /// The MutatingWebhookConfiguration of the defaulting webhooks.
+    pub fn mutating_configuration(&self) -> String {
+        format!("{}-mutating-webhook-configuration", self.project_name)
+    }
+
+    /// The ValidatingWebhookConfiguration of the validating webhooks.
+    pub fn validating_configuration(&self) -> String {
+        format!("{}-validating-webhook-configuration", self.project_name)
     }
 }
 
@@ -293,6 +379,10 @@ mod tests {
                 version: "v1".into(),
                 kind: "Guestbook".into(),
                 namespaced: true,
+                webhooks: Webhooks {
+                    defaulting: true,
+                    ..Webhooks::default()
+                },
             }],
         };
         project.save(dir.path()).unwrap();

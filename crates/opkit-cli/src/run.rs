@@ -16,8 +16,9 @@ use clap::Args;
 
 use crate::cluster::{self, ClusterArgs};
 use crate::project::{self, Project};
-use crate::{manifests, progress};
+use crate::{manifests, progress, webhook_manifests};
 use opkit::signals::{Signals, Stop};
+use opkit_testenv::webhooks::LocalWebhooks;
 
 /// Flags of `opkit run`.
 #[derive(Args)]
@@ -99,15 +100,35 @@ async fn run_operator(
     } else {
         cluster::install_crds(&mut cluster, root, args.cluster.timeout).await?;
     }
-    progress::step(format!(
-        "running {} against {} (Ctrl-C stops it)",
-        project.project_name, cluster.server
-    ));
     let mut command = tokio::process::Command::new(&binary);
     command
         .arg("run")
         .args(&args.operator_args)
         .current_dir(root);
+    if project.has_webhooks() {
+        if cluster.is_opkit() {
+            let port = match webhook_port_flag(&args.operator_args)? {
+                Some(port) => port,
+                None => {
+                    let port = free_port()?;
+                    command.arg("--webhook-port").arg(port.to_string());
+                    port
+                }
+            };
+            serve_webhooks_locally(&cluster, root, project, port).await?;
+        } else {
+            eprintln!(
+                "    note: the webhooks are served on --webhook-port (9443); this cluster's API \
+                 server reaches them through the Service {}/{} once deployed",
+                project.namespace(),
+                project.webhook_service()
+            );
+        }
+    }
+    progress::step(format!(
+        "running {} against {} (Ctrl-C stops it)",
+        project.project_name, cluster.server
+    ));
     if let Some(path) = kubeconfig {
         command.env("KUBECONFIG", path);
     }
@@ -134,4 +155,91 @@ async fn run_operator(
         // Stopped by a signal (Ctrl-C reaches it directly): a normal end of a run.
         None => ExitCode::SUCCESS,
     })
+}
+
+/// Applies the project's webhook configurations and points its webhook Service at
+/// `127.0.0.1:port`, where the operator about to start serves them (an opkit plane's pods are
+/// simulated, so the Service's own selector reaches nothing).
+async fn serve_webhooks_locally(
+    cluster: &cluster::Cluster,
+    root: &Path,
+    project: &Project,
+    port: u16,
+) -> anyhow::Result<()> {
+    progress::step(format!(
+        "serving the webhooks from this process: Service {}/{} -> 127.0.0.1:{port}",
+        project.namespace(),
+        project.webhook_service()
+    ));
+    let path = root
+        .join(webhook_manifests::WEBHOOK_DIR)
+        .join("manifests.yaml");
+    let configurations = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let webhooks = LocalWebhooks::from_yaml(&configurations)
+        .with_context(|| format!("{} is not usable", path.display()))?
+        .with_service(&project.namespace(), &project.webhook_service());
+    webhooks
+        .install(&cluster.client)
+        .await
+        .context("applying the webhook configurations")?;
+    webhooks
+        .route_to(&cluster.client, port)
+        .await
+        .context("pointing the webhook Service at the operator")?;
+    Ok(())
+}
+
+/// The operator's own `--webhook-port` among the flags after `--`, if given.
+fn webhook_port_flag(flags: &[OsString]) -> anyhow::Result<Option<u16>> {
+    let flags: Vec<String> = flags
+        .iter()
+        .map(|f| f.to_string_lossy().into_owned())
+        .collect();
+    for (i, flag) in flags.iter().enumerate() {
+        let value = match flag.strip_prefix("--webhook-port") {
+            Some("") => flags.get(i + 1).cloned(),
+            Some(rest) if rest.starts_with('=') => Some(rest[1..].to_string()),
+            _ => continue,
+        };
+        let value = value.unwrap_or_default();
+        return value
+            .parse()
+            .map(Some)
+            .map_err(|_| anyhow::anyhow!("--webhook-port {value:?} is not a port number"));
+    }
+    Ok(None)
+}
+
+/// A port free on the loopback interface now, for the operator's webhook server.
+fn free_port() -> anyhow::Result<u16> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")
+        .context("cannot find a free port for the webhook server")?;
+    Ok(listener.local_addr()?.port())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_explicit_webhook_port_among_the_operator_flags_is_kept() {
+        let flags = |f: &[&str]| f.iter().map(OsString::from).collect::<Vec<_>>();
+        assert_eq!(
+            webhook_port_flag(&flags(&["--webhook-port", "9000"])).unwrap(),
+            Some(9000)
+        );
+        assert_eq!(
+            webhook_port_flag(&flags(&["-v", "--webhook-port=9001"])).unwrap(),
+            Some(9001)
+        );
+        assert_eq!(
+            webhook_port_flag(&flags(&["--health-probe-bind-address", "0"])).unwrap(),
+            None
+        );
+        assert!(webhook_port_flag(&flags(&["--webhook-port", "x"])).is_err());
+    }
 }

@@ -217,9 +217,10 @@ pub struct CreateApiArgs {
     /// The kind, in UpperCamelCase, e.g. `Guestbook`.
     #[arg(long, value_name = "KIND")]
     kind: String,
-    /// Whether objects of the kind live in namespaces.
-    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
-    namespaced: bool,
+    /// Whether objects of the kind live in namespaces (default: true; a new version of a kind
+    /// keeps the kind's scope).
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+    namespaced: Option<bool>,
 }
 
 const CARGO_TOML: &str = include_str!("../templates/init/Cargo.toml.tmpl");
@@ -266,7 +267,7 @@ pub fn render(template: &str, vars: &[(&str, &str)]) -> String {
 }
 
 /// The `{{identifier}}` placeholders left in `text`.
-fn placeholders(text: &str) -> Vec<String> {
+pub(crate) fn placeholders(text: &str) -> Vec<String> {
     let mut found = Vec::new();
     let mut rest = text;
     while let Some(mut start) = rest.find("{{") {
@@ -385,7 +386,7 @@ fn occupying_entries(dir: &Path) -> anyhow::Result<Vec<String>> {
 }
 
 /// Writes `files` under `root`, creating directories; paths are relative to `root`.
-fn write_files(root: &Path, files: &[(String, String)]) -> anyhow::Result<()> {
+pub(crate) fn write_files(root: &Path, files: &[(String, String)]) -> anyhow::Result<()> {
     for (rel, content) in files {
         manifests::sync_file(root, rel, content, false)?;
     }
@@ -512,7 +513,7 @@ pub fn init(args: InitArgs, dir: &Path) -> anyhow::Result<()> {
 
 /// Inserts `lines` before the line holding `marker` in `text` (each line indented like the
 /// marker, plus `extra_indent`).
-fn insert_at_marker(
+pub(crate) fn insert_at_marker(
     text: &str,
     marker: &str,
     lines: &[String],
@@ -542,7 +543,12 @@ fn insert_at_marker(
 
 /// Adds `pub mod <module>;` to the block of module declarations just above `marker`, keeping
 /// the block sorted as rustfmt does.
-fn insert_module(text: &str, marker: &str, module: &str, file: &str) -> anyhow::Result<String> {
+pub(crate) fn insert_module(
+    text: &str,
+    marker: &str,
+    module: &str,
+    file: &str,
+) -> anyhow::Result<String> {
     let with_marker = insert_at_marker(text, marker, &[format!("pub mod {module};")], "", file)?;
     let mut lines: Vec<&str> = with_marker.lines().collect();
     let end = lines
@@ -559,9 +565,161 @@ fn insert_module(text: &str, marker: &str, module: &str, file: &str) -> anyhow::
     Ok(out)
 }
 
-fn read(root: &Path, rel: &str) -> anyhow::Result<String> {
+pub(crate) fn read(root: &Path, rel: &str) -> anyhow::Result<String> {
     let path = root.join(rel);
     std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// How a test reaches objects of `resource` in the scaffolded tests (`env` is the `TestEnv`).
+pub(crate) fn api_ctor(resource: &Resource) -> &'static str {
+    if resource.namespaced {
+        "Api::namespaced(env.client(), \"default\")"
+    } else {
+        "Api::all(env.client())"
+    }
+}
+
+/// The placeholders of `templates/api/api.rs.tmpl` for `resource`; `version_note` follows the
+/// module doc's first line.
+fn api_vars(resource: &Resource, version_note: &str) -> Vec<(&'static str, String)> {
+    let namespaced_attr = if resource.namespaced {
+        "\n    namespaced,"
+    } else {
+        ""
+    };
+    vec![
+        ("kind", resource.kind.clone()),
+        ("full_group", resource.full_group()),
+        ("version", resource.version.clone()),
+        ("namespaced_attr", namespaced_attr.to_string()),
+        ("plural_hint", resource.kind.to_ascii_lowercase()),
+        ("api_ctor", api_ctor(resource).to_string()),
+        ("version_note", version_note.to_string()),
+    ]
+}
+
+/// A new version of the kind whose hub (first version) is `hub`: same group and scope, a
+/// version the kind does not have yet.
+fn check_new_version(project: &Project, hub: &Resource, new: &Resource) -> anyhow::Result<()> {
+    let versions: Vec<&str> = project
+        .versions_of(&hub.kind)
+        .iter()
+        .map(|r| r.version.as_str())
+        .collect();
+    if versions.contains(&new.version.as_str()) {
+        bail!(
+            "kind {} already exists in this project at {}/{} (src/api/{}.rs): each version of \
+             a kind is created once. Edit that file to change it, or create another version \
+             (the kind has {})",
+            new.kind,
+            new.full_group(),
+            new.version,
+            project.module_of(new),
+            versions.join(", ")
+        );
+    }
+    if new.group != hub.group {
+        bail!(
+            "kind {} is in group {} ({}/{}): a new version of it keeps the group; pass --group {}",
+            hub.kind,
+            hub.full_group(),
+            hub.full_group(),
+            hub.version,
+            hub.group
+        );
+    }
+    if new.namespaced != hub.namespaced {
+        bail!(
+            "kind {} is {}: every version of a kind has the same scope; leave out --namespaced",
+            hub.kind,
+            if hub.namespaced {
+                "namespaced"
+            } else {
+                "cluster-scoped"
+            }
+        );
+    }
+    Ok(())
+}
+
+/// Writes the spoke `project.resources.last()` of the kind whose hub is `hub`: its API type
+/// in a module of its own, registered as another version of the kind's CRD, and a sample. The
+/// hub stays the storage version and the one the controller reconciles.
+fn create_version(root: &Path, project: Project, hub: &Resource) -> anyhow::Result<()> {
+    let spoke = project
+        .resources
+        .last()
+        .cloned()
+        .context("the new version is in the project")?;
+    let module = project.module_of(&spoke);
+    let api_file = format!("src/api/{module}.rs");
+    if root.join(&api_file).exists() {
+        bail!("{api_file} already exists: move it away (create api never overwrites code)");
+    }
+    let note = format!(
+        "\n//!\n//! A spoke: {kind} objects are stored as {hub_version} (the hub,          `crate::api::{hub_module}`,\n//! which the controller reconciles); the API server          serves them in {version} too. Conversion\n//! between the two: `opkit create webhook          --group {group} --version {version} --kind {kind} --conversion`.",
+        kind = spoke.kind,
+        hub_version = hub.version,
+        hub_module = hub.module(),
+        version = spoke.version,
+        group = spoke.group,
+    );
+    let vars = api_vars(&spoke, &note);
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let lib = insert_at_marker(
+        &read(root, "src/lib.rs")?,
+        APP_MARKER,
+        &[format!(".crd::<api::{module}::{}>()", spoke.kind)],
+        "    ",
+        "src/lib.rs",
+    )?;
+    let api_mod = insert_module(
+        &read(root, "src/api/mod.rs")?,
+        API_MODULES_MARKER,
+        &module,
+        "src/api/mod.rs",
+    )?;
+    let files = vec![
+        (api_file.clone(), render(API_RS, &vars)),
+        ("src/lib.rs".to_string(), lib),
+        ("src/api/mod.rs".to_string(), api_mod),
+        (
+            manifests::sample_path(&spoke),
+            manifests::sample(&project, &spoke),
+        ),
+        (
+            "config/samples/kustomization.yaml".to_string(),
+            manifests::samples_kustomization(&project),
+        ),
+    ];
+    write_files(root, &files)?;
+    project.save(root)?;
+    println!(
+        "Created {} {} in {api_file}, a version of {} beside {} (the hub and storage version, \
+         which the controller reconciles), and a sample in {}.",
+        spoke.api_version(),
+        spoke.kind,
+        spoke.kind,
+        hub.version,
+        manifests::sample_path(&spoke)
+    );
+    println!("Next:");
+    for (command, what) in [
+        (
+            format!(
+                "opkit create webhook --group {} --version {} --kind {} --conversion",
+                spoke.group, spoke.version, spoke.kind
+            ),
+            "convert between the versions".to_string(),
+        ),
+        (
+            "opkit generate manifests".to_string(),
+            "the CRD with both versions".to_string(),
+        ),
+    ] {
+        println!("  {command:<32} # {what}");
+    }
+    Ok(())
 }
 
 /// `opkit create api` in the project containing `cwd`.
@@ -571,28 +729,38 @@ pub fn create_api(args: CreateApiArgs, cwd: &Path) -> anyhow::Result<()> {
     project::validate_group(&args.group)?;
     project::validate_version(&args.version)?;
     project::validate_kind(&args.kind)?;
+    let hub = project
+        .versions_of(&args.kind)
+        .first()
+        .map(|hub| (*hub).clone());
+    if hub.is_none()
+        && let Some(existing) = project
+            .resources
+            .iter()
+            .find(|r| r.kind.eq_ignore_ascii_case(&args.kind))
+    {
+        bail!(
+            "kind {} already exists in this project ({}/{}): kinds differing only in case would \
+             share their resource name",
+            existing.kind,
+            existing.full_group(),
+            existing.version
+        );
+    }
     let resource = Resource {
         group: args.group,
         domain: project.domain.clone(),
         version: args.version,
         kind: args.kind,
-        namespaced: args.namespaced,
+        namespaced: args
+            .namespaced
+            .unwrap_or(hub.as_ref().is_none_or(|h| h.namespaced)),
+        webhooks: Default::default(),
     };
-    if let Some(existing) = project
-        .resources
-        .iter()
-        .find(|r| r.kind.eq_ignore_ascii_case(&resource.kind))
-    {
-        bail!(
-            "kind {} already exists in this project ({}/{}, src/api/{}.rs): each kind is \
-             created once. Edit src/api/{}.rs and src/controllers/{}.rs to change it",
-            existing.kind,
-            existing.full_group(),
-            existing.version,
-            existing.module(),
-            existing.module(),
-            existing.module()
-        );
+    if let Some(hub) = hub {
+        check_new_version(&project, &hub, &resource)?;
+        project.resources.push(resource);
+        return create_version(&root, project, &hub);
     }
     let module = resource.module();
     let kind_lower = resource.kind.to_ascii_lowercase();
@@ -612,27 +780,11 @@ pub fn create_api(args: CreateApiArgs, cwd: &Path) -> anyhow::Result<()> {
 
     let crate_name = project.crate_name();
     let full_group = resource.full_group();
-    let namespaced_attr = if resource.namespaced {
-        "\n    namespaced,"
-    } else {
-        ""
-    };
-    let api_ctor = if resource.namespaced {
-        "Api::namespaced(env.client(), \"default\")"
-    } else {
-        "Api::all(env.client())"
-    };
-    let vars: Vec<(&str, &str)> = vec![
-        ("crate", &crate_name),
-        ("kind", &resource.kind),
-        ("kind_snake", &module),
-        ("kind_lower", &kind_lower),
-        ("full_group", &full_group),
-        ("version", &resource.version),
-        ("namespaced_attr", namespaced_attr),
-        ("plural_hint", &kind_lower),
-        ("api_ctor", api_ctor),
-    ];
+    let mut vars = api_vars(&resource, "");
+    vars.push(("crate", crate_name.clone()));
+    vars.push(("kind_snake", module.clone()));
+    vars.push(("kind_lower", kind_lower.clone()));
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
 
     // Everything is computed and checked before anything is written.
     let lib = insert_at_marker(
@@ -668,7 +820,7 @@ pub fn create_api(args: CreateApiArgs, cwd: &Path) -> anyhow::Result<()> {
     project.resources.push(resource.clone());
     files.push((
         manifests::sample_path(&resource),
-        manifests::sample(&resource),
+        manifests::sample(&project, &resource),
     ));
     files.push((
         "config/samples/kustomization.yaml".to_string(),
@@ -751,6 +903,7 @@ mod tests {
             "rust_version",
             "cli_version",
             "opkit_source_note",
+            "version_note",
         ];
         for template in [
             CARGO_TOML,

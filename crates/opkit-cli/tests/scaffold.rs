@@ -118,18 +118,32 @@ struct Kubectl {
 }
 
 impl Kubectl {
-    fn run(&self, args: &[&str]) -> Output {
+    fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(common::tool_path("kubectl"));
         cmd.arg("--kubeconfig")
             .arg(&self.kubeconfig)
             .args(args)
             .env("HOME", &self.home)
             .env_remove("KUBECONFIG");
-        run(cmd, None, common::COMMAND_TIMEOUT)
+        cmd
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        run(self.command(args), None, common::COMMAND_TIMEOUT)
     }
 
     fn ok(&self, args: &[&str]) -> String {
         let out = self.run(args);
+        assert!(out.success(), "kubectl should have succeeded\n{out}");
+        out.stdout
+    }
+
+    fn run_stdin(&self, args: &[&str], stdin: &str) -> Output {
+        run(self.command(args), Some(stdin), common::COMMAND_TIMEOUT)
+    }
+
+    fn ok_stdin(&self, args: &[&str], stdin: &str) -> String {
+        let out = self.run_stdin(args, stdin);
         assert!(out.success(), "kubectl should have succeeded\n{out}");
         out.stdout
     }
@@ -144,6 +158,52 @@ impl Kubectl {
         let out = self.run(&args);
         out.success() && out.stdout.trim() == "True"
     }
+}
+
+/// `Ok` if the command succeeded, else what it printed (for `eventually`).
+fn succeeded(out: Output) -> Result<(), String> {
+    if out.success() {
+        Ok(())
+    } else {
+        Err(out.to_string())
+    }
+}
+
+/// A loopback port free now.
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// Points the deployed webhook Service at `127.0.0.1:port`: no selector, Endpoints naming the
+/// local port (docs/WEBHOOKS.md, "reachability").
+fn route_webhook_service(cluster: &ControlPlane, port: u16) {
+    let ns = "guestbook-system";
+    let service = "guestbook-webhook-service";
+    cluster.kubectl_ok(&[
+        "patch",
+        "service",
+        service,
+        "-n",
+        ns,
+        "--type=json",
+        "-p",
+        r#"[{"op": "remove", "path": "/spec/selector"}]"#,
+    ]);
+    cluster.kubectl_ok(&[
+        "delete",
+        "endpoints",
+        service,
+        "-n",
+        ns,
+        "--ignore-not-found",
+    ]);
+    let endpoints = format!(
+        "apiVersion: v1\nkind: Endpoints\nmetadata:\n  name: {service}\n  namespace: {ns}\n\
+         subsets:\n- addresses:\n  - ip: 127.0.0.1\n  ports:\n  - name: https\n    port: {port}\n"
+    );
+    let out = cluster.kubectl_stdin(&["create", "-f", "-"], &endpoints);
+    assert!(out.success(), "{out}");
 }
 
 #[test]
@@ -211,7 +271,7 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
             "--group",
             "webapp",
             "--version",
-            "v2",
+            "v1",
             "--kind",
             "Guestbook",
         ],
@@ -225,6 +285,54 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
         before,
         "a refused create api changed files"
     );
+    // A second version of Guestbook (a spoke of v1), and webhooks: Guestbook v1 defaulted and
+    // validated, CronTask (cluster-scoped) validated, Guestbook v2 converted through v1.
+    for args in [
+        &[
+            "api",
+            "--group",
+            "webapp",
+            "--version",
+            "v2",
+            "--kind",
+            "Guestbook",
+        ][..],
+        &[
+            "webhook",
+            "--group",
+            "webapp",
+            "--version",
+            "v1",
+            "--kind",
+            "Guestbook",
+            "--defaulting",
+            "--programmatic-validation",
+        ][..],
+        &[
+            "webhook",
+            "--group",
+            "batch",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "CronTask",
+            "--programmatic-validation",
+        ][..],
+        &[
+            "webhook",
+            "--group",
+            "webapp",
+            "--version",
+            "v2",
+            "--kind",
+            "Guestbook",
+            "--conversion",
+        ][..],
+    ] {
+        let mut command = vec!["create"];
+        command.extend(args);
+        opkit_ok(&project, &command);
+    }
 
     // The generated code is formatted, builds without warnings, and its tests pass.
     cargo_ok(&project, &["fmt", "--check"]);
@@ -247,6 +355,9 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
     for test in [
         "a_new_guestbook_becomes_ready",
         "a_new_cron_task_becomes_ready",
+        "a_guestbook_is_defaulted_and_an_invalid_one_refused_by_its_webhooks",
+        "an_invalid_cron_task_is_refused_by_its_webhook",
+        "every_guestbook_version_round_trips_through_the_hub",
     ] {
         assert!(
             tests.stdout.contains(&format!("test {test} ... ok")),
@@ -261,8 +372,50 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
         "config/crd/bases/webapp.example.com_guestbooks.yaml",
         "config/crd/bases/batch.example.com_crontasks.yaml",
         "config/rbac/role.yaml",
+        "config/webhook/manifests.yaml",
+        "config/webhook/service.yaml",
+        "config/samples/webapp_v2_guestbook.yaml",
     ] {
         assert!(generated.contains_key(Path::new(file)), "{file} missing");
+    }
+    let crd: serde_yaml::Value = serde_yaml::from_slice(
+        &generated[Path::new("config/crd/bases/webapp.example.com_guestbooks.yaml")],
+    )
+    .unwrap();
+    let versions: Vec<(String, bool, bool)> = crd["spec"]["versions"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["name"].as_str().unwrap().to_string(),
+                v["served"].as_bool().unwrap(),
+                v["storage"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        versions,
+        [
+            ("v1".to_string(), true, true),
+            ("v2".to_string(), true, false)
+        ]
+    );
+    let conversion = &crd["spec"]["conversion"];
+    assert_eq!(conversion["strategy"], "Webhook", "{conversion:?}");
+    assert_eq!(
+        conversion["webhook"]["clientConfig"]["service"]["path"], "/convert",
+        "{conversion:?}"
+    );
+    // The certificate rules come from the operator's print-rbac.
+    let role = String::from_utf8(generated[Path::new("config/rbac/role.yaml")].clone()).unwrap();
+    for resource in [
+        "secrets",
+        "mutatingwebhookconfigurations",
+        "validatingwebhookconfigurations",
+        "customresourcedefinitions",
+    ] {
+        assert!(role.contains(resource), "{resource} missing:\n{role}");
     }
     opkit_ok(&project, &["generate", "manifests"]);
     assert_eq!(snapshot(&project), generated, "regenerating changed files");
@@ -300,8 +453,13 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
     );
     let whoami = cluster.kubectl_with(&sa_kubeconfig, &["auth", "whoami", "-o", "name"]);
     assert!(whoami.success(), "{whoami}");
+    // Pods are simulated here: the deployed webhook Service is pointed at the operator this
+    // test runs (what `opkit run` does on an opkit plane), so writes pass its webhooks.
+    let webhook_port = free_port();
+    route_webhook_service(&cluster, webhook_port);
     let binary = target_dir().join("debug/guestbook");
     let mut operator = Command::new(&binary);
+    let webhook_port_flag = webhook_port.to_string();
     operator
         .args([
             "run",
@@ -310,6 +468,8 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
             "guestbook-system",
             "--health-probe-bind-address",
             "127.0.0.1:0",
+            "--webhook-port",
+            &webhook_port_flag,
         ])
         .env("KUBECONFIG", &sa_kubeconfig)
         .env("RUST_LOG", "info");
@@ -318,11 +478,12 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
         kubeconfig: cluster.kubeconfig.clone(),
         home: cluster.dir().to_path_buf(),
     };
-    admin.ok(&[
-        "apply",
-        "-k",
-        project.join("config/samples").to_str().unwrap(),
-    ]);
+    let samples = project.join("config/samples");
+    let samples = samples.to_str().unwrap();
+    // Accepted once the operator serves its webhooks (with the CA it published).
+    eventually("the samples to pass the operator's webhooks", || {
+        succeeded(admin.run(&["apply", "-k", samples]))
+    });
     eventually("the samples to become Ready", || {
         admin.ready("guestbooks", Some("default"), "guestbook-sample")
             && admin.ready("crontasks", None, "crontask-sample")
@@ -382,14 +543,54 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
         kubeconfig: local_kubeconfig,
         home: work.path().to_path_buf(),
     };
-    local.ok(&[
-        "apply",
-        "-k",
-        project.join("config/samples").to_str().unwrap(),
-    ]);
+    eventually(
+        "the samples to pass the webhooks under opkit run --up",
+        || succeeded(local.run(&["apply", "-k", samples])),
+    );
     eventually("the samples to become Ready under opkit run --up", || {
         local.ready("guestbooks", Some("default"), "guestbook-sample")
     });
+    // The v2 sample was stored as v1 through the conversion webhook; it reads back as v2.
+    let read_as_v2 = local.ok(&[
+        "get",
+        "guestbooks.v2.webapp.example.com",
+        "guestbook-v2-sample",
+        "-n",
+        "default",
+        "-o",
+        "jsonpath={.apiVersion} {.spec.foo}",
+    ]);
+    assert_eq!(read_as_v2, "webapp.example.com/v2 bar");
+    // The samples went through the webhooks; so do other writes: a Guestbook without foo is
+    // defaulted, an empty foo is refused with the validator's message.
+    local.ok_stdin(
+        &["apply", "-f", "-"],
+        "apiVersion: webapp.example.com/v1\nkind: Guestbook\nmetadata:\n  name: plain\n  \
+         namespace: default\nspec: {}\n",
+    );
+    let foo = local.ok(&[
+        "get",
+        "guestbook",
+        "plain",
+        "-n",
+        "default",
+        "-o",
+        "jsonpath={.spec.foo}",
+    ]);
+    assert_eq!(foo, "default");
+    let refused = local.run_stdin(
+        &["apply", "-f", "-"],
+        "apiVersion: webapp.example.com/v2\nkind: Guestbook\nmetadata:\n  name: empty\n  \
+         namespace: default\nspec:\n  foo: \"\"\n",
+    );
+    assert!(
+        !refused.success()
+            && refused.stderr.contains(
+                "admission webhook \"vguestbook-v1.webapp.example.com\" denied the request: \
+                 spec.foo must not be empty"
+            ),
+        "{refused}"
+    );
     run_up.terminate();
     let status = run_up.wait(Duration::from_secs(30));
     assert!(

@@ -11,6 +11,7 @@
 //! Add it as a dev-dependency, so operators never link the server in production builds.
 
 mod wait;
+pub mod webhooks;
 
 use std::time::Duration;
 
@@ -58,6 +59,9 @@ pub enum TestEnvError {
     /// A CRD did not become Established in time.
     #[error("CRD {0} not Established within 10 s")]
     CrdNotEstablished(String),
+    /// Webhook manifests could not be read ([`webhooks::LocalWebhooks::from_yaml`]).
+    #[error("webhook manifests: {0}")]
+    Webhooks(String),
 }
 
 /// Configures a [`TestEnv`].

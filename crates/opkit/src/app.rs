@@ -273,9 +273,24 @@ impl App {
 }
 
 impl<F: Args + 'static> App<F> {
-    /// Adds the CRD of `K` (from `#[derive(CustomResource)]`).
+    /// Adds the CRD of `K` (from `#[derive(CustomResource)]`). Another version of a kind
+    /// already added joins that kind's CRD as a served version; the version added first stays
+    /// the storage version.
     pub fn crd<K: kube::CustomResourceExt>(mut self) -> Self {
-        self.crds.push(K::crd());
+        let mut crd = K::crd();
+        match self
+            .crds
+            .iter_mut()
+            .find(|c| c.metadata.name == crd.metadata.name)
+        {
+            Some(existing) => {
+                for version in &mut crd.spec.versions {
+                    version.storage = false;
+                }
+                existing.spec.versions.append(&mut crd.spec.versions);
+            }
+            None => self.crds.push(crd),
+        }
         self
     }
 
@@ -314,6 +329,13 @@ impl<F: Args + 'static> App<F> {
         for build in &self.controllers {
             manager.add(build(flags));
         }
+    }
+
+    /// The webhook server as `run` builds it from `flags` (before `--webhook-port` and
+    /// `--webhook-cert-dir` apply), if the operator has one; tests give it to a manager on a
+    /// `TestEnv` with [`ManagerBuilder::webhook_server`](crate::ManagerBuilder::webhook_server).
+    pub fn webhook_server_for(&self, flags: &F) -> Option<WebhookServer> {
+        self.webhooks.as_ref().map(|build| build(flags))
     }
 
     /// The operator's flags as `run` would parse them from `args` (the operator's own flags
@@ -372,8 +394,8 @@ impl<F: Args + 'static> App<F> {
         if let Some(selector) = &args.scope.label_selector {
             builder = builder.label_selector(selector);
         }
-        if let Some(build) = &self.webhooks {
-            let mut server = build(&args.flags).port(args.webhook_port);
+        if let Some(server) = self.webhook_server_for(&args.flags) {
+            let mut server = server.port(args.webhook_port);
             if let Some(dir) = &args.webhook_cert_dir {
                 server = server.cert_dir(dir);
             }
@@ -614,6 +636,43 @@ mod tests {
         assert!(yaml.contains("name: op-manager-role"), "{yaml}");
         assert!(yaml.contains("leases"), "{yaml}");
         assert!(yaml.contains("events"), "{yaml}");
+    }
+
+    #[test]
+    fn a_second_version_of_a_kind_joins_its_crd_and_the_first_stays_stored() {
+        mod v1 {
+            #[derive(
+                kube::CustomResource,
+                serde::Deserialize,
+                serde::Serialize,
+                Clone,
+                Debug,
+                schemars::JsonSchema,
+            )]
+            #[kube(group = "example.com", version = "v1", kind = "Shelf", namespaced)]
+            pub struct ShelfSpec {}
+        }
+        mod v2 {
+            #[derive(
+                kube::CustomResource,
+                serde::Deserialize,
+                serde::Serialize,
+                Clone,
+                Debug,
+                schemars::JsonSchema,
+            )]
+            #[kube(group = "example.com", version = "v2", kind = "Shelf", namespaced)]
+            pub struct ShelfSpec {}
+        }
+        let app = App::new("op").crd::<v1::Shelf>().crd::<v2::Shelf>();
+        assert_eq!(app.crd_objects().len(), 1);
+        let versions: Vec<(&str, bool, bool)> = app.crd_objects()[0]
+            .spec
+            .versions
+            .iter()
+            .map(|v| (v.name.as_str(), v.served, v.storage))
+            .collect();
+        assert_eq!(versions, [("v1", true, true), ("v2", true, false)]);
     }
 
     #[test]
