@@ -17,7 +17,6 @@
 //! stored.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::Bytes;
 use serde_json::{Map, Value};
@@ -25,90 +24,8 @@ use serde_json::{Map, Value};
 use crate::error::{ApiError, ApiResult};
 use crate::registry::Resource;
 use crate::response::Payload;
-use crate::webhook_client::{self, Callee, Endpoint, WebhookClient};
-
-/// How long a conversion webhook may take (upstream's client sends `?timeout=30s`).
-const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The ConversionReview versions this server speaks, in the order it prefers them.
-pub(crate) const REVIEW_VERSIONS: &[&str] = &["v1", "v1beta1"];
-
-/// How the objects of one CRD move between its versions (`spec.conversion.strategy`).
-#[derive(Debug, Clone)]
-pub enum Conversion {
-    /// `None`: only `apiVersion` changes.
-    None,
-    /// `Webhook`: the CRD's conversion webhook converts.
-    Webhook(Arc<ConversionWebhook>),
-}
-
-/// A CRD's conversion webhook (`spec.conversion.webhook`).
-#[derive(Debug)]
-pub struct ConversionWebhook {
-    callee: Callee,
-    /// The ConversionReview version it is sent (`v1` when it accepts it, else `v1beta1`).
-    review_version: &'static str,
-}
-
-impl Conversion {
-    /// The conversion of a stored CRD (validated when it was written).
-    pub(crate) fn of(crd: &Value) -> Conversion {
-        let conversion = crd.pointer("/spec/conversion");
-        if conversion
-            .and_then(|c| c.get("strategy"))
-            .and_then(Value::as_str)
-            != Some("Webhook")
-        {
-            return Conversion::None;
-        }
-        let webhook = conversion.and_then(|c| c.get("webhook"));
-        let client = webhook.and_then(|w| w.get("clientConfig"));
-        let text = |v: Option<&Value>, key: &str| {
-            v.and_then(|v| v.get(key))
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        };
-        let service = client
-            .and_then(|c| c.get("service"))
-            .filter(|s| !s.is_null())
-            .map(|s| {
-                (
-                    text(Some(s), "namespace").unwrap_or_default(),
-                    text(Some(s), "name").unwrap_or_default(),
-                    s.get("port")
-                        .and_then(Value::as_i64)
-                        .and_then(|p| i32::try_from(p).ok()),
-                    text(Some(s), "path"),
-                )
-            });
-        let ca_bundle = text(client, "caBundle")
-            .and_then(|b| {
-                use base64::Engine;
-                base64::engine::general_purpose::STANDARD.decode(b).ok()
-            })
-            .unwrap_or_default();
-        let accepted: Vec<&str> = webhook
-            .and_then(|w| w.get("conversionReviewVersions"))
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        let review_version = REVIEW_VERSIONS
-            .iter()
-            .find(|v| accepted.contains(v))
-            .copied()
-            .unwrap_or("v1");
-        Conversion::Webhook(Arc::new(ConversionWebhook {
-            callee: Callee {
-                endpoint: Endpoint::of(text(client, "url"), service),
-                ca_bundle,
-                timeout: WEBHOOK_TIMEOUT,
-            },
-            review_version,
-        }))
-    }
-}
+use crate::webhook_client::{self, WebhookClient};
+use crate::webhook_config::{Conversion, ConversionWebhook};
 
 /// `apiVersion` of a group's version.
 fn api_version(group: &str, version: &str) -> String {

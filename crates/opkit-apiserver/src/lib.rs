@@ -47,6 +47,7 @@ mod strict;
 mod tables;
 mod tls;
 mod webhook_client;
+mod webhook_config;
 
 pub use admission::{AdmissionPlugin, AdmissionRequest, Operation};
 pub use audit::AuditLog;

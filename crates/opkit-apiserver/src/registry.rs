@@ -58,7 +58,7 @@ pub struct CustomVersion {
     /// The version objects are stored in.
     pub storage_version: String,
     /// How objects move between the CRD's versions (`spec.conversion`).
-    pub conversion: crate::conversion::Conversion,
+    pub conversion: crate::webhook_config::Conversion,
     /// The compiled structural schema, if the version has one.
     pub schema: Option<opkit_schema::Schema>,
     /// The compiled `x-kubernetes-validations` (CEL) rules of the schema, evaluated on writes.

@@ -59,7 +59,7 @@ pub type Warnings = Vec<String>;
 
 /// Converts an object stored for a view (events.k8s.io/v1 events) to the view's shape; other
 /// objects are returned as they are. (Custom resources are converted between the versions of
-/// their CRD, which may call a webhook, by `crate::conversion` before they are rendered.)
+/// their CRD, which may call a webhook, by the conversion module before they are rendered.)
 pub fn convert_version(res: &Resource, bytes: Bytes) -> Bytes {
     if res.view.is_none() {
         return bytes;

@@ -10,8 +10,8 @@
 use serde_json::{Value, json};
 
 use super::webhooks::{invalid, required, strings, unsupported, validate_client};
-use crate::conversion::REVIEW_VERSIONS;
 use crate::error::Cause;
+use crate::webhook_config::REVIEW_VERSIONS;
 
 const CLIENT_CONFIG: &str = "spec.conversion.webhookClientConfig";
 const REVIEW_VERSIONS_FIELD: &str = "spec.conversion.conversionReviewVersions";

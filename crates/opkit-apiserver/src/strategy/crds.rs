@@ -10,11 +10,11 @@ use serde_json::{Value, json};
 
 use super::{Strategy, crd_versions};
 use crate::api::Api;
-use crate::conversion::Conversion;
 use crate::error::{ApiError, ApiResult, Cause};
 use crate::object;
 use crate::registry::{ALL_VERBS, CustomVersion, Origin, Registry, Resource, ScalePaths};
 use crate::request::Part;
+use crate::webhook_config::Conversion;
 
 /// The finalizer that holds a deleted CRD until its objects are gone.
 const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";

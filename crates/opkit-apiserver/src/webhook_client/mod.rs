@@ -28,50 +28,7 @@ use serde_json::Value;
 
 use crate::registry::Registry;
 use crate::storage::Storage;
-
-/// Where a webhook is reached (`clientConfig.url` or `clientConfig.service`).
-#[derive(Debug, Clone)]
-pub(crate) enum Endpoint {
-    /// `clientConfig.url`.
-    Url(String),
-    /// `clientConfig.service`.
-    Service {
-        namespace: String,
-        name: String,
-        port: u16,
-        path: String,
-    },
-}
-
-impl Endpoint {
-    /// The endpoint of a `clientConfig`: its `url`, or its `service` as (`namespace`, `name`,
-    /// `port` (443 when unset), `path`). Validation refuses a configuration with neither; an
-    /// empty URL fails every call.
-    pub(crate) fn of(
-        url: Option<String>,
-        service: Option<(String, String, Option<i32>, Option<String>)>,
-    ) -> Endpoint {
-        match (url, service) {
-            (Some(url), _) => Endpoint::Url(url),
-            (None, Some((namespace, name, port, path))) => Endpoint::Service {
-                namespace,
-                name,
-                port: port.and_then(|p| u16::try_from(p).ok()).unwrap_or(443),
-                path: path.unwrap_or_default(),
-            },
-            (None, None) => Endpoint::Url(String::new()),
-        }
-    }
-}
-
-/// One webhook as the client calls it: where, whom to trust, how long to wait.
-#[derive(Debug, Clone)]
-pub(crate) struct Callee {
-    pub(crate) endpoint: Endpoint,
-    /// `clientConfig.caBundle` (PEM), the only trust root of calls to it.
-    pub(crate) ca_bundle: Vec<u8>,
-    pub(crate) timeout: Duration,
-}
+use crate::webhook_config::{Callee, Endpoint};
 
 /// The largest answer read from a webhook (upstream's client has no smaller bound than the
 /// request size limit).

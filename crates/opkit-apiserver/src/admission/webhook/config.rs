@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::admission::reloaded::{Loaded, Reloaded, stored};
 use crate::registry::Registry;
 use crate::storage::Storage;
-use crate::webhook_client::{Callee, Endpoint};
+use crate::webhook_config::{Callee, Endpoint};
 
 /// A rule's `scope`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
