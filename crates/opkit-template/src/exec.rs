@@ -690,6 +690,9 @@ impl<'a> State<'a> {
             return Ok(v);
         };
         if v.is_nil() {
+            if t.can_be_nil() {
+                return Ok(v);
+            }
             return Err(self.errorf(format!("invalid value; expected {}", t.go_name())));
         }
         if t.accepts(&v) {
@@ -708,7 +711,7 @@ impl<'a> State<'a> {
             Arg::Dot { .. } => dot.v.clone(),
             Arg::Nil { .. } => {
                 return match typ {
-                    None | Some(ParamType::Any) => Ok(Value::Nil),
+                    None | Some(ParamType::Any | ParamType::Map) => Ok(Value::Nil),
                     Some(t) => Err(self.errorf(format!("cannot assign nil to {}", t.go_name()))),
                 };
             }
@@ -752,6 +755,9 @@ impl<'a> State<'a> {
 
     fn expected(&self, t: ParamType, n: &Arg) -> Error {
         let what = match t {
+            ParamType::Map => {
+                return self.errorf(format!("can't handle {n} for arg of type {}", t.go_name()));
+            }
             ParamType::Bool => "bool",
             ParamType::Int | ParamType::Int64 => "integer",
             ParamType::Float64 => "float",

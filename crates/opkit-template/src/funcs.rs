@@ -150,6 +150,9 @@ fn prepare_arg(v: &Value, t: ParamType) -> Result<Value, FuncError> {
         return Ok(v.clone());
     }
     if v.is_nil() {
+        if t.can_be_nil() {
+            return Ok(Value::Nil);
+        }
         return err(format!("value is nil; should be of type {}", t.go_name()));
     }
     if t.accepts(v) {

@@ -41,6 +41,7 @@ mod funcs;
 mod gofmt;
 mod lex;
 mod parse;
+pub mod sprig;
 mod template;
 mod value;
 

@@ -76,6 +76,8 @@ pub enum ParamType {
     Float64,
     /// `string`.
     String,
+    /// `map[string]interface {}` (nil is accepted, as a nil map).
+    Map,
 }
 
 impl ParamType {
@@ -87,7 +89,13 @@ impl ParamType {
             ParamType::Int64 => "int64",
             ParamType::Float64 => "float64",
             ParamType::String => "string",
+            ParamType::Map => "map[string]interface {}",
         }
+    }
+
+    /// Whether Go can assign nil to the parameter (`canBeNil`): interfaces and maps.
+    pub(crate) fn can_be_nil(self) -> bool {
+        matches!(self, ParamType::Any | ParamType::Map)
     }
 
     /// Whether a value of this kind is assignable to the parameter.
@@ -100,6 +108,7 @@ impl ParamType {
                 | (ParamType::Int64, Value::Int64(_))
                 | (ParamType::Float64, Value::Float(_))
                 | (ParamType::String, Value::String(_))
+                | (ParamType::Map, Value::Map(_))
         )
     }
 }

@@ -1,0 +1,137 @@
+//! Sprig's dict functions that read or build maps. Go ranges maps in random order, so
+//! `keys` and `values` may list entries in any order there; here they come sorted by key
+//! (one of Go's possible outcomes, and the stable one).
+
+use std::collections::BTreeMap;
+
+use super::{Funcs, R, fail, s, strval};
+use crate::ParamType::{Any, Map, String as Str};
+use crate::{Function, Value};
+
+pub(super) fn register(m: &mut Funcs) {
+    m.add(
+        "dict",
+        Function::variadic(&[], Any, |a| {
+            let mut d = BTreeMap::new();
+            for pair in a.chunks(2) {
+                let v = pair.get(1).cloned().unwrap_or_else(|| Value::from(""));
+                d.insert(strval(&pair[0]), v);
+            }
+            Ok(Value::map(d))
+        }),
+    );
+    m.add(
+        "get",
+        Function::new(&[Map, Str], |a| {
+            Ok(entry(&a[0], s(a, 1)).unwrap_or_else(|| Value::from("")))
+        }),
+    );
+    m.add(
+        "hasKey",
+        Function::new(&[Map, Str], |a| Ok(Value::Bool(entry(&a[0], s(a, 1)).is_some()))),
+    );
+    m.add(
+        "pluck",
+        Function::variadic(&[Str], Map, |a| {
+            let key = s(a, 0);
+            Ok(Value::list(a[1..].iter().filter_map(|d| entry(d, key)).collect()))
+        }),
+    );
+    m.add(
+        "keys",
+        Function::variadic(&[], Map, |a| {
+            let mut out = Vec::new();
+            for d in a {
+                if let Value::Map(m) = d {
+                    out.extend(m.keys().map(|k| Value::from(k.as_str())));
+                }
+            }
+            Ok(Value::list(out))
+        }),
+    );
+    m.add(
+        "values",
+        Function::new(&[Map], |a| {
+            Ok(Value::list(match &a[0] {
+                Value::Map(m) => m.values().cloned().collect(),
+                _ => Vec::new(),
+            }))
+        }),
+    );
+    m.add(
+        "pick",
+        Function::variadic(&[Map], Str, |a| {
+            let picked = a[1..]
+                .iter()
+                .filter_map(|k| {
+                    let k = k.as_str().unwrap_or_default();
+                    entry(&a[0], k).map(|v| (k.to_string(), v))
+                })
+                .collect();
+            Ok(Value::map(picked))
+        }),
+    );
+    m.add(
+        "omit",
+        Function::variadic(&[Map], Str, |a| {
+            let Value::Map(m) = &a[0] else {
+                return Ok(Value::map(BTreeMap::new()));
+            };
+            let kept = m
+                .iter()
+                .filter(|(k, _)| !a[1..].iter().any(|o| o.as_str() == Some(k.as_str())))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            Ok(Value::map(kept))
+        }),
+    );
+    m.add("dig", Function::variadic(&[], Any, dig));
+}
+
+/// The value under `key` of a map argument (a nil map has no entries).
+fn entry(d: &Value, key: &str) -> Option<Value> {
+    match d {
+        Value::Map(m) => m.get(key).cloned(),
+        _ => None,
+    }
+}
+
+/// Go's text for a failed `x.(T)` type assertion on an `interface{}`.
+fn assertion(v: &Value, want: &str) -> crate::FuncError {
+    let got = match v {
+        Value::Nil => "nil".to_string(),
+        other => other.type_name(),
+    };
+    crate::FuncError::new(format!(
+        "interface conversion: interface {{}} is {got}, not {want}"
+    ))
+}
+
+/// `dig "a" "b" DEFAULT DICT`: the value at the key path, or the default.
+fn dig(a: &[Value]) -> R {
+    if a.len() < 3 {
+        return fail("dig needs at least three arguments");
+    }
+    let mut cur = a[a.len() - 1].clone();
+    if !matches!(cur, Value::Map(_)) {
+        return Err(assertion(&cur, "map[string]interface {}"));
+    }
+    let default = &a[a.len() - 2];
+    let keys = &a[..a.len() - 2];
+    for k in keys {
+        if k.as_str().is_none() {
+            return Err(assertion(k, "string"));
+        }
+    }
+    for (i, k) in keys.iter().enumerate() {
+        let Value::Map(m) = &cur else {
+            return Err(assertion(&cur, "map[string]interface {}"));
+        };
+        match m.get(k.as_str().unwrap_or_default()) {
+            None => return Ok(default.clone()),
+            Some(v) if i + 1 == keys.len() => return Ok(v.clone()),
+            Some(v) => cur = v.clone(),
+        }
+    }
+    Ok(default.clone())
+}
