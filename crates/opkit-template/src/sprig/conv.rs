@@ -11,7 +11,10 @@ pub(super) fn register(m: &mut Funcs) {
         "atoi",
         Function::new(&[Str], |a| Ok(Value::Int(atoi(s(a, 0))))),
     );
-    m.add("int", Function::new(&[Any], |a| Ok(Value::Int(to_int64(&a[0])))));
+    m.add(
+        "int",
+        Function::new(&[Any], |a| Ok(Value::Int(to_int64(&a[0])))),
+    );
     m.add(
         "int64",
         Function::new(&[Any], |a| Ok(Value::Int64(to_int64(&a[0])))),
@@ -29,7 +32,9 @@ pub(super) fn register(m: &mut Funcs) {
     );
     m.add(
         "add1",
-        Function::new(&[Any], |a| Ok(Value::Int64(to_int64(&a[0]).wrapping_add(1)))),
+        Function::new(&[Any], |a| {
+            Ok(Value::Int64(to_int64(&a[0]).wrapping_add(1)))
+        }),
     );
     m.add(
         "add",
@@ -81,7 +86,9 @@ pub(super) fn register(m: &mut Funcs) {
         "maxf",
         Function::variadic(&[Any], Any, |a| {
             Ok(Value::Float(
-                a[1..].iter().fold(to_float64(&a[0]), |x, v| go_max(x, to_float64(v))),
+                a[1..]
+                    .iter()
+                    .fold(to_float64(&a[0]), |x, v| go_max(x, to_float64(v))),
             ))
         }),
     );
@@ -89,7 +96,9 @@ pub(super) fn register(m: &mut Funcs) {
         "minf",
         Function::variadic(&[Any], Any, |a| {
             Ok(Value::Float(
-                a[1..].iter().fold(to_float64(&a[0]), |x, v| go_min(x, to_float64(v))),
+                a[1..]
+                    .iter()
+                    .fold(to_float64(&a[0]), |x, v| go_min(x, to_float64(v))),
             ))
         }),
     );
@@ -136,7 +145,7 @@ fn ints(v: Vec<i64>) -> Value {
 
 /// Go's float64 → int64 conversion (amd64: out of range and NaN give the minimum).
 fn f2i(f: f64) -> i64 {
-    if f >= -9.223_372_036_854_776e18 && f < 9.223_372_036_854_776e18 {
+    if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&f) {
         f as i64
     } else {
         i64::MIN

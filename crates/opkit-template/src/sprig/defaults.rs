@@ -19,7 +19,10 @@ pub(super) fn register(m: &mut Funcs) {
             })
         }),
     );
-    m.add("empty", Function::new(&[Any], |a| Ok(Value::Bool(empty(&a[0])))));
+    m.add(
+        "empty",
+        Function::new(&[Any], |a| Ok(Value::Bool(empty(&a[0])))),
+    );
     m.add(
         "coalesce",
         Function::variadic(&[], Any, |a| {
@@ -51,7 +54,7 @@ pub(super) fn register(m: &mut Funcs) {
         "fromJson",
         Function::new(&[Str], |a| Ok(from_json(s(a, 0)).unwrap_or_default())),
     );
-    let encoders: [(&str, &str, fn(&Value) -> Result<String, String>); 3] = [
+    let encoders: [(&str, &str, Encoder); 3] = [
         ("toJson", "mustToJson", |v| to_json(v, true, None)),
         ("toPrettyJson", "mustToPrettyJson", |v| {
             to_json(v, true, Some(""))
@@ -75,6 +78,9 @@ pub(super) fn register(m: &mut Funcs) {
     }
 }
 
+/// A JSON encoder: the text, or Go's error text.
+type Encoder = fn(&Value) -> Result<String, String>;
+
 /// Parses JSON as Go's `json.Unmarshal` into `interface{}` (numbers become `float64`).
 fn from_json(text: &str) -> Option<Value> {
     serde_json::from_str::<serde_json::Value>(text)
@@ -84,7 +90,11 @@ fn from_json(text: &str) -> Option<Value> {
 
 /// `json.Marshal` (`indent: None`) or `json.MarshalIndent(v, "", "  ")` of a value; the
 /// error is Go's text for values JSON cannot hold.
-pub(crate) fn to_json(v: &Value, escape_html: bool, indent: Option<&str>) -> Result<String, String> {
+pub(crate) fn to_json(
+    v: &Value,
+    escape_html: bool,
+    indent: Option<&str>,
+) -> Result<String, String> {
     let mut out = String::new();
     encode(&mut out, v, escape_html, indent)?;
     Ok(out)
@@ -221,7 +231,10 @@ mod tests {
     #[test]
     fn json_escapes_html_unless_raw() {
         let v = Value::from("<a&b>");
-        assert_eq!(to_json(&v, true, None).unwrap(), r#""\u003ca\u0026b\u003e""#);
+        assert_eq!(
+            to_json(&v, true, None).unwrap(),
+            r#""\u003ca\u0026b\u003e""#
+        );
         assert_eq!(to_json(&v, false, None).unwrap(), r#""<a&b>""#);
     }
 }

@@ -28,13 +28,17 @@ pub(super) fn register(m: &mut Funcs) {
     );
     m.add(
         "hasKey",
-        Function::new(&[Map, Str], |a| Ok(Value::Bool(entry(&a[0], s(a, 1)).is_some()))),
+        Function::new(&[Map, Str], |a| {
+            Ok(Value::Bool(entry(&a[0], s(a, 1)).is_some()))
+        }),
     );
     m.add(
         "pluck",
         Function::variadic(&[Str], Map, |a| {
             let key = s(a, 0);
-            Ok(Value::list(a[1..].iter().filter_map(|d| entry(d, key)).collect()))
+            Ok(Value::list(
+                a[1..].iter().filter_map(|d| entry(d, key)).collect(),
+            ))
         }),
     );
     m.add(

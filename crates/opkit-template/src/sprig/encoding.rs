@@ -33,7 +33,10 @@ pub(super) fn register(m: &mut Funcs) {
             }
         }),
     );
-    m.add("sha1sum", str_fn(|x| digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, x)));
+    m.add(
+        "sha1sum",
+        str_fn(|x| digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, x)),
+    );
     m.add("sha256sum", str_fn(|x| digest(&ring::digest::SHA256, x)));
     m.add("sha512sum", str_fn(|x| digest(&ring::digest::SHA512, x)));
     m.add("adler32sum", str_fn(|x| adler32(x.as_bytes()).to_string()));
@@ -204,7 +207,7 @@ fn b32_decode(src: &[u8]) -> Result<Vec<u8>, usize> {
         let d = dbuf;
         let all = [
             (d[0] << 3) | (d[1] >> 2),
-            (d[2] << 6) | (d[3] << 1) | (d[4] >> 4),
+            (d[1] << 6) | (d[2] << 1) | (d[3] >> 4),
             (d[3] << 4) | (d[4] >> 1),
             (d[4] << 7) | (d[5] << 2) | (d[6] >> 3),
             (d[6] << 5) | d[7],

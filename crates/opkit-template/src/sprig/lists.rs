@@ -9,12 +9,30 @@ use crate::{FuncError, Function, Value};
 
 type ListFn = fn(&[Value]) -> R;
 
+/// A list function: name, aliases, fixed parameters, variadic parameter, implementation.
+type ListEntry = (
+    &'static str,
+    &'static [&'static str],
+    &'static [crate::ParamType],
+    Option<crate::ParamType>,
+    ListFn,
+);
+
 pub(super) fn register(m: &mut Funcs) {
     for name in ["list", "tuple"] {
-        m.add(name, Function::variadic(&[], Any, |a| Ok(Value::list(a.to_vec()))));
+        m.add(
+            name,
+            Function::variadic(&[], Any, |a| Ok(Value::list(a.to_vec()))),
+        );
     }
-    let pairs: [(&str, &[&str], &[crate::ParamType], Option<crate::ParamType>, ListFn); 13] = [
-        ("append", &["push", "mustAppend", "mustPush"], &[Any, Any], None, push),
+    let pairs: [ListEntry; 13] = [
+        (
+            "append",
+            &["push", "mustAppend", "mustPush"],
+            &[Any, Any],
+            None,
+            push,
+        ),
         ("prepend", &["mustPrepend"], &[Any, Any], None, prepend),
         ("first", &["mustFirst"], &[Any], None, first),
         ("last", &["mustLast"], &[Any], None, last),
@@ -58,11 +76,17 @@ fn prepend(a: &[Value]) -> R {
 }
 
 fn first(a: &[Value]) -> R {
-    Ok(list_of(&a[0], "find first")?.first().cloned().unwrap_or_default())
+    Ok(list_of(&a[0], "find first")?
+        .first()
+        .cloned()
+        .unwrap_or_default())
 }
 
 fn last(a: &[Value]) -> R {
-    Ok(list_of(&a[0], "find last")?.last().cloned().unwrap_or_default())
+    Ok(list_of(&a[0], "find last")?
+        .last()
+        .cloned()
+        .unwrap_or_default())
 }
 
 fn rest(a: &[Value]) -> R {
@@ -73,7 +97,9 @@ fn rest(a: &[Value]) -> R {
 fn initial(a: &[Value]) -> R {
     let l = list_of(&a[0], "find initial")?;
     Ok(Value::list(
-        l.get(..l.len().saturating_sub(1)).unwrap_or_default().to_vec(),
+        l.get(..l.len().saturating_sub(1))
+            .unwrap_or_default()
+            .to_vec(),
     ))
 }
 
@@ -133,7 +159,7 @@ fn slice(a: &[Value]) -> R {
     let start = a.get(1).map(to_int64).unwrap_or(0);
     let end = a.get(2).map(to_int64).unwrap_or(l.len() as i64);
     if start < 0 || end < start || end > l.len() as i64 {
-        return fail("reflect: slice index out of range");
+        return fail("reflect.Value.Slice: slice index out of bounds");
     }
     Ok(Value::list(l[start as usize..end as usize].to_vec()))
 }

@@ -133,8 +133,7 @@ pub(crate) fn deep_equal(a: &Value, b: &Value) -> bool {
         }
         (Value::Map(x), Value::Map(y)) => {
             x.len() == y.len()
-                && x
-                    .iter()
+                && x.iter()
                     .all(|(k, v)| y.get(k).is_some_and(|w| deep_equal(v, w)))
         }
         _ => false,
@@ -150,7 +149,9 @@ fn byte_slice(s: &str, a: i64, b: i64) -> Result<String, FuncError> {
         ));
     }
     if a < 0 || a > b {
-        return fail(format!("runtime error: slice bounds out of range [{a}:{b}]"));
+        return fail(format!(
+            "runtime error: slice bounds out of range [{a}:{b}]"
+        ));
     }
     Ok(String::from_utf8_lossy(&s.as_bytes()[a as usize..b as usize]).into_owned())
 }

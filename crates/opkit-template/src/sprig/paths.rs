@@ -7,7 +7,7 @@ use crate::ParamType::String as Str;
 use crate::{Function, Value};
 
 pub(super) fn register(m: &mut Funcs) {
-    let fns: [(&str, fn(&str) -> String); 6] = [
+    let fns: [(&str, StrFn); 6] = [
         ("base", base),
         ("dir", dir),
         ("clean", clean),
@@ -18,13 +18,18 @@ pub(super) fn register(m: &mut Funcs) {
         }),
     ];
     for (name, f) in fns {
-        m.add(name, Function::new(&[Str], move |a| Ok(Value::from(f(s(a, 0))))));
+        m.add(
+            name,
+            Function::new(&[Str], move |a| Ok(Value::from(f(s(a, 0))))),
+        );
     }
     m.add(
         "isAbs",
         Function::new(&[Str], |a| Ok(Value::Bool(s(a, 0).starts_with('/')))),
     );
 }
+
+type StrFn = fn(&str) -> String;
 
 /// Go's `path.Clean`: the shortest equivalent path by lexical processing.
 pub(crate) fn clean(p: &str) -> String {
@@ -116,7 +121,10 @@ fn expand(s: &str, lookup: impl Fn(&str) -> String) -> String {
 }
 
 fn is_special(c: u8) -> bool {
-    matches!(c, b'*' | b'#' | b'$' | b'@' | b'!' | b'?' | b'-' | b'0'..=b'9')
+    matches!(
+        c,
+        b'*' | b'#' | b'$' | b'@' | b'!' | b'?' | b'-' | b'0'..=b'9'
+    )
 }
 
 /// Go's `getShellName`: the name after `$` and how many bytes it takes.

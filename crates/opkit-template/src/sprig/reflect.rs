@@ -5,10 +5,15 @@ use crate::ParamType::{Any, String as Str};
 use crate::{Function, Value};
 
 pub(super) fn register(m: &mut Funcs) {
-    m.add("typeOf", Function::new(&[Any], |a| Ok(Value::from(a[0].type_name()))));
+    m.add(
+        "typeOf",
+        Function::new(&[Any], |a| Ok(Value::from(a[0].type_name()))),
+    );
     m.add(
         "typeIs",
-        Function::new(&[Str, Any], |a| Ok(Value::Bool(s(a, 0) == a[1].type_name()))),
+        Function::new(&[Str, Any], |a| {
+            Ok(Value::Bool(s(a, 0) == a[1].type_name()))
+        }),
     );
     m.add(
         "typeIsLike",
@@ -17,7 +22,10 @@ pub(super) fn register(m: &mut Funcs) {
             Ok(Value::Bool(s(a, 0) == t || format!("*{}", s(a, 0)) == t))
         }),
     );
-    m.add("kindOf", Function::new(&[Any], |a| Ok(Value::from(kind_of(&a[0])))));
+    m.add(
+        "kindOf",
+        Function::new(&[Any], |a| Ok(Value::from(kind_of(&a[0])))),
+    );
     m.add(
         "kindIs",
         Function::new(&[Str, Any], |a| Ok(Value::Bool(s(a, 0) == kind_of(&a[1])))),

@@ -1,78 +1,90 @@
 //! Sprig's regular expressions (Go's RE2 syntax) on Rust's `regex` crate, whose syntax is
 //! RE2's. Differences handled here: Go's `\d`, `\w`, `\s`, `\b` are ASCII-only, so they are
 //! compiled in ASCII mode (outside character classes); `regexQuoteMeta` escapes Go's set.
-//! A pattern that does not compile makes the plain forms return their zero value, as in
-//! Sprig; the `must` forms are left out until Go's error texts are reproduced.
+//! A pattern that does not compile makes `regexMatch` false and the other functions fail,
+//! as in Sprig; the error's wording after `error parsing regexp: ` is the `regex` crate's.
 
 use regex::Regex;
 
 use super::{Funcs, n, s, string_list};
 use crate::ParamType::{Int, String as Str};
-use crate::{Function, Value};
+use crate::{FuncError, Function, Value};
 
 pub(super) fn register(m: &mut Funcs) {
     m.add(
         "regexMatch",
         Function::new(&[Str, Str], |a| {
-            Ok(Value::Bool(compile(s(a, 0)).is_some_and(|re| re.is_match(s(a, 1)))))
-        }),
-    );
-    m.add(
-        "regexFindAll",
-        Function::new(&[Str, Str, Int], |a| {
-            let Some(re) = compile(s(a, 0)) else {
-                return Ok(string_list(Vec::new()));
-            };
-            let limit = limit(n(a, 2));
-            Ok(string_list(
-                re.find_iter(s(a, 1))
-                    .take(limit)
-                    .map(|m| m.as_str().to_string()),
+            Ok(Value::Bool(
+                compile(s(a, 0)).is_ok_and(|re| re.is_match(s(a, 1))),
             ))
         }),
     );
     m.add(
-        "regexFind",
+        "mustRegexMatch",
         Function::new(&[Str, Str], |a| {
-            let found = compile(s(a, 0))
-                .and_then(|re| re.find(s(a, 1)).map(|m| m.as_str().to_string()));
-            Ok(Value::from(found.unwrap_or_default()))
+            Ok(Value::Bool(compile(s(a, 0))?.is_match(s(a, 1))))
         }),
     );
-    m.add(
-        "regexReplaceAll",
-        Function::new(&[Str, Str, Str], |a| {
-            Ok(Value::from(match compile(s(a, 0)) {
-                Some(re) => re.replace_all(s(a, 1), s(a, 2)).into_owned(),
-                None => String::new(),
-            }))
+    // Sprig's plain forms compile with `regexp.MustCompile` (a bad pattern panics, and the
+    // template reports the panic); the `must` forms return the compile error.
+    let ops: [(&str, &str, &[crate::ParamType], Op); 5] = [
+        (
+            "regexFindAll",
+            "mustRegexFindAll",
+            &[Str, Str, Int],
+            |re, a| {
+                string_list(
+                    re.find_iter(s(a, 1))
+                        .take(limit(n(a, 2)))
+                        .map(|m| m.as_str().to_string()),
+                )
+            },
+        ),
+        ("regexFind", "mustRegexFind", &[Str, Str], |re, a| {
+            Value::from(re.find(s(a, 1)).map(|m| m.as_str()).unwrap_or_default())
         }),
-    );
-    m.add(
-        "regexReplaceAllLiteral",
-        Function::new(&[Str, Str, Str], |a| {
-            Ok(Value::from(match compile(s(a, 0)) {
-                Some(re) => re
-                    .replace_all(s(a, 1), regex::NoExpand(s(a, 2)))
-                    .into_owned(),
-                None => String::new(),
-            }))
+        (
+            "regexReplaceAll",
+            "mustRegexReplaceAll",
+            &[Str, Str, Str],
+            |re, a| Value::from(re.replace_all(s(a, 1), s(a, 2)).into_owned()),
+        ),
+        (
+            "regexReplaceAllLiteral",
+            "mustRegexReplaceAllLiteral",
+            &[Str, Str, Str],
+            |re, a| {
+                Value::from(
+                    re.replace_all(s(a, 1), regex::NoExpand(s(a, 2)))
+                        .into_owned(),
+                )
+            },
+        ),
+        ("regexSplit", "mustRegexSplit", &[Str, Str, Int], |re, a| {
+            string_list(split(re, s(a, 0), s(a, 1), n(a, 2)))
         }),
-    );
-    m.add(
-        "regexSplit",
-        Function::new(&[Str, Str, Int], |a| {
-            Ok(string_list(match compile(s(a, 0)) {
-                Some(re) => split(&re, s(a, 0), s(a, 1), n(a, 2)),
-                None => Vec::new(),
-            }))
-        }),
-    );
+    ];
+    for (name, must, params, op) in ops {
+        m.add(
+            name,
+            Function::new(params, move |a| {
+                let re = compile(s(a, 0))
+                    .map_err(|e| FuncError::new(format!("regexp: Compile(`{}`): {e}", s(a, 0))))?;
+                Ok(op(&re, a))
+            }),
+        );
+        m.add(
+            must,
+            Function::new(params, move |a| Ok(op(&compile(s(a, 0))?, a))),
+        );
+    }
     m.add(
         "regexQuoteMeta",
         Function::new(&[Str], |a| Ok(Value::from(quote_meta(s(a, 0))))),
     );
 }
+
+type Op = fn(&Regex, &[Value]) -> Value;
 
 /// Go's match limit: a negative `n` means all.
 fn limit(n: i64) -> usize {
@@ -80,8 +92,21 @@ fn limit(n: i64) -> usize {
 }
 
 /// Compiles a Go pattern, making the Perl classes and word boundaries ASCII as in RE2.
-fn compile(pattern: &str) -> Option<Regex> {
-    Regex::new(&ascii_classes(pattern)).ok()
+/// The error starts as Go's does (`error parsing regexp: `) but the rest is the `regex`
+/// crate's description, not Go's (`missing closing ): `(``).
+fn compile(pattern: &str) -> Result<Regex, FuncError> {
+    Regex::new(&ascii_classes(pattern)).map_err(|e| {
+        let detail = match e {
+            regex::Error::Syntax(text) => text
+                .lines()
+                .rev()
+                .find(|l| l.starts_with("error: "))
+                .map(|l| l.trim_start_matches("error: ").to_string())
+                .unwrap_or(text),
+            other => other.to_string(),
+        };
+        FuncError::new(format!("error parsing regexp: {detail}"))
+    })
 }
 
 fn ascii_classes(p: &str) -> String {

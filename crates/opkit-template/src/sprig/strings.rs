@@ -11,11 +11,20 @@ use crate::{Function, Value};
 
 pub(super) fn register(m: &mut Funcs) {
     m.add("trim", str1(|x| x.trim().to_string()));
-    m.add("upper", str1(|x| map_chars(x, |c| simple(c.to_uppercase(), c))));
-    m.add("lower", str1(|x| map_chars(x, |c| simple(c.to_lowercase(), c))));
+    m.add(
+        "upper",
+        str1(|x| map_chars(x, |c| simple(c.to_uppercase(), c))),
+    );
+    m.add(
+        "lower",
+        str1(|x| map_chars(x, |c| simple(c.to_lowercase(), c))),
+    );
     m.add("title", str1(title));
     m.add("untitle", str1(untitle));
-    m.add("nospace", str1(|x| x.chars().filter(|c| !c.is_whitespace()).collect()));
+    m.add(
+        "nospace",
+        str1(|x| x.chars().filter(|c| !c.is_whitespace()).collect()),
+    );
     m.add("initials", str1(initials));
     m.add("shuffle", str1(shuffle));
     for name in ["trimAll", "trimall"] {
@@ -228,15 +237,16 @@ fn title(x: &str) -> String {
         .collect()
 }
 
-/// goutils' `Uncapitalize`: the first rune lower-cased.
+/// goutils' `Uncapitalize`: the first rune of each whitespace-separated word lower-cased.
 fn untitle(x: &str) -> String {
-    let mut cs = x.chars();
-    match cs.next() {
-        Some(c) => std::iter::once(simple(c.to_lowercase(), c))
-            .chain(cs)
-            .collect(),
-        None => String::new(),
-    }
+    let mut gap = true;
+    x.chars()
+        .map(|c| {
+            let out = if gap { simple(c.to_lowercase(), c) } else { c };
+            gap = c.is_whitespace();
+            out
+        })
+        .collect()
 }
 
 /// goutils' `Initials`: the first rune of each whitespace-separated word.
@@ -418,6 +428,6 @@ mod tests {
     #[test]
     fn abbreviate_follows_goutils() {
         assert_eq!(abbreviate("hello world", 0, 5).unwrap(), "he...");
-        assert_eq!(abbreviate("abcdefghijklmno", 5, 10).unwrap(), "...fghij...");
+        assert_eq!(abbreviate("abcdefghijklmno", 5, 10).unwrap(), "...fghi...");
     }
 }
