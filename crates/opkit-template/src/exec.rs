@@ -319,8 +319,8 @@ impl<'a> State<'a> {
                 return Ok(());
             }
             Value::Map(m) if !m.is_empty() => {
-                for (k, e) in m.iter() {
-                    if !one(self, Value::string(k.as_str()), e.clone())? {
+                for (k, e) in m.entries() {
+                    if !one(self, Value::string(k.as_str()), e)? {
                         break;
                     }
                 }
@@ -584,7 +584,7 @@ impl<'a> State<'a> {
                     return Err(self.errorf(format!("{name} is not a method but has arguments")));
                 }
                 match m.get(name) {
-                    Some(v) => Ok(Cell::elem(v.clone())),
+                    Some(v) => Ok(Cell::elem(v)),
                     None => match self.set.missing_key() {
                         MissingKey::Default => Ok(Cell::plain(Value::Nil)),
                         MissingKey::Zero => Ok(Cell::elem(Value::Nil)),

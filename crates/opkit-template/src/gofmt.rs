@@ -310,7 +310,7 @@ fn go_syntax(out: &mut String, v: &Value, top: bool) {
         }
         Value::Map(m) => {
             out.push_str("map[string]interface {}{");
-            for (i, (k, val)) in m.iter().enumerate() {
+            for (i, (k, val)) in m.entries().iter().enumerate() {
                 if i > 0 {
                     out.push_str(", ");
                 }
@@ -366,7 +366,7 @@ fn print_value(out: &mut String, v: &Value, verb: char, f: &Flags, depth: usize)
         }
         Value::Map(m) => {
             out.push_str("map[");
-            for (i, (k, val)) in m.iter().enumerate() {
+            for (i, (k, val)) in m.entries().iter().enumerate() {
                 if i > 0 {
                     out.push(' ');
                 }

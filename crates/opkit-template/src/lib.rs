@@ -47,7 +47,7 @@ mod value;
 
 pub use error::Error;
 pub use template::{MAX_EXEC_DEPTH, MissingKey, Templates};
-pub use value::{CallContext, FuncError, Function, Member, Object, ParamType, Value};
+pub use value::{CallContext, Dict, FuncError, Function, Member, Object, ParamType, Value};
 
 /// The README's example, compiled and run as a doctest.
 #[doc = include_str!("../README.md")]

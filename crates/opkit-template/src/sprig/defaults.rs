@@ -48,7 +48,7 @@ pub(super) fn register(m: &mut Funcs) {
         }),
     );
     for name in ["deepCopy", "mustDeepCopy"] {
-        m.add(name, Function::new(&[Any], |a| Ok(a[0].clone())));
+        m.add(name, Function::new(&[Any], |a| Ok(deep_copy(&a[0]))));
     }
     m.add(
         "fromJson",
@@ -75,6 +75,20 @@ pub(super) fn register(m: &mut Funcs) {
                 Err(e) => fail(e),
             }),
         );
+    }
+}
+
+/// A copy sharing no map with the original (maps are mutable, lists are not).
+pub(crate) fn deep_copy(v: &Value) -> Value {
+    match v {
+        Value::Map(m) => Value::map(
+            m.entries()
+                .into_iter()
+                .map(|(k, x)| (k, deep_copy(&x)))
+                .collect(),
+        ),
+        Value::List(l) => Value::list(l.iter().map(deep_copy).collect()),
+        other => other.clone(),
     }
 }
 
@@ -146,7 +160,7 @@ fn encode_at(
         Value::Map(m) => {
             out.push('{');
             if !m.is_empty() {
-                for (i, (k, x)) in m.iter().enumerate() {
+                for (i, (k, x)) in m.entries().iter().enumerate() {
                     if i > 0 {
                         out.push(',');
                     }

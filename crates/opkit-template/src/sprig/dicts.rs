@@ -1,12 +1,13 @@
-//! Sprig's dict functions that read or build maps. Go ranges maps in random order, so
+//! Sprig's dict functions. Maps are shared like Go's: `set`, `unset`, `merge` and
+//! `mergeOverwrite` change the map they are given, for every holder. Go ranges maps in random order, so
 //! `keys` and `values` may list entries in any order there; here they come sorted by key
 //! (one of Go's possible outcomes, and the stable one).
 
 use std::collections::BTreeMap;
 
-use super::{Funcs, R, fail, s, strval};
+use super::{Funcs, R, empty, fail, s, strval};
 use crate::ParamType::{Any, Map, String as Str};
-use crate::{Function, Value};
+use crate::{Dict, Function, Value};
 
 pub(super) fn register(m: &mut Funcs) {
     m.add(
@@ -47,7 +48,7 @@ pub(super) fn register(m: &mut Funcs) {
             let mut out = Vec::new();
             for d in a {
                 if let Value::Map(m) = d {
-                    out.extend(m.keys().map(|k| Value::from(k.as_str())));
+                    out.extend(m.keys().into_iter().map(Value::from));
                 }
             }
             Ok(Value::list(out))
@@ -57,7 +58,7 @@ pub(super) fn register(m: &mut Funcs) {
         "values",
         Function::new(&[Map], |a| {
             Ok(Value::list(match &a[0] {
-                Value::Map(m) => m.values().cloned().collect(),
+                Value::Map(m) => m.entries().into_iter().map(|(_, v)| v).collect(),
                 _ => Vec::new(),
             }))
         }),
@@ -82,20 +83,101 @@ pub(super) fn register(m: &mut Funcs) {
                 return Ok(Value::map(BTreeMap::new()));
             };
             let kept = m
-                .iter()
+                .entries()
+                .into_iter()
                 .filter(|(k, _)| !a[1..].iter().any(|o| o.as_str() == Some(k.as_str())))
-                .map(|(k, v)| (k.clone(), v.clone()))
                 .collect();
             Ok(Value::map(kept))
         }),
     );
     m.add("dig", Function::variadic(&[], Any, dig));
+    m.add(
+        "set",
+        Function::new(&[Map, Str, Any], |a| match &a[0] {
+            Value::Map(d) => {
+                d.insert(s(a, 1), a[2].clone());
+                Ok(a[0].clone())
+            }
+            _ => fail("assignment to entry in nil map"),
+        }),
+    );
+    m.add(
+        "unset",
+        Function::new(&[Map, Str], |a| {
+            if let Value::Map(d) = &a[0] {
+                d.remove(s(a, 1));
+            }
+            Ok(a[0].clone())
+        }),
+    );
+    for (name, must, overwrite) in [
+        ("merge", "mustMerge", false),
+        ("mergeOverwrite", "mustMergeOverwrite", true),
+    ] {
+        let f = Function::variadic(&[Map], Map, move |a| {
+            let dst = match &a[0] {
+                Value::Map(d) => d.clone(),
+                _ => Dict::default(),
+            };
+            for src in &a[1..] {
+                if let Value::Map(src) = src {
+                    merge_into(&dst, src, overwrite);
+                }
+            }
+            Ok(Value::Map(dst))
+        });
+        m.add(name, f.clone());
+        m.add(must, f);
+    }
+}
+
+/// mergo's `Merge` / `MergeWithOverwrite` of one `map[string]interface{}` into another, in
+/// place: nested maps merge key by key (into the destination's own nested map); a missing
+/// or empty destination entry takes the source's; with `overwrite` every source entry wins,
+/// nil and empty ones included.
+fn merge_into(dst: &Dict, src: &Dict, overwrite: bool) {
+    if dst.same(src) {
+        return;
+    }
+    for (k, sv) in src.entries() {
+        let dv = dst.get(&k);
+        if sv.is_nil() {
+            if overwrite {
+                dst.insert(k, Value::Nil);
+            }
+            continue;
+        }
+        match (&sv, &dv) {
+            (Value::Map(sm), Some(Value::Map(dm))) => merge_into(dm, sm, overwrite),
+            (Value::List(_), _) => {
+                let kept = if overwrite || dst.is_empty() {
+                    sv.clone()
+                } else {
+                    dv.clone()
+                        .filter(|v| !v.is_nil())
+                        .unwrap_or_else(|| Value::list(Vec::new()))
+                };
+                dst.insert(k.clone(), kept);
+            }
+            _ => {}
+        }
+        let dst_empty = dv.as_ref().is_none_or(empty);
+        if !dst_empty
+            && (matches!(sv, Value::List(_))
+                || matches!((&sv, &dv), (Value::Map(_), Some(Value::Map(_)))))
+        {
+            continue;
+        }
+        if overwrite || dst_empty {
+            dst.insert(k, sv);
+        }
+    }
 }
 
 /// The value under `key` of a map argument (a nil map has no entries).
 fn entry(d: &Value, key: &str) -> Option<Value> {
     match d {
-        Value::Map(m) => m.get(key).cloned(),
+        Value::Map(m) => m.get(key),
         _ => None,
     }
 }

@@ -3,11 +3,11 @@
 //! `text/template` does, and Sprig's behaviour at the edges: many functions return `""` or `0`
 //! instead of failing, and those that panic in Go report the panic's text as their error.
 //!
-//! Not provided (a template using them fails with Go's `function "X" not defined`): functions
-//! that mutate a map in place (`set`, `unset`, `merge`, `mergeOverwrite` and their `must`
-//! forms) because [`Value`] maps are shared immutable data; dates, semver, crypto, `wrap`,
-//! the `xstrings` case conversions, the decimal float operations (`addf`…) and `mustRegex*`,
-//! `mustFromJson` whose Go error texts are not reproduced yet.
+//! Not provided yet (a template using them fails with Go's `function "X" not defined`):
+//! dates, semver, crypto, `wrap`/`wrapWith`, the `xstrings` case conversions (`snakecase`,
+//! `camelcase`, `kebabcase`, `swapcase`), the decimal float operations (`addf`, `subf`,
+//! `mulf`, `divf`, `add1f`), `randInt`, `randBytes`, `getHostByName`, `urlParse`/`urlJoin`,
+//! and `mustFromJson` (Go's JSON error texts are not reproduced).
 
 mod conv;
 mod defaults;
@@ -133,8 +133,9 @@ pub(crate) fn deep_equal(a: &Value, b: &Value) -> bool {
         }
         (Value::Map(x), Value::Map(y)) => {
             x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| deep_equal(v, w)))
+                && x.entries()
+                    .iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| deep_equal(v, &w)))
         }
         _ => false,
     }
