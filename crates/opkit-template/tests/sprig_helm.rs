@@ -204,6 +204,9 @@ const ERROR_CASES: &[(&str, &str)] = &[
     ("keys-of-list", r#"{{ keys (list) }}"#),
     ("pick-int-key", r#"{{ pick (dict) 1 }}"#),
     ("quote-no-args-pipe", r#"{{ nil | quote }}"#),
+    ("randInt-empty-range", r#"{{ randInt 5 5 }}"#),
+    ("randBytes-negative", r#"{{ randBytes -1 }}"#),
+    ("set-on-nil", r#"{{ set nil "a" 1 }}"#),
 ];
 
 #[test]

@@ -134,6 +134,19 @@ pub(super) fn register(m: &mut Funcs) {
         }),
     );
     m.add("seq", Function::variadic(&[], Int, seq));
+    m.add(
+        "randInt",
+        Function::new(&[Int, Int], |a| {
+            let (lo, hi) = (n(a, 0), n(a, 1));
+            if hi.wrapping_sub(lo) <= 0 {
+                return fail("invalid argument to Intn");
+            }
+            Ok(Value::Int(rand::Rng::random_range(
+                &mut rand::rng(),
+                lo..hi,
+            )))
+        }),
+    );
 }
 
 /// Most elements a generated list may have (Go would try to allocate whatever is asked).

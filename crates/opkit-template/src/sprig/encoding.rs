@@ -1,6 +1,7 @@
 //! Sprig's encodings and digests: `b64enc`/`b64dec`, `b32enc`/`b32dec` (RFC 4648 with
 //! padding; a decoding error is returned as the string, as Sprig does, in Go's words),
-//! `sha1sum`, `sha256sum`, `sha512sum` (hex), `adler32sum` (decimal), `uuidv4`.
+//! `sha1sum`, `sha256sum`, `sha512sum` (hex), `adler32sum` (decimal), `uuidv4`, `randBytes`
+//! (that many random bytes, base64-encoded).
 
 use std::fmt::Write;
 
@@ -40,6 +41,21 @@ pub(super) fn register(m: &mut Funcs) {
     m.add("sha256sum", str_fn(|x| digest(&ring::digest::SHA256, x)));
     m.add("sha512sum", str_fn(|x| digest(&ring::digest::SHA512, x)));
     m.add("adler32sum", str_fn(|x| adler32(x.as_bytes()).to_string()));
+    m.add(
+        "randBytes",
+        Function::new(&[crate::ParamType::Int], |a| {
+            let count = super::n(a, 0);
+            if count < 0 {
+                return super::fail("runtime error: makeslice: len out of range");
+            }
+            let mut buf = vec![0u8; count as usize];
+            ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut buf)
+                .map_err(|_| crate::FuncError::new("crypto/rand: no randomness available"))?;
+            Ok(Value::from(
+                base64::engine::general_purpose::STANDARD.encode(buf),
+            ))
+        }),
+    );
     m.add(
         "uuidv4",
         Function::new(&[], |_| Ok(Value::from(uuid::Uuid::new_v4().to_string()))),

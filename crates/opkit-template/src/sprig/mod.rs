@@ -6,7 +6,7 @@
 //! Not provided yet (a template using them fails with Go's `function "X" not defined`):
 //! dates, semver, crypto, `wrap`/`wrapWith`, the `xstrings` case conversions (`snakecase`,
 //! `camelcase`, `kebabcase`, `swapcase`), the decimal float operations (`addf`, `subf`,
-//! `mulf`, `divf`, `add1f`), `randInt`, `randBytes`, `getHostByName`, `urlParse`/`urlJoin`,
+//! `mulf`, `divf`, `add1f`), `getHostByName`, `urlParse`/`urlJoin`,
 //! and `mustFromJson` (Go's JSON error texts are not reproduced).
 
 mod conv;
