@@ -207,6 +207,28 @@ const ERROR_CASES: &[(&str, &str)] = &[
     ("randInt-empty-range", r#"{{ randInt 5 5 }}"#),
     ("randBytes-negative", r#"{{ randBytes -1 }}"#),
     ("set-on-nil", r#"{{ set nil "a" 1 }}"#),
+    ("semver-bad-version", r#"{{ semverCompare ">1" "one" }}"#),
+    (
+        "semver-leading-zero-pre",
+        r#"{{ semverCompare ">1" "1.0.0-01" }}"#,
+    ),
+    ("semver-bad-pre", r#"{{ semverCompare ">1" "1.0.0-a..b" }}"#),
+    (
+        "semver-huge-segment",
+        r#"{{ semverCompare ">1" "99999999999999999999.0.0" }}"#,
+    ),
+    (
+        "semver-bad-constraint",
+        r#"{{ semverCompare "~>>1" "1.0.0" }}"#,
+    ),
+    (
+        "semver-empty-constraint",
+        r#"{{ semverCompare "" "1.0.0" }}"#,
+    ),
+    (
+        "semver-bad-or",
+        r#"{{ semverCompare ">1 || x y" "1.0.0" }}"#,
+    ),
 ];
 
 #[test]

@@ -4,7 +4,7 @@
 //! instead of failing, and those that panic in Go report the panic's text as their error.
 //!
 //! Not provided yet (a template using them fails with Go's `function "X" not defined`):
-//! dates, semver, crypto, `wrap`/`wrapWith`, the `xstrings` case conversions (`snakecase`,
+//! dates, `semver` (the version object), crypto, `wrap`/`wrapWith`, the `xstrings` case conversions (`snakecase`,
 //! `camelcase`, `kebabcase`, `swapcase`), the decimal float operations (`addf`, `subf`,
 //! `mulf`, `divf`, `add1f`), `getHostByName`, `urlParse`/`urlJoin`,
 //! and `mustFromJson` (Go's JSON error texts are not reproduced).
@@ -17,6 +17,7 @@ mod lists;
 mod paths;
 mod reflect;
 mod regex;
+mod semver;
 mod strings;
 
 use std::collections::BTreeMap;
@@ -35,6 +36,7 @@ pub fn functions() -> BTreeMap<String, Function> {
     reflect::register(&mut m);
     paths::register(&mut m);
     regex::register(&mut m);
+    semver::register(&mut m);
     m.0
 }
 
