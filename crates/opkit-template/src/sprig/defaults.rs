@@ -243,6 +243,13 @@ mod tests {
     }
 
     #[test]
+    fn sprig_from_json_gives_nil_for_bad_input() {
+        // Sprig's own fromJson (Helm replaces it with one that returns {"Error": …}).
+        assert!(from_json("not json").is_none());
+        assert!(matches!(from_json("[1]"), Some(Value::List(_))));
+    }
+
+    #[test]
     fn json_escapes_html_unless_raw() {
         let v = Value::from("<a&b>");
         assert_eq!(
