@@ -221,6 +221,8 @@ const ERROR_CASES: &[(&str, &str)] = &[
         "semver-bad-constraint",
         r#"{{ semverCompare "~>>1" "1.0.0" }}"#,
     ),
+    ("semver-object-bad", r#"{{ semver "1.x" }}"#),
+    ("semver-object-no-field", r#"{{ (semver "1.0.0").Nope }}"#),
     (
         "semver-empty-constraint",
         r#"{{ semverCompare "" "1.0.0" }}"#,

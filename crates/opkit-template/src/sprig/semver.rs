@@ -1,16 +1,17 @@
-//! Sprig's `semverCompare`, with Masterminds/semver v3.4's rules (what Helm v4 builds
+//! Sprig's `semverCompare` and `semver` (the version object; its comparison methods such as
+//! `LessThan` are not provided), with Masterminds/semver v3.4's rules (what Helm v4 builds
 //! with): loose versions (`v1.2`, `1`), constraints joined by `,`/space (and) and `||` (or),
 //! `x`/`*` wildcards, `~`, `^`, hyphen ranges, and prereleases matched only by a constraint
 //! group that names one. The regular expressions are Masterminds' own.
 
 use std::cmp::Ordering;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use regex::Regex;
 
 use super::{Funcs, fail, s};
 use crate::ParamType::String as Str;
-use crate::{FuncError, Function, Value};
+use crate::{FuncError, Function, Member, Object, Value};
 
 pub(super) fn register(m: &mut Funcs) {
     m.add(
@@ -19,6 +20,13 @@ pub(super) fn register(m: &mut Funcs) {
             let c = Constraints::parse(s(a, 0))?;
             let v = Version::parse(s(a, 1))?;
             Ok(Value::Bool(c.check(&v)))
+        }),
+    );
+    m.add(
+        "semver",
+        Function::new(&[Str], |a| {
+            let v = Version::parse(s(a, 0))?;
+            Ok(Value::Object(Arc::new(VersionObject(v))))
         }),
     );
 }
@@ -58,6 +66,39 @@ struct Version {
     minor: u64,
     patch: u64,
     pre: String,
+    metadata: String,
+    original: String,
+}
+
+/// Sprig's `semver` result, Go's `*semver.Version`: prints as its canonical form and has the
+/// methods `Major`, `Minor`, `Patch`, `Prerelease`, `Metadata`, `Original`, `String`.
+struct VersionObject(Version);
+
+impl Object for VersionObject {
+    fn type_name(&self) -> String {
+        "*semver.Version".into()
+    }
+
+    fn member(&self, name: &str) -> Option<Member> {
+        let v = self.0.clone();
+        let value = match name {
+            "Major" => Value::Int(v.major as i64),
+            "Minor" => Value::Int(v.minor as i64),
+            "Patch" => Value::Int(v.patch as i64),
+            "Prerelease" => Value::from(v.pre.as_str()),
+            "Metadata" => Value::from(v.metadata.as_str()),
+            "Original" => Value::from(v.original.as_str()),
+            "String" => Value::from(v.canonical()),
+            _ => return None,
+        };
+        Some(Member::Method(Function::new(&[], move |_| {
+            Ok(value.clone())
+        })))
+    }
+
+    fn format(&self) -> String {
+        self.0.canonical()
+    }
 }
 
 const ALLOWED: &str = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-0123456789";
@@ -85,6 +126,8 @@ impl Version {
             minor: seg(2)?,
             patch: seg(3)?,
             pre,
+            metadata: meta.to_string(),
+            original: v.to_string(),
         };
         if !version.pre.is_empty() {
             for p in version.pre.split('.') {
@@ -107,6 +150,20 @@ impl Version {
             return fail("invalid metadata string");
         }
         Ok(version)
+    }
+
+    /// Go's `Version.String()`: `MAJOR.MINOR.PATCH[-PRE][+META]`.
+    fn canonical(&self) -> String {
+        let mut out = format!("{}.{}.{}", self.major, self.minor, self.patch);
+        if !self.pre.is_empty() {
+            out.push('-');
+            out.push_str(&self.pre);
+        }
+        if !self.metadata.is_empty() {
+            out.push('+');
+            out.push_str(&self.metadata);
+        }
+        out
     }
 
     fn compare(&self, o: &Version) -> Ordering {
