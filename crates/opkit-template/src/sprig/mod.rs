@@ -4,7 +4,7 @@
 //! instead of failing, and those that panic in Go report the panic's text as their error.
 //!
 //! Not provided yet (a template using them fails with Go's `function "X" not defined`):
-//! dates, crypto, `wrap`/`wrapWith`, the `xstrings` case conversions (`snakecase`,
+//! dates, crypto, the `xstrings` case conversions (`snakecase`,
 //! `camelcase`, `kebabcase`, `swapcase`), the decimal float operations (`addf`, `subf`,
 //! `mulf`, `divf`, `add1f`), `getHostByName`, `urlParse`/`urlJoin`,
 //! and `mustFromJson` (Go's JSON error texts are not reproduced).

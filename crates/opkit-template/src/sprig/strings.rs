@@ -21,9 +21,18 @@ pub(super) fn register(m: &mut Funcs) {
     );
     m.add("title", str1(title));
     m.add("untitle", str1(untitle));
+    m.add("nospace", str1(nospace));
     m.add(
-        "nospace",
-        str1(|x| x.chars().filter(|c| !c.is_whitespace()).collect()),
+        "wrap",
+        Function::new(&[Int, Str], |a| {
+            Ok(Value::from(wrap(s(a, 1), n(a, 0), "", false)))
+        }),
+    );
+    m.add(
+        "wrapWith",
+        Function::new(&[Int, Str, Str], |a| {
+            Ok(Value::from(wrap(s(a, 2), n(a, 0), s(a, 1), true)))
+        }),
     );
     m.add("initials", str1(initials));
     m.add("shuffle", str1(shuffle));
@@ -247,6 +256,65 @@ fn untitle(x: &str) -> String {
             out
         })
         .collect()
+}
+
+/// goutils' `DeleteWhiteSpace`, which walks bytes: each byte is taken as the rune of the
+/// same number, so a string with white space and non-ASCII text comes out re-encoded as
+/// Latin-1 runes (and bytes 0x85 and 0xA0 count as space), as in Go.
+fn nospace(x: &str) -> String {
+    let is_space = |b: u8| matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ' | 0x85 | 0xa0);
+    if !x.bytes().any(is_space) {
+        return x.to_string();
+    }
+    x.bytes()
+        .filter(|b| !is_space(*b))
+        .map(char::from)
+        .collect()
+}
+
+/// goutils' `WrapCustom` (byte offsets, breaking at spaces; `long` also breaks words longer
+/// than the width).
+fn wrap(x: &str, width: i64, newline: &str, long: bool) -> String {
+    let b = x.as_bytes();
+    if b.is_empty() {
+        return String::new();
+    }
+    let newline = if newline.is_empty() { "\n" } else { newline }.as_bytes();
+    let width = width.max(1) as usize;
+    let mut out: Vec<u8> = Vec::with_capacity(b.len() + 16);
+    let mut offset = 0usize;
+    while b.len() - offset > width {
+        if b[offset] == b' ' {
+            offset += 1;
+            continue;
+        }
+        let end = width + offset + 1;
+        let space = b[offset..end].iter().rposition(|c| *c == b' ');
+        if let Some(at) = space.map(|i| i + offset) {
+            out.extend_from_slice(&b[offset..at]);
+            out.extend_from_slice(newline);
+            offset = at + 1;
+        } else if long {
+            out.extend_from_slice(&b[offset..width + offset]);
+            out.extend_from_slice(newline);
+            offset += width;
+        } else {
+            let end = width + offset;
+            match b[end..].iter().position(|c| *c == b' ') {
+                None => {
+                    out.extend_from_slice(&b[offset..]);
+                    offset = b.len();
+                }
+                Some(i) => {
+                    out.extend_from_slice(&b[offset..i + end]);
+                    out.extend_from_slice(newline);
+                    offset = i + end + 1;
+                }
+            }
+        }
+    }
+    out.extend_from_slice(&b[offset..]);
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// goutils' `Initials`: the first rune of each whitespace-separated word.
