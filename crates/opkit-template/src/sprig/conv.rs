@@ -149,9 +149,6 @@ pub(super) fn register(m: &mut Funcs) {
     );
 }
 
-/// Most elements a generated list may have (Go would try to allocate whatever is asked).
-const MAX_LIST: usize = 1 << 24;
-
 fn ints(v: Vec<i64>) -> Value {
     Value::list(v.into_iter().map(Value::Int).collect())
 }
@@ -361,9 +358,7 @@ fn until_step(start: i64, stop: i64, step: i64) -> Result<Vec<i64>, crate::FuncE
     }
     let mut i = start;
     while (step > 0 && i < stop) || (step < 0 && i > stop) {
-        if v.len() >= MAX_LIST {
-            return fail(format!("list of more than {MAX_LIST} elements"));
-        }
+        super::bound("list memory (bytes)", (v.len() as u64 + 1) * 16)?;
         v.push(i);
         match i.checked_add(step) {
             Some(next) => i = next,

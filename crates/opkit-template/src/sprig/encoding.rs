@@ -48,6 +48,7 @@ pub(super) fn register(m: &mut Funcs) {
             if count < 0 {
                 return super::fail("runtime error: makeslice: len out of range");
             }
+            super::bound("randBytes", count as u64)?;
             let mut buf = vec![0u8; count as usize];
             ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut buf)
                 .map_err(|_| crate::FuncError::new("crypto/rand: no randomness available"))?;

@@ -55,6 +55,20 @@ fn fail<T>(msg: impl Into<String>) -> Result<T, FuncError> {
     Err(FuncError::new(msg))
 }
 
+/// The most bytes (or list elements) a Sprig function generates in one call. Go would try
+/// to allocate whatever a template asks for and die; here the call fails with a clear error.
+pub(crate) const MAX_GENERATED: u64 = 1 << 28;
+
+/// Fails when a function is asked to generate more than [`MAX_GENERATED`] bytes or elements.
+fn bound(what: &str, size: u64) -> Result<(), FuncError> {
+    if size > MAX_GENERATED {
+        return fail(format!(
+            "{what}: {size} exceeds the {MAX_GENERATED} bound on generated data"
+        ));
+    }
+    Ok(())
+}
+
 /// What Go's runtime says when Sprig calls `reflect.TypeOf(nil).Kind()`.
 const NIL_DEREF: &str = "runtime error: invalid memory address or nil pointer dereference";
 

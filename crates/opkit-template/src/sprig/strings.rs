@@ -95,7 +95,10 @@ pub(super) fn register(m: &mut Funcs) {
     ] {
         m.add(
             name,
-            Function::new(&[Int], move |a| Ok(Value::from(random(alphabet, n(a, 0))))),
+            Function::new(&[Int], move |a| {
+                super::bound(name, n(a, 0).max(0) as u64)?;
+                Ok(Value::from(random(alphabet, n(a, 0))))
+            }),
         );
     }
     m.add(
@@ -344,7 +347,7 @@ fn repeat(x: &str, count: i64) -> Result<String, crate::FuncError> {
         return fail("strings: negative Repeat count");
     }
     match (x.len() as u64).checked_mul(count as u64) {
-        Some(total) if total <= i64::MAX as u64 => {}
+        Some(total) if total <= i64::MAX as u64 => super::bound("repeat", total)?,
         _ => return fail("strings: Repeat output length overflow"),
     }
     Ok(x.repeat(count as usize))
