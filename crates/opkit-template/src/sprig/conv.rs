@@ -356,9 +356,11 @@ fn until_step(start: i64, stop: i64, step: i64) -> Result<Vec<i64>, crate::FuncE
     if (stop < start && step >= 0) || (stop >= start && step <= 0) {
         return Ok(v);
     }
+    let span = (i128::from(stop) - i128::from(start)).unsigned_abs();
+    let count = span.div_ceil(i128::from(step).unsigned_abs());
+    super::bound("list elements", u64::try_from(count).unwrap_or(u64::MAX))?;
     let mut i = start;
     while (step > 0 && i < stop) || (step < 0 && i > stop) {
-        super::bound("list memory (bytes)", (v.len() as u64 + 1) * 16)?;
         v.push(i);
         match i.checked_add(step) {
             Some(next) => i = next,
