@@ -149,6 +149,10 @@ pub(super) fn register(m: &mut Funcs) {
     );
 }
 
+/// The most elements `until`, `untilStep` and `seq` generate (Go would try to allocate any
+/// number and die).
+const MAX_LIST: u128 = 1 << 24;
+
 fn ints(v: Vec<i64>) -> Value {
     Value::list(v.into_iter().map(Value::Int).collect())
 }
@@ -358,7 +362,11 @@ fn until_step(start: i64, stop: i64, step: i64) -> Result<Vec<i64>, crate::FuncE
     }
     let span = (i128::from(stop) - i128::from(start)).unsigned_abs();
     let count = span.div_ceil(i128::from(step).unsigned_abs());
-    super::bound("list elements", u64::try_from(count).unwrap_or(u64::MAX))?;
+    if count > MAX_LIST {
+        return fail(format!(
+            "list of {count} elements exceeds the {MAX_LIST} bound on generated data"
+        ));
+    }
     let mut i = start;
     while (step > 0 && i < stop) || (step < 0 && i > stop) {
         v.push(i);
