@@ -4,7 +4,7 @@
 //! instead of failing, and those that panic in Go report the panic's text as their error.
 //!
 //! Not provided yet (a template using them fails with Go's `function "X" not defined`):
-//! dates, crypto, the `xstrings` case conversions (`snakecase`,
+//! dates (except `duration`, `durationRound`), crypto, the `xstrings` case conversions (`snakecase`,
 //! `camelcase`, `kebabcase`, `swapcase`), the decimal float operations (`addf`, `subf`,
 //! `mulf`, `divf`, `add1f`), `getHostByName`, `urlParse`/`urlJoin`,
 //! and `mustFromJson` (Go's JSON error texts are not reproduced).
@@ -12,6 +12,7 @@
 mod conv;
 mod defaults;
 mod dicts;
+mod durations;
 mod encoding;
 mod lists;
 mod paths;
@@ -32,6 +33,7 @@ pub fn functions() -> BTreeMap<String, Function> {
     defaults::register(&mut m);
     lists::register(&mut m);
     dicts::register(&mut m);
+    durations::register(&mut m);
     encoding::register(&mut m);
     reflect::register(&mut m);
     paths::register(&mut m);
