@@ -5,7 +5,7 @@
 //!
 //! Not provided yet (a template using them fails with Go's `function "X" not defined`):
 //! dates (except `duration`, `durationRound`), crypto, the `xstrings` case conversions (`snakecase`,
-//! `camelcase`, `kebabcase`, `swapcase`), the decimal float operations (`addf`, `subf`,
+//! `camelcase`, `kebabcase`), the decimal float operations (`addf`, `subf`,
 //! `mulf`, `divf`, `add1f`), `getHostByName`, `urlParse`/`urlJoin`,
 //! and `mustFromJson` (Go's JSON error texts are not reproduced).
 

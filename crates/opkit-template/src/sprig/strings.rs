@@ -35,6 +35,7 @@ pub(super) fn register(m: &mut Funcs) {
         }),
     );
     m.add("initials", str1(initials));
+    m.add("swapcase", str1(swapcase));
     m.add("shuffle", str1(shuffle));
     for name in ["trimAll", "trimall"] {
         m.add(
@@ -318,6 +319,22 @@ fn wrap(x: &str, width: i64, newline: &str, long: bool) -> String {
     }
     out.extend_from_slice(&b[offset..]);
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// goutils' `SwapCase`: upper to lower, lower to upper (Go uses title case at a word's
+/// start, which differs from upper case only for a few digraphs such as `ǆ`).
+fn swapcase(x: &str) -> String {
+    x.chars()
+        .map(|c| {
+            if c.is_uppercase() {
+                simple(c.to_lowercase(), c)
+            } else if c.is_lowercase() {
+                simple(c.to_uppercase(), c)
+            } else {
+                c
+            }
+        })
+        .collect()
 }
 
 /// goutils' `Initials`: the first rune of each whitespace-separated word.
