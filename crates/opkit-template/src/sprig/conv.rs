@@ -384,11 +384,11 @@ fn seq(a: &[Value]) -> R {
     let list = match p[..] {
         [end] => {
             let inc = if end < 1 { -1 } else { 1 };
-            until_step(1, end + inc, inc)?
+            until_step(1, end.wrapping_add(inc), inc)?
         }
         [start, end] => {
             let step = if end < start { -1 } else { 1 };
-            until_step(start, end + step, step)?
+            until_step(start, end.wrapping_add(step), step)?
         }
         [start, step, end] => {
             let mut inc = 1;
@@ -398,7 +398,7 @@ fn seq(a: &[Value]) -> R {
                     return Ok(Value::from(""));
                 }
             }
-            until_step(start, end + inc, step)?
+            until_step(start, end.wrapping_add(inc), step)?
         }
         _ => return Ok(Value::from("")),
     };
