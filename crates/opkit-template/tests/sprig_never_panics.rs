@@ -82,3 +82,22 @@ fn huge_requests_fail_instead_of_allocating() {
         assert!(err.contains("exceeds the"), "{text}: {err}");
     }
 }
+
+#[test]
+fn a_map_that_holds_itself_gives_output_or_error() {
+    for body in [
+        "{{ $d }}",
+        "{{ toJson $d }}",
+        "{{ deepCopy $d | len }}",
+        "{{ deepEqual $d $d }}",
+        "{{ merge (dict \"d\" (dict)) $d | len }}",
+        "{{ printf \"%#v\" $d }}",
+    ] {
+        let text = format!("{{{{ $d := dict }}}}{{{{ $_ := set $d \"d\" $d }}}}{body}");
+        let mut t = Templates::new("t");
+        t.add_funcs(opkit_template::sprig::functions());
+        t.set_max_output(Some(1 << 20));
+        t.parse("t", &text).expect("parses");
+        let _ = t.execute("t", &Value::Nil);
+    }
+}

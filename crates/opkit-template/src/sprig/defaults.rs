@@ -48,7 +48,7 @@ pub(super) fn register(m: &mut Funcs) {
         }),
     );
     for name in ["deepCopy", "mustDeepCopy"] {
-        m.add(name, Function::new(&[Any], |a| Ok(deep_copy(&a[0]))));
+        m.add(name, Function::new(&[Any], |a| deep_copy(&a[0])));
     }
     m.add(
         "fromJson",
@@ -78,18 +78,34 @@ pub(super) fn register(m: &mut Funcs) {
     }
 }
 
+/// How deep the JSON encoder and `deepCopy` follow nested values. Only a map that holds
+/// itself gets this deep in practice: Go's encoder reports such a cycle (it starts looking
+/// at depth 1000, with the same error), Go's `copystructure` never ends.
+const CYCLE_DEPTH: usize = 100;
+
 /// A copy sharing no map with the original (maps are mutable, lists are not).
-pub(crate) fn deep_copy(v: &Value) -> Value {
-    match v {
+pub(crate) fn deep_copy(v: &Value) -> Result<Value, crate::FuncError> {
+    deep_copy_at(v, 0)
+}
+
+fn deep_copy_at(v: &Value, depth: usize) -> Result<Value, crate::FuncError> {
+    if depth > CYCLE_DEPTH {
+        return fail("deepCopy error: the value contains itself");
+    }
+    Ok(match v {
         Value::Map(m) => Value::map(
             m.entries()
                 .into_iter()
-                .map(|(k, x)| (k, deep_copy(&x)))
-                .collect(),
+                .map(|(k, x)| Ok((k, deep_copy_at(&x, depth + 1)?)))
+                .collect::<Result<_, crate::FuncError>>()?,
         ),
-        Value::List(l) => Value::list(l.iter().map(deep_copy).collect()),
+        Value::List(l) => Value::list(
+            l.iter()
+                .map(|x| deep_copy_at(x, depth + 1))
+                .collect::<Result<_, _>>()?,
+        ),
         other => other.clone(),
-    }
+    })
 }
 
 /// A JSON encoder: the text, or Go's error text.
@@ -135,6 +151,12 @@ fn encode_at(
     indent: Option<&str>,
     depth: usize,
 ) -> Result<(), String> {
+    if depth > CYCLE_DEPTH {
+        return Err(format!(
+            "json: unsupported value: encountered a cycle via {}",
+            v.type_name()
+        ));
+    }
     match &*v.plain() {
         Value::Nil => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),

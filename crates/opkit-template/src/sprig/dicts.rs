@@ -136,7 +136,13 @@ pub(super) fn register(m: &mut Funcs) {
 /// or empty destination entry takes the source's; with `overwrite` every source entry wins,
 /// nil and empty ones included.
 fn merge_into(dst: &Dict, src: &Dict, overwrite: bool) {
-    if dst.same(src) {
+    merge_at(dst, src, overwrite, 0)
+}
+
+/// One level of [`merge_into`]; a map nested in itself stops the descent (mergo tracks
+/// visited maps for the same reason).
+fn merge_at(dst: &Dict, src: &Dict, overwrite: bool, depth: usize) {
+    if dst.same(src) || depth > 1000 {
         return;
     }
     for (k, sv) in src.entries() {
@@ -148,7 +154,7 @@ fn merge_into(dst: &Dict, src: &Dict, overwrite: bool) {
             continue;
         }
         match (&sv, &dv) {
-            (Value::Map(sm), Some(Value::Map(dm))) => merge_into(dm, sm, overwrite),
+            (Value::Map(sm), Some(Value::Map(dm))) => merge_at(dm, sm, overwrite, depth + 1),
             (Value::List(_), _) => {
                 let kept = if overwrite || dst.is_empty() {
                     sv.clone()

@@ -140,20 +140,31 @@ fn items(v: &Value, what: impl FnOnce(&str) -> String) -> Result<Vec<Value>, Fun
 
 /// `reflect.DeepEqual` over template values.
 pub(crate) fn deep_equal(a: &Value, b: &Value) -> bool {
+    deep_equal_at(a, b, 0)
+}
+
+fn deep_equal_at(a: &Value, b: &Value, depth: usize) -> bool {
+    if depth > 1000 {
+        return false;
+    }
     match (a, b) {
+        (Value::Map(x), Value::Map(y)) if x.same(y) => true,
         (Value::Nil, Value::Nil) => true,
         (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Int(x), Value::Int(y)) | (Value::Int64(x), Value::Int64(y)) => x == y,
         (Value::Float(x), Value::Float(y)) => x == y,
         (Value::String(x), Value::String(y)) => x == y,
         (Value::List(x), Value::List(y)) => {
-            x.len() == y.len() && x.iter().zip(y.iter()).all(|(a, b)| deep_equal(a, b))
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y.iter())
+                    .all(|(a, b)| deep_equal_at(a, b, depth + 1))
         }
         (Value::Map(x), Value::Map(y)) => {
             x.len() == y.len()
                 && x.entries()
                     .iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| deep_equal(v, &w)))
+                    .all(|(k, v)| y.get(k).is_some_and(|w| deep_equal_at(v, &w, depth + 1)))
         }
         _ => false,
     }
