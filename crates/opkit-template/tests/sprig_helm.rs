@@ -100,6 +100,21 @@ fn opkit_render(name: &str, text: &str) -> Result<String, String> {
     Ok(out.replace("<no value>", "").trim().to_string())
 }
 
+/// Helm reports a `fail` call as `execution error at (NAME:L:C): MESSAGE` instead of Go's
+/// `template: NAME:L:C: executing … error calling fail: MESSAGE`; this applies that rewrite.
+fn helm_fail_text(go: &str) -> String {
+    let Some(rest) = go.strip_prefix("template: ") else {
+        return go.to_string();
+    };
+    match (
+        rest.split_once(": executing "),
+        rest.split_once(": error calling fail: "),
+    ) {
+        (Some((loc, _)), Some((_, msg))) => format!("execution error at ({loc}): {msg}"),
+        _ => go.to_string(),
+    }
+}
+
 /// The golden output split into `(file, content)` sections.
 fn sections(golden: &str) -> Vec<(String, String)> {
     let marker = format!("---\n# Source: {CHART}/templates/");
@@ -207,6 +222,8 @@ const ERROR_CASES: &[(&str, &str)] = &[
     ("randInt-empty-range", r#"{{ randInt 5 5 }}"#),
     ("randBytes-negative", r#"{{ randBytes -1 }}"#),
     ("set-on-nil", r#"{{ set nil "a" 1 }}"#),
+    ("fail-with-message", r#"{{ fail "value x is required" }}"#),
+    ("fail-non-string", r#"{{ fail 1 }}"#),
     ("semver-bad-version", r#"{{ semverCompare ">1" "one" }}"#),
     (
         "semver-leading-zero-pre",
@@ -275,7 +292,7 @@ fn sprig_errors_read_as_in_helm() {
         let name = format!("{case}/templates/case.yaml");
         let got = match opkit_render(&name, text) {
             Ok(out) => format!("OK ---\\n# Source: {name}\\n{out}\\n"),
-            Err(e) => e,
+            Err(e) => helm_fail_text(&e),
         };
         if got != want {
             failures.push(format!("{case}:\n  helm:  {want}\n  opkit: {got}"));

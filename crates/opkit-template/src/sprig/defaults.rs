@@ -1,4 +1,4 @@
-//! Sprig's defaults family: `default`, `empty`, `coalesce`, `all`, `any`, `ternary`,
+//! Sprig's defaults family: `default`, `empty`, `fail`, `coalesce`, `all`, `any`, `ternary`,
 //! `deepCopy`, and JSON (`toJson` and friends), encoded as Go's `encoding/json` encodes
 //! `interface{}` values: sorted keys, `<`, `>`, `&` escaped (except in `toRawJson`), floats
 //! in Go's shortest form.
@@ -19,6 +19,7 @@ pub(super) fn register(m: &mut Funcs) {
             })
         }),
     );
+    m.add("fail", Function::new(&[Str], |a| fail(s(a, 0).to_string())));
     m.add(
         "empty",
         Function::new(&[Any], |a| Ok(Value::Bool(empty(&a[0])))),
