@@ -319,8 +319,8 @@ impl<'a> State<'a> {
                 return Ok(());
             }
             Value::Map(m) if !m.is_empty() => {
-                for (k, e) in m.iter() {
-                    if !one(self, Value::string(k.as_str()), e.clone())? {
+                for (k, e) in m.entries() {
+                    if !one(self, Value::string(k.as_str()), e)? {
                         break;
                     }
                 }
@@ -584,7 +584,7 @@ impl<'a> State<'a> {
                     return Err(self.errorf(format!("{name} is not a method but has arguments")));
                 }
                 match m.get(name) {
-                    Some(v) => Ok(Cell::elem(v.clone())),
+                    Some(v) => Ok(Cell::elem(v)),
                     None => match self.set.missing_key() {
                         MissingKey::Default => Ok(Cell::plain(Value::Nil)),
                         MissingKey::Zero => Ok(Cell::elem(Value::Nil)),
@@ -690,6 +690,9 @@ impl<'a> State<'a> {
             return Ok(v);
         };
         if v.is_nil() {
+            if t.can_be_nil() {
+                return Ok(v);
+            }
             return Err(self.errorf(format!("invalid value; expected {}", t.go_name())));
         }
         if t.accepts(&v) {
@@ -708,7 +711,7 @@ impl<'a> State<'a> {
             Arg::Dot { .. } => dot.v.clone(),
             Arg::Nil { .. } => {
                 return match typ {
-                    None | Some(ParamType::Any) => Ok(Value::Nil),
+                    None | Some(ParamType::Any | ParamType::Map) => Ok(Value::Nil),
                     Some(t) => Err(self.errorf(format!("cannot assign nil to {}", t.go_name()))),
                 };
             }
@@ -752,6 +755,9 @@ impl<'a> State<'a> {
 
     fn expected(&self, t: ParamType, n: &Arg) -> Error {
         let what = match t {
+            ParamType::Map => {
+                return self.errorf(format!("can't handle {n} for arg of type {}", t.go_name()));
+            }
             ParamType::Bool => "bool",
             ParamType::Int | ParamType::Int64 => "integer",
             ParamType::Float64 => "float",

@@ -150,6 +150,9 @@ fn prepare_arg(v: &Value, t: ParamType) -> Result<Value, FuncError> {
         return Ok(v.clone());
     }
     if v.is_nil() {
+        if t.can_be_nil() {
+            return Ok(Value::Nil);
+        }
         return err(format!("value is nil; should be of type {}", t.go_name()));
     }
     if t.accepts(v) {
@@ -190,9 +193,7 @@ fn index(item: &Value, indexes: &[Value]) -> Result<Value, FuncError> {
             }
             Value::Map(m) => {
                 let key = prepare_arg(idx, ParamType::String)?;
-                m.get(key.as_str().unwrap_or_default())
-                    .cloned()
-                    .unwrap_or_default()
+                m.get(key.as_str().unwrap_or_default()).unwrap_or_default()
             }
             other => return err(format!("can't index item of type {}", other.type_name())),
         };

@@ -294,6 +294,14 @@ fn int_from_arg(args: &[Value], arg_num: usize) -> (i64, bool, usize) {
 
 /// `%#v`: Go-syntax representation.
 fn go_syntax(out: &mut String, v: &Value, top: bool) {
+    go_syntax_at(out, v, top, 0)
+}
+
+fn go_syntax_at(out: &mut String, v: &Value, top: bool, depth: usize) {
+    if depth > MAX_PRINT_DEPTH {
+        out.push_str("%!v(DEPTH)");
+        return;
+    }
     match v {
         Value::Nil if top => out.push_str("<nil>"),
         Value::Nil => out.push_str("interface {}(nil)"),
@@ -304,19 +312,19 @@ fn go_syntax(out: &mut String, v: &Value, top: bool) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                go_syntax(out, item, false);
+                go_syntax_at(out, item, false, depth + 1);
             }
             out.push('}');
         }
         Value::Map(m) => {
             out.push_str("map[string]interface {}{");
-            for (i, (k, val)) in m.iter().enumerate() {
+            for (i, (k, val)) in m.entries().iter().enumerate() {
                 if i > 0 {
                     out.push_str(", ");
                 }
                 out.push_str(&go_quote(k));
                 out.push(':');
-                go_syntax(out, val, false);
+                go_syntax_at(out, val, false, depth + 1);
             }
             out.push('}');
         }
@@ -338,7 +346,16 @@ fn bad_verb(out: &mut String, v: &Value, verb: char) {
     out.push(')');
 }
 
+/// How deep printing follows nested maps and lists. Only a map that holds itself (Sprig's
+/// `set $d "k" $d`) gets this deep; Go recurses until its stack overflows, here the
+/// printing stops with `%!v(DEPTH)`.
+pub(crate) const MAX_PRINT_DEPTH: usize = 100;
+
 fn print_value(out: &mut String, v: &Value, verb: char, f: &Flags, depth: usize) {
+    if depth > MAX_PRINT_DEPTH {
+        out.push_str("%!v(DEPTH)");
+        return;
+    }
     match v {
         Value::Nil => {
             if depth > 0 || verb == 'v' {
@@ -366,7 +383,7 @@ fn print_value(out: &mut String, v: &Value, verb: char, f: &Flags, depth: usize)
         }
         Value::Map(m) => {
             out.push_str("map[");
-            for (i, (k, val)) in m.iter().enumerate() {
+            for (i, (k, val)) in m.entries().iter().enumerate() {
                 if i > 0 {
                     out.push(' ');
                 }

@@ -30,7 +30,11 @@
 //! on fresh large stacks instead of overflowing, and output can be capped
 //! ([`Templates::set_max_output`]).
 //!
-//! Not implemented yet: Sprig's function library and Helm's layer (`include`, `tpl`,
+//! Sprig's function library is [`sprig::functions`] (Sprig v3 as Helm v4 builds it; see
+//! the module for what is not provided yet). Maps are shared and mutable like Go's
+//! ([`Dict`]), so Sprig's `set` and `merge` change the map every holder sees.
+//!
+//! Not implemented yet: Helm's layer (`include`, `tpl`,
 //! `toYaml`, chart loading, `opkit chart template`) come next on top of this crate; complex
 //! number constants (`1i`), which template data never holds, are rejected at parse time.
 
@@ -41,12 +45,13 @@ mod funcs;
 mod gofmt;
 mod lex;
 mod parse;
+pub mod sprig;
 mod template;
 mod value;
 
 pub use error::Error;
 pub use template::{MAX_EXEC_DEPTH, MissingKey, Templates};
-pub use value::{CallContext, FuncError, Function, Member, Object, ParamType, Value};
+pub use value::{CallContext, Dict, FuncError, Function, Member, Object, ParamType, Value};
 
 /// The README's example, compiled and run as a doctest.
 #[doc = include_str!("../README.md")]

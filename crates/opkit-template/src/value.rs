@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 /// A value a template works on.
 ///
@@ -29,11 +29,86 @@ pub enum Value {
     /// `[]interface {}`.
     List(Arc<Vec<Value>>),
     /// `map[string]interface {}`; keys are kept sorted, as Go prints and ranges them.
-    Map(Arc<BTreeMap<String, Value>>),
+    /// Shared and mutable like a Go map: Sprig's `set` changes it for every holder.
+    Map(Dict),
     /// A host object with fields and methods.
     Object(Arc<dyn Object>),
     /// A function value (`call` calls it).
     Func(Function),
+}
+
+/// A Go map (`map[string]interface {}`): a shared, mutable reference, so that changing it
+/// through one holder (Sprig's `set`, `unset`, `merge`) shows through every other, as in Go.
+/// Readers get snapshots; no lock is held while a template runs.
+#[derive(Clone, Default)]
+pub struct Dict(Arc<RwLock<BTreeMap<String, Value>>>);
+
+impl Dict {
+    /// A map holding `entries`.
+    pub fn new(entries: BTreeMap<String, Value>) -> Self {
+        Dict(Arc::new(RwLock::new(entries)))
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Value>> {
+        self.0.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, Value>> {
+        self.0.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The value under `key`.
+    pub fn get(&self, key: &str) -> Option<Value> {
+        self.read().get(key).cloned()
+    }
+
+    /// Whether `key` is present.
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.read().contains_key(key)
+    }
+
+    /// The number of entries.
+    pub fn len(&self) -> usize {
+        self.read().len()
+    }
+
+    /// Whether the map has no entries.
+    pub fn is_empty(&self) -> bool {
+        self.read().is_empty()
+    }
+
+    /// The keys, sorted.
+    pub fn keys(&self) -> Vec<String> {
+        self.read().keys().cloned().collect()
+    }
+
+    /// A snapshot of the entries, sorted by key.
+    pub fn entries(&self) -> Vec<(String, Value)> {
+        self.read()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
+    /// A snapshot of the entries as a map.
+    pub fn to_map(&self) -> BTreeMap<String, Value> {
+        self.read().clone()
+    }
+
+    /// Sets `key` to `value` (seen by every holder of this map).
+    pub fn insert(&self, key: impl Into<String>, value: Value) {
+        self.write().insert(key.into(), value);
+    }
+
+    /// Removes `key`, returning its value.
+    pub fn remove(&self, key: &str) -> Option<Value> {
+        self.write().remove(key)
+    }
+
+    /// Whether both are the same map (not merely equal).
+    pub fn same(&self, other: &Dict) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 /// A host value with fields and methods, such as Helm's `.Capabilities` or `.Files`.
@@ -76,6 +151,8 @@ pub enum ParamType {
     Float64,
     /// `string`.
     String,
+    /// `map[string]interface {}` (nil is accepted, as a nil map).
+    Map,
 }
 
 impl ParamType {
@@ -87,7 +164,13 @@ impl ParamType {
             ParamType::Int64 => "int64",
             ParamType::Float64 => "float64",
             ParamType::String => "string",
+            ParamType::Map => "map[string]interface {}",
         }
+    }
+
+    /// Whether Go can assign nil to the parameter (`canBeNil`): interfaces and maps.
+    pub(crate) fn can_be_nil(self) -> bool {
+        matches!(self, ParamType::Any | ParamType::Map)
     }
 
     /// Whether a value of this kind is assignable to the parameter.
@@ -100,6 +183,7 @@ impl ParamType {
                 | (ParamType::Int64, Value::Int64(_))
                 | (ParamType::Float64, Value::Float(_))
                 | (ParamType::String, Value::String(_))
+                | (ParamType::Map, Value::Map(_))
         )
     }
 }
@@ -310,7 +394,7 @@ impl Value {
 
     /// A map value.
     pub fn map(entries: BTreeMap<String, Value>) -> Value {
-        Value::Map(Arc::new(entries))
+        Value::Map(Dict::new(entries))
     }
 
     /// Converts JSON data the way Go's `encoding/json` decodes into `interface{}`:

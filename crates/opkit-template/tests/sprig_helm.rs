@@ -1,0 +1,302 @@
+//! Sprig as Helm runs it: `tests/sprig-chart` prints function results from literals, one
+//! template per family, and `tests/sprig-chart.golden.yaml` is `helm template`'s output for
+//! it. When the real `helm` is at hand (`HELM_BIN`, the project's `.tools/bin/helm`, or
+//! `PATH`) the golden file is checked against helm's live output first and the test fails
+//! loudly if they differ (`SPRIG_GOLDEN_UPDATE=1` rewrites it); without helm the recorded
+//! file is used and the test says so. Then every template is rendered with opkit-template
+//! plus `sprig::functions()` and compared with its `# Source:` section. Error cases work the
+//! same way: each is a one-template chart whose helm error is recorded in
+//! `tests/sprig-errors.golden.txt`.
+//!
+//! Rendering does what Helm does around the engine: templates are named
+//! `CHART/templates/FILE`, `<no value>` is removed from the output, and the section text
+//! is the output with surrounding white space trimmed. Random functions are checked by shape
+//! inside the templates (`len`, `regexMatch`), so their printed results are deterministic.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use opkit_template::{Templates, Value};
+
+const CHART: &str = "sprig-chart";
+
+fn here() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests")
+}
+
+fn helm() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("HELM_BIN") {
+        return Some(PathBuf::from(p));
+    }
+    let tools = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.tools/bin/helm");
+    if tools.exists() {
+        return Some(tools);
+    }
+    let on_path = Command::new("helm").arg("version").output();
+    on_path
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|_| PathBuf::from("helm"))
+}
+
+/// Runs `helm template sprig CHART_DIR` with private helm homes; stdout, or the error line.
+fn helm_template(helm: &Path, chart: &Path) -> Result<String, String> {
+    let home = tempfile::tempdir().expect("temporary helm home");
+    let out = Command::new(helm)
+        .args(["template", "sprig"])
+        .arg(chart)
+        .env("HELM_CACHE_HOME", home.path())
+        .env("HELM_CONFIG_HOME", home.path())
+        .env("HELM_DATA_HOME", home.path())
+        .output()
+        .expect("helm runs");
+    if out.status.success() {
+        return Ok(String::from_utf8(out.stdout).expect("helm prints UTF-8"));
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    let start = err
+        .find("Error: ")
+        .unwrap_or_else(|| panic!("helm failed without an error line: {err}"));
+    let block = err[start + "Error: ".len()..]
+        .split("\n\n")
+        .next()
+        .unwrap_or_default();
+    Err(go_error_text(block))
+}
+
+/// Go's one-line error text from helm's report. Helm reprints some execution errors as
+/// `NAME:L:C\n  executing "NAME" at <X>:\n    MESSAGE`; this puts them back in Go's form,
+/// `template: NAME:L:C: executing "NAME" at <X>: MESSAGE`.
+fn go_error_text(block: &str) -> String {
+    let lines: Vec<&str> = block.lines().collect();
+    match lines[..] {
+        [loc, exec, msg] if exec.starts_with("  executing ") => {
+            format!("template: {loc}: {} {}", exec.trim(), msg.trim())
+        }
+        _ => block.replace('\n', "\\n"),
+    }
+}
+
+/// Checks `recorded` against helm's live `output`; rewrites it when asked.
+fn check_against_helm(path: &Path, recorded: &str, live: &str) {
+    if std::env::var_os("SPRIG_GOLDEN_UPDATE").is_some() {
+        std::fs::write(path, live).expect("golden file written");
+        return;
+    }
+    assert!(
+        recorded == live,
+        "\n!!!!! {} differs from the live helm output; rerun with SPRIG_GOLDEN_UPDATE=1 \
+         if helm's behaviour is the new truth\n--- live ---\n{live}",
+        path.display()
+    );
+}
+
+/// Renders one template the way Helm does, or returns the engine's error text.
+fn opkit_render(name: &str, text: &str) -> Result<String, String> {
+    let mut t = Templates::new(name);
+    t.add_funcs(opkit_template::sprig::functions());
+    t.parse(name, text).map_err(|e| e.to_string())?;
+    let out = t.execute(name, &Value::Nil).map_err(|e| e.to_string())?;
+    Ok(out.replace("<no value>", "").trim().to_string())
+}
+
+/// Helm reports a `fail` call as `execution error at (NAME:L:C): MESSAGE` instead of Go's
+/// `template: NAME:L:C: executing … error calling fail: MESSAGE`; this applies that rewrite.
+fn helm_fail_text(go: &str) -> String {
+    let Some(rest) = go.strip_prefix("template: ") else {
+        return go.to_string();
+    };
+    match (
+        rest.split_once(": executing "),
+        rest.split_once(": error calling fail: "),
+    ) {
+        (Some((loc, _)), Some((_, msg))) => format!("execution error at ({loc}): {msg}"),
+        _ => go.to_string(),
+    }
+}
+
+/// The golden output split into `(file, content)` sections.
+fn sections(golden: &str) -> Vec<(String, String)> {
+    let marker = format!("---\n# Source: {CHART}/templates/");
+    golden
+        .split(&marker)
+        .skip(1)
+        .map(|s| {
+            let (file, body) = s.split_once('\n').expect("a header line");
+            (file.to_string(), body.trim_end_matches('\n').to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn sprig_functions_render_what_helm_renders() {
+    let chart = here().join(CHART);
+    let golden_path = here().join("sprig-chart.golden.yaml");
+    let recorded = std::fs::read_to_string(&golden_path).unwrap_or_default();
+    match helm() {
+        Some(h) => {
+            let live = helm_template(&h, &chart).expect("helm renders the sprig chart");
+            check_against_helm(&golden_path, &recorded, &live);
+        }
+        None => eprintln!(
+            "\n!!!!! sprig_helm: helm not found (HELM_BIN, .tools/bin/helm, PATH); \
+             comparing with the recorded {}",
+            golden_path.display()
+        ),
+    }
+    let golden = std::fs::read_to_string(&golden_path).expect("golden file present");
+    let secs = sections(&golden);
+    let files: Vec<_> = std::fs::read_dir(chart.join("templates"))
+        .expect("templates dir")
+        .map(|e| {
+            e.expect("dir entry")
+                .file_name()
+                .into_string()
+                .expect("UTF-8 name")
+        })
+        .collect();
+    assert_eq!(
+        secs.len(),
+        files.len(),
+        "one golden section per template file"
+    );
+    let mut failures = Vec::new();
+    for (file, want) in &secs {
+        let text =
+            std::fs::read_to_string(chart.join("templates").join(file)).expect("template file");
+        let name = format!("{CHART}/templates/{file}");
+        match opkit_render(&name, &text) {
+            Ok(got) if got == *want => {}
+            Ok(got) => {
+                for (g, w) in got.lines().zip(want.lines()) {
+                    if g != w {
+                        failures.push(format!("{file}:\n  helm:  {w}\n  opkit: {g}"));
+                    }
+                }
+                if got.lines().count() != want.lines().count() {
+                    failures.push(format!("{file}: line counts differ\n{got}"));
+                }
+            }
+            Err(e) => failures.push(format!("{file}: opkit failed: {e}")),
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+/// Templates whose Sprig call fails in Helm: `(case name, template text)`.
+const ERROR_CASES: &[(&str, &str)] = &[
+    ("first-of-string", r#"{{ first "s" }}"#),
+    ("first-of-nil", r#"{{ first nil }}"#),
+    ("rest-of-map", r#"{{ rest (dict) }}"#),
+    ("append-to-int", r#"{{ append 1 2 }}"#),
+    ("concat-string", r#"{{ concat (list 1) "x" }}"#),
+    ("slice-of-string", r#"{{ slice "abc" 1 }}"#),
+    ("slice-out-of-range", r#"{{ slice (list 1 2) 1 5 }}"#),
+    ("has-in-string", r#"{{ has 1 "abc" }}"#),
+    ("without-nil", r#"{{ without nil 1 }}"#),
+    ("div-by-zero", r#"{{ div 1 0 }}"#),
+    ("mod-by-zero", r#"{{ mod 1 "0" }}"#),
+    ("substr-past-end", r#"{{ substr -1 9 "hello" }}"#),
+    ("substr-start-past-end", r#"{{ substr 7 9 "hello" }}"#),
+    ("substr-start-after-end", r#"{{ substr 3 2 "hello" }}"#),
+    ("repeat-negative", r#"{{ repeat -1 "x" }}"#),
+    ("get-from-string", r#"{{ get "a" "b" }}"#),
+    ("get-from-list", r#"{{ get (list) "b" }}"#),
+    ("hasKey-int-key", r#"{{ hasKey (dict) 1 }}"#),
+    ("dig-too-few", r#"{{ dig "a" (dict) }}"#),
+    ("dig-not-a-dict", r#"{{ dig "a" "b" "c" }}"#),
+    (
+        "dig-through-string",
+        r#"{{ dig "a" "b" "d" (dict "a" "x") }}"#,
+    ),
+    ("dig-int-key", r#"{{ dig 1 "d" (dict) }}"#),
+    ("indent-string-count", r#"{{ indent "2" "x" }}"#),
+    ("trunc-float", r#"{{ trunc 1.5 "x" }}"#),
+    ("until-string", r#"{{ until "3" }}"#),
+    ("ternary-non-bool", r#"{{ ternary 1 2 "true" }}"#),
+    ("chunk-zero", r#"{{ chunk 0 (list 1) }}"#),
+    ("toJson-of-nan", r#"{{ mustToJson (float64 "NaN") }}"#),
+    ("keys-of-list", r#"{{ keys (list) }}"#),
+    ("pick-int-key", r#"{{ pick (dict) 1 }}"#),
+    ("quote-no-args-pipe", r#"{{ nil | quote }}"#),
+    ("randInt-empty-range", r#"{{ randInt 5 5 }}"#),
+    ("randBytes-negative", r#"{{ randBytes -1 }}"#),
+    ("set-on-nil", r#"{{ set nil "a" 1 }}"#),
+    ("fail-with-message", r#"{{ fail "value x is required" }}"#),
+    ("fail-non-string", r#"{{ fail 1 }}"#),
+    ("semver-bad-version", r#"{{ semverCompare ">1" "one" }}"#),
+    (
+        "semver-leading-zero-pre",
+        r#"{{ semverCompare ">1" "1.0.0-01" }}"#,
+    ),
+    ("semver-bad-pre", r#"{{ semverCompare ">1" "1.0.0-a..b" }}"#),
+    (
+        "semver-huge-segment",
+        r#"{{ semverCompare ">1" "99999999999999999999.0.0" }}"#,
+    ),
+    (
+        "semver-bad-constraint",
+        r#"{{ semverCompare "~>>1" "1.0.0" }}"#,
+    ),
+    ("semver-object-bad", r#"{{ semver "1.x" }}"#),
+    ("semver-object-no-field", r#"{{ (semver "1.0.0").Nope }}"#),
+    (
+        "semver-empty-constraint",
+        r#"{{ semverCompare "" "1.0.0" }}"#,
+    ),
+    (
+        "semver-bad-or",
+        r#"{{ semverCompare ">1 || x y" "1.0.0" }}"#,
+    ),
+];
+
+#[test]
+fn sprig_errors_read_as_in_helm() {
+    let golden_path = here().join("sprig-errors.golden.txt");
+    let recorded = std::fs::read_to_string(&golden_path).unwrap_or_default();
+    let dir = tempfile::tempdir().expect("temporary charts");
+    match helm() {
+        Some(h) => {
+            let mut live = String::new();
+            for (case, text) in ERROR_CASES {
+                let chart = dir.path().join(case);
+                std::fs::create_dir_all(chart.join("templates")).expect("chart dir");
+                std::fs::write(
+                    chart.join("Chart.yaml"),
+                    format!("apiVersion: v2\nname: {case}\nversion: 0.1.0\n"),
+                )
+                .expect("Chart.yaml");
+                std::fs::write(chart.join("templates/case.yaml"), text).expect("template");
+                let got = match helm_template(&h, &chart) {
+                    Ok(out) => format!("OK {}", out.replace('\n', "\\n")),
+                    Err(e) => e,
+                };
+                live.push_str(&format!("{case}\t{got}\n"));
+            }
+            check_against_helm(&golden_path, &recorded, &live);
+        }
+        None => eprintln!(
+            "\n!!!!! sprig_helm: helm not found; comparing with the recorded {}",
+            golden_path.display()
+        ),
+    }
+    let golden = std::fs::read_to_string(&golden_path).expect("error golden file present");
+    let mut failures = Vec::new();
+    for line in golden.lines() {
+        let (case, want) = line.split_once('\t').expect("case<TAB>error");
+        let text = ERROR_CASES
+            .iter()
+            .find(|(c, _)| *c == case)
+            .map(|(_, t)| *t)
+            .unwrap_or_else(|| panic!("golden case {case} is not in ERROR_CASES"));
+        let name = format!("{case}/templates/case.yaml");
+        let got = match opkit_render(&name, text) {
+            Ok(out) => format!("OK ---\\n# Source: {name}\\n{out}\\n"),
+            Err(e) => helm_fail_text(&e),
+        };
+        if got != want {
+            failures.push(format!("{case}:\n  helm:  {want}\n  opkit: {got}"));
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
