@@ -269,6 +269,66 @@ spec:
     ]);
     assert_eq!(v2, "conv.opkit.test/v2 db.internal:5432");
 
+    // A second object written as v1, then the storage version moves to v2 and a third is
+    // written: the list mixes storage versions and reads in either version.
+    let web = plane.kubectl_stdin(
+        &["apply", "-f", "-"],
+        "apiVersion: conv.opkit.test/v1
+kind: Backend
+metadata:
+  name: web
+spec:
+  host: web.internal
+  port: 80
+",
+    );
+    assert!(web.success(), "{web}");
+    plane.kubectl_ok(&[
+        "patch",
+        "crd",
+        "backends.conv.opkit.test",
+        "--type=json",
+        "-p",
+        r#"[{"op":"replace","path":"/spec/versions/0/storage","value":false},{"op":"replace","path":"/spec/versions/1/storage","value":true}]"#,
+    ]);
+    let cache = plane.kubectl_stdin(
+        &["apply", "-f", "-"],
+        "apiVersion: conv.opkit.test/v1
+kind: Backend
+metadata:
+  name: cache
+spec:
+  host: cache.internal
+  port: 6379
+",
+    );
+    assert!(cache.success(), "{cache}");
+    let stored = plane.kubectl_ok(&[
+        "get",
+        "crd",
+        "backends.conv.opkit.test",
+        "-o",
+        "jsonpath={.status.storedVersions}",
+    ]);
+    assert_eq!(stored, r#"["v1","v2"]"#);
+    let hosts = plane.kubectl_ok(&[
+        "get",
+        "backends.v1.conv.opkit.test",
+        "-o",
+        "jsonpath={.items[*].spec.host}",
+    ]);
+    assert_eq!(hosts, "cache.internal db.internal web.internal");
+    let endpoints = plane.kubectl_ok(&[
+        "get",
+        "backends.v2.conv.opkit.test",
+        "-o",
+        "jsonpath={.items[*].spec.endpoint}",
+    ]);
+    assert_eq!(
+        endpoints,
+        "cache.internal:6379 db.internal:5432 web.internal:80"
+    );
+
     refuse.store(true, std::sync::atomic::Ordering::SeqCst);
     let failed = plane.kubectl_fails(&["get", "backends.v2.conv.opkit.test", "db"]);
     assert!(
@@ -276,5 +336,80 @@ spec:
             "Error from server: conversion webhook for conv.opkit.test/v1, Kind=Backend failed: backend conversion is off"
         ),
         "{failed}"
+    );
+}
+
+#[test]
+fn kubectl_shows_failure_policy_timeout_and_namespace_selector_behaviour() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let slow = runtime.block_on(WebhookServer::start(|_| Reply::Hang));
+    // A port nothing listens on: bound, then released.
+    let down = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let plane = ControlPlane::start();
+    let hook = |name: &str, url: &str, extra: &str| {
+        format!(
+            "- name: {name}.opkit.test
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  clientConfig:
+    url: {url}
+    caBundle: {ca}
+  rules:
+  - operations: [CREATE]
+    apiGroups: ['']
+    apiVersions: [v1]
+    resources: [configmaps]
+  namespaceSelector:
+    matchLabels: {{webhooks: {name}}}
+{extra}",
+            ca = slow.ca_bundle(),
+        )
+    };
+    let down_url = format!("https://{down}/validate");
+    let config = format!(
+        "apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: failures
+webhooks:
+{}{}{}",
+        hook("fail", &down_url, "  failurePolicy: Fail\n"),
+        hook("ignore", &down_url, "  failurePolicy: Ignore\n"),
+        hook(
+            "slow",
+            &slow.url("/validate"),
+            "  failurePolicy: Fail\n  timeoutSeconds: 1\n"
+        ),
+    );
+    let applied = plane.kubectl_stdin(&["apply", "-f", "-"], &config);
+    assert!(applied.success(), "{applied}");
+    for ns in ["fail", "ignore", "slow", "none"] {
+        plane.kubectl_ok(&["create", "namespace", ns]);
+        plane.kubectl_ok(&["label", "namespace", ns, &format!("webhooks={ns}")]);
+    }
+
+    let failed = plane.kubectl_fails(&["-n", "fail", "create", "configmap", "a"]);
+    assert!(
+        failed.stderr.contains(&format!(
+            "Internal error occurred: failed calling webhook \"fail.opkit.test\": failed to call webhook: Post \"{down_url}?timeout=10s\": dial tcp {down}: connect: "
+        )),
+        "{failed}"
+    );
+    plane.kubectl_ok(&["-n", "ignore", "create", "configmap", "a"]);
+    let timed_out = plane.kubectl_fails(&["-n", "slow", "create", "configmap", "a"]);
+    assert!(
+        timed_out.stderr.contains(&format!(
+            "failed calling webhook \"slow.opkit.test\": failed to call webhook: Post \"{}?timeout=1s\": context deadline exceeded",
+            slow.url("/validate")
+        )),
+        "{timed_out}"
+    );
+    plane.kubectl_ok(&["-n", "none", "create", "configmap", "a"]);
+    assert!(
+        slow.requests().len() == 1,
+        "only the namespace the selector matches reaches the slow webhook"
     );
 }
