@@ -13,6 +13,21 @@ use common::ControlPlane;
 use serde_json::Value;
 use webhook::{Reply, WebhookServer};
 
+/// `kubectl apply -f -` of `yaml`; fails the test if kubectl does.
+fn apply(plane: &ControlPlane, yaml: &str) {
+    let out = plane.kubectl_stdin(&["apply", "-f", "-"], yaml);
+    assert!(out.success(), "{out}");
+}
+
+/// `kubectl get ARGS -o jsonpath=PATH`.
+fn jsonpath(plane: &ControlPlane, args: &[&str], path: &str) -> String {
+    let output = format!("jsonpath={path}");
+    let mut all = vec!["get"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["-o", &output]);
+    plane.kubectl_ok(&all)
+}
+
 fn configuration(kind: &str, name: &str, server: &WebhookServer) -> String {
     format!(
         "apiVersion: admissionregistration.k8s.io/v1
@@ -56,15 +71,14 @@ fn kubectl_shows_webhook_denials_warnings_and_mutations() {
         }
     }));
     let plane = ControlPlane::start();
-    plane.kubectl_stdin(
-        &["apply", "-f", "-"],
+    apply(
+        &plane,
         &configuration("MutatingWebhookConfiguration", "label", &mutator),
     );
-    let applied = plane.kubectl_stdin(
-        &["apply", "-f", "-"],
+    apply(
+        &plane,
         &configuration("ValidatingWebhookConfiguration", "mood", &validator),
     );
-    assert!(applied.success(), "{applied}");
 
     let denied = plane.kubectl_fails(&[
         "create",
@@ -90,21 +104,15 @@ fn kubectl_shows_webhook_denials_warnings_and_mutations() {
         created.stderr.contains("Warning: configmap looks fine"),
         "{created}"
     );
-    let team = plane.kubectl_ok(&[
-        "get",
-        "configmap",
-        "happy",
-        "-o",
-        "jsonpath={.metadata.labels.team}",
-    ]);
+    let team = jsonpath(&plane, &["configmap", "happy"], "{.metadata.labels.team}");
     assert_eq!(team, "platform");
 }
 
 #[test]
 fn kubectl_shows_a_validating_admission_policy_denial_with_its_message() {
     let plane = ControlPlane::start();
-    let applied = plane.kubectl_stdin(
-        &["apply", "-f", "-"],
+    apply(
+        &plane,
         "apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
 metadata:
@@ -129,7 +137,6 @@ spec:
   validationActions: [Deny]
 ",
     );
-    assert!(applied.success(), "{applied}");
     let denied = plane.kubectl_fails(&[
         "create",
         "deployment",
@@ -233,16 +240,15 @@ spec:
         url = server.url("/convert"),
         ca = server.ca_bundle(),
     );
-    let applied = plane.kubectl_stdin(&["apply", "-f", "-"], &crd);
-    assert!(applied.success(), "{applied}");
+    apply(&plane, &crd);
     plane.kubectl_ok(&[
         "wait",
         "--for",
         "condition=established",
         "crd/backends.conv.opkit.test",
     ]);
-    let created = plane.kubectl_stdin(
-        &["apply", "-f", "-"],
+    apply(
+        &plane,
         "apiVersion: conv.opkit.test/v2
 kind: Backend
 metadata:
@@ -251,28 +257,23 @@ spec:
   endpoint: db.internal:5432
 ",
     );
-    assert!(created.success(), "{created}");
-    let v1 = plane.kubectl_ok(&[
-        "get",
-        "backends.v1.conv.opkit.test",
-        "db",
-        "-o",
-        "jsonpath={.apiVersion} {.spec.host} {.spec.port}",
-    ]);
+    let v1 = jsonpath(
+        &plane,
+        &["backends.v1.conv.opkit.test", "db"],
+        "{.apiVersion} {.spec.host} {.spec.port}",
+    );
     assert_eq!(v1, "conv.opkit.test/v1 db.internal 5432");
-    let v2 = plane.kubectl_ok(&[
-        "get",
-        "backends.v2.conv.opkit.test",
-        "db",
-        "-o",
-        "jsonpath={.apiVersion} {.spec.endpoint}",
-    ]);
+    let v2 = jsonpath(
+        &plane,
+        &["backends.v2.conv.opkit.test", "db"],
+        "{.apiVersion} {.spec.endpoint}",
+    );
     assert_eq!(v2, "conv.opkit.test/v2 db.internal:5432");
 
     // A second object written as v1, then the storage version moves to v2 and a third is
     // written: the list mixes storage versions and reads in either version.
-    let web = plane.kubectl_stdin(
-        &["apply", "-f", "-"],
+    apply(
+        &plane,
         "apiVersion: conv.opkit.test/v1
 kind: Backend
 metadata:
@@ -282,7 +283,6 @@ spec:
   port: 80
 ",
     );
-    assert!(web.success(), "{web}");
     plane.kubectl_ok(&[
         "patch",
         "crd",
@@ -291,8 +291,8 @@ spec:
         "-p",
         r#"[{"op":"replace","path":"/spec/versions/0/storage","value":false},{"op":"replace","path":"/spec/versions/1/storage","value":true}]"#,
     ]);
-    let cache = plane.kubectl_stdin(
-        &["apply", "-f", "-"],
+    apply(
+        &plane,
         "apiVersion: conv.opkit.test/v1
 kind: Backend
 metadata:
@@ -302,28 +302,23 @@ spec:
   port: 6379
 ",
     );
-    assert!(cache.success(), "{cache}");
-    let stored = plane.kubectl_ok(&[
-        "get",
-        "crd",
-        "backends.conv.opkit.test",
-        "-o",
-        "jsonpath={.status.storedVersions}",
-    ]);
+    let stored = jsonpath(
+        &plane,
+        &["crd", "backends.conv.opkit.test"],
+        "{.status.storedVersions}",
+    );
     assert_eq!(stored, r#"["v1","v2"]"#);
-    let hosts = plane.kubectl_ok(&[
-        "get",
-        "backends.v1.conv.opkit.test",
-        "-o",
-        "jsonpath={.items[*].spec.host}",
-    ]);
+    let hosts = jsonpath(
+        &plane,
+        &["backends.v1.conv.opkit.test"],
+        "{.items[*].spec.host}",
+    );
     assert_eq!(hosts, "cache.internal db.internal web.internal");
-    let endpoints = plane.kubectl_ok(&[
-        "get",
-        "backends.v2.conv.opkit.test",
-        "-o",
-        "jsonpath={.items[*].spec.endpoint}",
-    ]);
+    let endpoints = jsonpath(
+        &plane,
+        &["backends.v2.conv.opkit.test"],
+        "{.items[*].spec.endpoint}",
+    );
     assert_eq!(
         endpoints,
         "cache.internal:6379 db.internal:5432 web.internal:80"
@@ -384,8 +379,7 @@ webhooks:
             "  failurePolicy: Fail\n  timeoutSeconds: 1\n"
         ),
     );
-    let applied = plane.kubectl_stdin(&["apply", "-f", "-"], &config);
-    assert!(applied.success(), "{applied}");
+    apply(&plane, &config);
     for ns in ["fail", "ignore", "slow", "none"] {
         plane.kubectl_ok(&["create", "namespace", ns]);
         plane.kubectl_ok(&["label", "namespace", ns, &format!("webhooks={ns}")]);
