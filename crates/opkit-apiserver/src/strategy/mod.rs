@@ -25,7 +25,7 @@ pub(crate) use services::kubernetes_objects;
 use serde_json::{Value, json};
 
 use crate::api::Api;
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult, Cause};
 use crate::registry::Resource;
 use crate::request::{Actor, Part};
 use crate::storage::Storage;
@@ -223,6 +223,19 @@ pub(crate) enum Review {
 }
 
 /// The review API of a review resource ([`Resource::is_review`]).
+/// A 422 `Invalid` for `obj` with `causes`, or `Ok` when there are none.
+pub(crate) fn invalid_if_any(res: &Resource, obj: &Value, causes: Vec<Cause>) -> ApiResult<()> {
+    if causes.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::invalid(
+        &res.group,
+        &res.kind,
+        crate::object::name(obj),
+        causes,
+    ))
+}
+
 pub(crate) fn review(res: &Resource) -> Review {
     match (res.group.as_str(), res.plural.as_str()) {
         ("authentication.k8s.io", "tokenreviews") => Review::Token,

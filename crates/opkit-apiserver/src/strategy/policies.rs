@@ -15,8 +15,7 @@ use super::Strategy;
 use super::webhooks::{invalid, quoted_list, required, strings, unsupported, validate_rule};
 use crate::admission::policy::config::{POLICY_VARIABLES, Reason};
 use crate::api::Api;
-use crate::error::{ApiError, ApiResult, Cause};
-use crate::object;
+use crate::error::{ApiResult, Cause};
 use crate::registry::Resource;
 use crate::request::Actor;
 
@@ -37,15 +36,7 @@ impl Strategy for Policies {
             "validatingadmissionpolicies" => validate_policy(spec),
             _ => validate_binding(spec),
         };
-        if causes.is_empty() {
-            return Ok(());
-        }
-        Err(ApiError::invalid(
-            &res.group,
-            &res.kind,
-            object::name(obj),
-            causes,
-        ))
+        super::invalid_if_any(res, obj, causes)
     }
 
     fn committed(&self, api: &Api, _obj: &Value, _deleted: bool) {

@@ -10,8 +10,7 @@ use serde_json::Value;
 use super::Strategy;
 use crate::admission::MATCH_CONDITION_VARIABLES;
 use crate::api::Api;
-use crate::error::{ApiError, ApiResult, Cause};
-use crate::object;
+use crate::error::{ApiResult, Cause};
 use crate::registry::Resource;
 use crate::request::Actor;
 
@@ -29,15 +28,7 @@ impl Strategy for WebhookConfigurations {
     ) -> ApiResult<()> {
         let mutating = res.plural.starts_with("mutating");
         let causes = validate(obj, mutating);
-        if causes.is_empty() {
-            return Ok(());
-        }
-        Err(ApiError::invalid(
-            &res.group,
-            &res.kind,
-            object::name(obj),
-            causes,
-        ))
+        super::invalid_if_any(res, obj, causes)
     }
 
     fn committed(&self, api: &Api, _obj: &Value, _deleted: bool) {
