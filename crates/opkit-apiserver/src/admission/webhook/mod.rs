@@ -159,14 +159,6 @@ impl Write<'_> {
         }
     }
 
-    /// Whether showing the object in `version` takes the CRD's conversion webhook.
-    fn needs_conversion_webhook(&self, version: &str) -> bool {
-        version != self.res.version
-            && self.res.custom().is_some_and(|c| {
-                matches!(c.conversion, crate::webhook_config::Conversion::Webhook(_))
-            })
-    }
-
     /// `v` as an object of `version` of the resource (conversion `None`: only `apiVersion`
     /// differs between the served versions of a resource here).
     pub(in crate::admission) fn versioned(&self, version: &str, v: &Value) -> Value {
@@ -261,32 +253,22 @@ impl Write<'_> {
             )));
         }
         let uid = uuid::Uuid::new_v4().to_string();
-        let answer = match self.needs_conversion_webhook(version) {
-            // Sending the object with only `apiVersion` changed would hand the webhook an
-            // object of the wrong shape; this plane does not convert for admission (yet), so
-            // the call fails loudly, under the webhook's failure policy.
-            true => Err(format!(
-                "matchPolicy Equivalent would send this {}/{} object as {version}, which needs the CRD's conversion webhook; converting for admission webhooks is not supported by this control plane (match {} in the webhook's rules)",
-                self.res.group, self.res.version, self.res.version
-            )),
-            false => {
-                let request = self.review(&uid, version, object);
-                let body = crate::webhook_client::encode(&review::ReviewOut {
-                    api_version: "admission.k8s.io/v1",
-                    kind: "AdmissionReview",
-                    request: &request,
-                });
-                self.api
-                    .webhook_client
-                    .call(&hook.callee, body)
-                    .await
-                    .map_err(|e| format!("failed to call webhook: {e}"))
-                    .and_then(|bytes| {
-                        review::verify(&bytes, &uid, mutating)
-                            .map_err(|e| format!("received invalid webhook response: {e}"))
-                    })
-            }
-        };
+        let request = self.review(&uid, version, object);
+        let body = crate::webhook_client::encode(&review::ReviewOut {
+            api_version: "admission.k8s.io/v1",
+            kind: "AdmissionReview",
+            request: &request,
+        });
+        let answer = self
+            .api
+            .webhook_client
+            .call(&hook.callee, body)
+            .await
+            .map_err(|e| format!("failed to call webhook: {e}"))
+            .and_then(|bytes| {
+                review::verify(&bytes, &uid, mutating)
+                    .map_err(|e| format!("received invalid webhook response: {e}"))
+            });
         let verdict = match answer {
             Ok(verdict) => verdict,
             Err(reason) if hook.ignore_failures => {
