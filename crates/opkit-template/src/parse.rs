@@ -1059,7 +1059,7 @@ impl<'a> Parser<'a> {
 }
 
 /// Go's `underscoreOK`: underscores only between digits (a base prefix counts as a digit).
-fn underscore_ok(s: &str) -> bool {
+pub(crate) fn underscore_ok(s: &str) -> bool {
     let s = s.strip_prefix(['+', '-']).unwrap_or(s);
     let b = s.as_bytes();
     let mut saw = b'^';

@@ -230,7 +230,7 @@ pub(crate) fn parse_int(s: &str, base: u32) -> Option<i64> {
     if digits.is_empty() {
         return None;
     }
-    if digits.contains('_') && (!base0 || !underscore_ok(body)) {
+    if digits.contains('_') && (!base0 || !crate::parse::underscore_ok(body)) {
         return None;
     }
     let clean: String = digits.chars().filter(|c| *c != '_').collect();
@@ -246,37 +246,6 @@ pub(crate) fn parse_int(s: &str, base: u32) -> Option<i64> {
     } else {
         i64::try_from(mag).ok()
     }
-}
-
-/// Go's `underscoreOK`: `_` only between digits or after a base prefix.
-fn underscore_ok(s: &str) -> bool {
-    let b = s.as_bytes();
-    let mut saw = b'^';
-    let mut i = 0;
-    let mut hex = false;
-    if b.len() >= 2 && b[0] == b'0' && matches!(b[1] | 0x20, b'x' | b'o' | b'b') {
-        i = 2;
-        saw = b'0';
-        hex = b[1] | 0x20 == b'x';
-    }
-    while i < b.len() {
-        let c = b[i];
-        if c.is_ascii_digit() || hex && c.is_ascii_hexdigit() {
-            saw = b'0';
-        } else if c == b'_' {
-            if saw != b'0' {
-                return false;
-            }
-            saw = b'_';
-        } else {
-            if saw == b'_' {
-                return false;
-            }
-            saw = b'!';
-        }
-        i += 1;
-    }
-    saw != b'_'
 }
 
 /// Go's `strconv.ParseFloat(s, 64)` for decimal input, `inf`/`infinity`/`nan`.
