@@ -28,7 +28,7 @@ use crate::webhook_client::{self, WebhookClient};
 use crate::webhook_config::{Conversion, ConversionWebhook};
 
 /// `apiVersion` of a group's version.
-fn api_version(group: &str, version: &str) -> String {
+pub(crate) fn api_version(group: &str, version: &str) -> String {
     match group {
         "" => version.to_string(),
         g => format!("{g}/{version}"),

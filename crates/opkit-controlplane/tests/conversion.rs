@@ -608,3 +608,83 @@ async fn conversion_and_stored_versions_are_validated_with_upstreams_texts() {
         refused.message
     );
 }
+
+/// A Mutating- or ValidatingWebhookConfiguration with one webhook for Backends of v1 only,
+/// CREATE and UPDATE, under the default `matchPolicy: Equivalent`.
+async fn admission_webhook_for_v1(client: &kube::Client, kind: &str, server: &WebhookServer) {
+    let gvk = GroupVersionKind::gvk("admissionregistration.k8s.io", "v1", kind);
+    let configs: Api<DynamicObject> = Api::all_with(client.clone(), &ApiResource::from_gvk(&gvk));
+    let config: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+        "metadata": {"name": "backends-v1"},
+        "webhooks": [{
+            "name": "backends.conv.opkit.test",
+            "admissionReviewVersions": ["v1"], "sideEffects": "None",
+            "clientConfig": {"url": server.url("/admit"), "caBundle": server.ca_bundle()},
+            "rules": [{"operations": ["CREATE", "UPDATE"], "apiGroups": [GROUP],
+                "apiVersions": ["v1"], "resources": ["backends"]}],
+        }],
+    }))
+    .unwrap();
+    configs
+        .create(&PostParams::default(), &config)
+        .await
+        .expect("the webhook configuration is stored");
+}
+
+#[tokio::test]
+async fn an_admission_webhook_for_one_version_sees_writes_to_another_converted_by_the_conversion_webhook()
+ {
+    let (_plane, client, _conversion, _mode) = with_webhook().await;
+    // A defaulting webhook written against v1's shape: it moves every port to 9090.
+    let mutating = WebhookServer::start(|request| {
+        assert_eq!(request["object"]["apiVersion"], "conv.opkit.test/v1");
+        Reply::Patch(json!([{"op": "replace", "path": "/spec/port", "value": 9090}]))
+    })
+    .await;
+    let validating = WebhookServer::start(|_| Reply::Allow(vec![])).await;
+    admission_webhook_for_v1(&client, "MutatingWebhookConfiguration", &mutating).await;
+    admission_webhook_for_v1(&client, "ValidatingWebhookConfiguration", &validating).await;
+    let v2 = backends(&client, "v2");
+
+    let created = v2
+        .create(
+            &PostParams::default(),
+            &backend("v2", "db", json!({"endpoint": "db:5432"})),
+        )
+        .await
+        .expect("the v2 write passes the v1 webhooks");
+    assert_eq!(
+        as_json(&created)["spec"],
+        json!({"endpoint": "db:9090"}),
+        "the v1 patch is converted back to the request's version"
+    );
+    let sent = &mutating.requests()[0];
+    assert_eq!(sent["kind"]["version"], "v1");
+    assert_eq!(sent["requestKind"]["version"], "v2");
+    assert_eq!(sent["object"]["spec"], json!({"host": "db", "port": 5432}));
+    let seen = &validating.requests()[0];
+    assert_eq!(seen["object"]["apiVersion"], "conv.opkit.test/v1");
+    assert_eq!(
+        seen["object"]["spec"],
+        json!({"host": "db", "port": 9090}),
+        "validation sees the mutated object in v1's shape"
+    );
+
+    let mut update = created.clone();
+    update.data["spec"] = json!({"endpoint": "db2:5432"});
+    v2.replace("db", &PostParams::default(), &update)
+        .await
+        .expect("the v2 update passes the v1 webhooks");
+    let update_seen = validating.requests().pop().unwrap();
+    assert_eq!(update_seen["operation"], "UPDATE");
+    assert_eq!(
+        update_seen["oldObject"]["spec"],
+        json!({"host": "db", "port": 9090}),
+        "the old object is converted too"
+    );
+    assert_eq!(
+        update_seen["object"]["spec"],
+        json!({"host": "db2", "port": 9090})
+    );
+}

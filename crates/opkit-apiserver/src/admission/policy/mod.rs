@@ -215,7 +215,7 @@ struct Inputs {
 
 impl Inputs {
     fn new(write: &Write<'_>, object: Option<&Value>) -> Inputs {
-        let review = write.review("", &write.res.version, object);
+        let review = write.review("", &write.as_requested(object));
         let request = serde_json::to_value(&review).unwrap_or(Value::Null);
         let r = write.request;
         let namespace_object = match r.namespace {

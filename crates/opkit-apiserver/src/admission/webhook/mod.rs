@@ -23,6 +23,14 @@ use crate::error::{ApiError, ApiResult};
 use crate::registry::Resource;
 use crate::request::ObjectRef;
 
+/// The objects of a write as one version of its resource shows them (`Null` where there is
+/// none: no object on delete, no old object on create).
+pub(in crate::admission) struct Versioned {
+    pub(in crate::admission) version: String,
+    pub(in crate::admission) object: Value,
+    pub(in crate::admission) old: Value,
+}
+
 /// One write as the webhooks see it.
 pub(crate) struct Write<'a> {
     pub(crate) api: &'a Api,
@@ -90,15 +98,16 @@ impl Write<'_> {
             .map(|c| c.object.clone())
     }
 
-    /// The version `hook` is called with, if it is called for this write at all: its rules,
-    /// selectors and `matchConditions` decide. A condition that cannot be evaluated fails the
-    /// write unless the webhook's failure policy ignores that.
-    fn reaches(
+    /// What `hook` is called with, if it is called for this write at all: its rules,
+    /// selectors and `matchConditions` decide (the conditions see the objects in the version
+    /// the webhook is called with). A condition that cannot be evaluated fails the write
+    /// unless the webhook's failure policy ignores that.
+    async fn reaches(
         &self,
         hook: &Hook,
         object: Option<&Value>,
         others: &[String],
-    ) -> ApiResult<Option<String>> {
+    ) -> ApiResult<Option<Versioned>> {
         let a = self.attributes(object);
         let Some(version) =
             matching::matched_version(&hook.rules, hook.exact, matching::rule_matches, &a, others)
@@ -112,8 +121,9 @@ impl Write<'_> {
         if !selected {
             return Ok(None);
         }
-        match self.conditions_hold(hook, &version, object) {
-            Ok(true) => Ok(Some(version)),
+        let versioned = self.versioned(&version, object).await?;
+        match self.conditions_hold(hook, &versioned) {
+            Ok(true) => Ok(Some(versioned)),
             Ok(false) => Ok(None),
             Err(_) if hook.ignore_failures => Ok(None),
             Err(e) => Err(ApiError::internal(format!(
@@ -125,16 +135,11 @@ impl Write<'_> {
 
     /// Upstream's `matchConditions`: any false condition skips the webhook; otherwise an
     /// evaluation error is an error; otherwise (all true) it is called.
-    fn conditions_hold(
-        &self,
-        hook: &Hook,
-        version: &str,
-        object: Option<&Value>,
-    ) -> Result<bool, String> {
+    fn conditions_hold(&self, hook: &Hook, versioned: &Versioned) -> Result<bool, String> {
         if hook.conditions.is_empty() {
             return Ok(true);
         }
-        let review = self.review("", version, object);
+        let review = self.review("", versioned);
         let request = serde_json::to_value(&review).unwrap_or(Value::Null);
         let variables = [
             ("object", &review.object),
@@ -159,29 +164,62 @@ impl Write<'_> {
         }
     }
 
-    /// `v` as an object of `version` of the resource (conversion `None`: only `apiVersion`
-    /// differs between the served versions of a resource here).
-    pub(in crate::admission) fn versioned(&self, version: &str, v: &Value) -> Value {
-        let mut v = v.clone();
-        if version != self.res.version
-            && let Some(map) = v.as_object_mut()
-        {
-            map.insert(
-                "apiVersion".into(),
-                Value::from(format!("{}/{version}", self.res.group)),
-            );
+    /// The write's objects as the request's version sees them (no conversion).
+    pub(in crate::admission) fn as_requested(&self, object: Option<&Value>) -> Versioned {
+        Versioned {
+            version: self.res.version.clone(),
+            object: object.cloned().unwrap_or(Value::Null),
+            old: self.request.old.cloned().unwrap_or(Value::Null),
         }
-        v
     }
 
-    pub(in crate::admission) fn review(
-        &self,
-        uid: &str,
-        version: &str,
-        object: Option<&Value>,
-    ) -> review::Request {
+    /// The write's objects as `version` of the resource, converted the way reads convert
+    /// them (the CRD's `spec.conversion`: a conversion webhook call for `Webhook`), so that a
+    /// webhook matched through `matchPolicy: Equivalent` sees the shape of the version it
+    /// registered for, as upstream's dispatchers convert with `ConvertToGVK`.
+    async fn versioned(&self, version: &str, object: Option<&Value>) -> ApiResult<Versioned> {
+        let mut v = self.as_requested(object);
+        if version == self.res.version {
+            return Ok(v);
+        }
+        let present: Vec<&mut Value> = [&mut v.object, &mut v.old]
+            .into_iter()
+            .filter(|o| !o.is_null())
+            .collect();
+        let originals = present.iter().map(|o| (**o).clone()).collect();
+        let converted = self.in_version(version, originals).await?;
+        for (slot, object) in present.into_iter().zip(converted) {
+            *slot = object;
+        }
+        v.version = version.to_string();
+        Ok(v)
+    }
+
+    /// `objects` of the resource in `version`: custom resources through the converter,
+    /// built-in kinds (whose served versions share one shape here) by their `apiVersion`.
+    async fn in_version(&self, version: &str, objects: Vec<Value>) -> ApiResult<Vec<Value>> {
+        if self.res.is_custom() {
+            return self
+                .api
+                .converter
+                .convert(self.res, version, objects, false)
+                .await;
+        }
+        let api_version = Value::from(crate::conversion::api_version(&self.res.group, version));
+        Ok(objects
+            .into_iter()
+            .map(|mut o| {
+                if let Some(map) = o.as_object_mut() {
+                    map.insert("apiVersion".into(), api_version.clone());
+                }
+                o
+            })
+            .collect())
+    }
+
+    pub(in crate::admission) fn review(&self, uid: &str, v: &Versioned) -> review::Request {
         let r = self.request;
-        let as_version = |v: &Value| self.versioned(version, v);
+        let version = v.version.as_str();
         let gvk = |version: &str| review::GroupVersionKind {
             group: self.res.group.clone(),
             version: version.to_string(),
@@ -228,8 +266,8 @@ impl Write<'_> {
             namespace: r.namespace.unwrap_or("").to_string(),
             operation,
             user_info: user,
-            object: object.map(as_version).unwrap_or(Value::Null),
-            old_object: r.old.map(as_version).unwrap_or(Value::Null),
+            object: v.object.clone(),
+            old_object: v.old.clone(),
             dry_run: r.dry_run,
             options,
         }
@@ -239,8 +277,7 @@ impl Write<'_> {
     async fn call(
         &self,
         hook: &Hook,
-        version: &str,
-        object: Option<&Value>,
+        versioned: &Versioned,
         mutating: bool,
         warnings: &mut Vec<String>,
     ) -> ApiResult<Option<review::Verdict>> {
@@ -253,7 +290,7 @@ impl Write<'_> {
             )));
         }
         let uid = uuid::Uuid::new_v4().to_string();
-        let request = self.review(&uid, version, object);
+        let request = self.review(&uid, versioned);
         let body = crate::webhook_client::encode(&review::ReviewOut {
             api_version: "admission.k8s.io/v1",
             kind: "AdmissionReview",
@@ -370,10 +407,10 @@ async fn mutate_one(
     warnings: &mut Vec<String>,
 ) -> ApiResult<Option<bool>> {
     let object = has_object.then_some(&*obj);
-    let Some(version) = write.reaches(hook, object, others)? else {
+    let Some(versioned) = write.reaches(hook, object, others).await? else {
         return Ok(None);
     };
-    let Some(verdict) = write.call(hook, &version, object, true, warnings).await? else {
+    let Some(verdict) = write.call(hook, &versioned, true, warnings).await? else {
         return Ok(None);
     };
     let Some(patch) = verdict.patch else {
@@ -394,16 +431,20 @@ async fn mutate_one(
             hook.name
         )));
     }
-    let mut patched = write.versioned(&version, obj);
+    let mut patched = versioned.object;
     json_patch::patch(&mut patched, &patch).map_err(|e| {
         ApiError::internal(format!(
             "admission webhook \"{}\" returned a JSON patch that cannot be applied: {e}",
             hook.name
         ))
     })?;
-    if let Some(map) = patched.as_object_mut() {
-        map.insert("apiVersion".into(), Value::from(write.res.api_version()));
-    }
+    // Back to the request's version (upstream converts the patched object back too).
+    let version = write.res.version.clone();
+    let patched = write
+        .in_version(&version, vec![patched])
+        .await?
+        .pop()
+        .ok_or_else(|| ApiError::internal("a conversion lost its object"))?;
     if patched == *obj {
         return Ok(Some(false));
     }
@@ -427,8 +468,8 @@ pub(crate) async fn validate(
     }
     let others = write.other_versions();
     for hook in &hooks.validating {
-        if let Some(version) = write.reaches(hook, obj, &others)? {
-            write.call(hook, &version, obj, false, warnings).await?;
+        if let Some(versioned) = write.reaches(hook, obj, &others).await? {
+            write.call(hook, &versioned, false, warnings).await?;
         }
     }
     Ok(())
