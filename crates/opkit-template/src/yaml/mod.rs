@@ -170,7 +170,7 @@ fn from_json(v: &serde_json::Value) -> Yaml {
             (None, Some(u)) => Yaml::Uint(u),
             // Go writes the float -0 as `-0`, which parses as the int 0.
             _ => match n.as_f64().unwrap_or_default() {
-                f if f == 0.0 => Yaml::Int(0),
+                0.0 => Yaml::Int(0),
                 f => Yaml::Float(f),
             },
         },
