@@ -38,13 +38,13 @@ pub fn functions() -> BTreeMap<String, Function> {
     add(
         "fromYaml",
         Function::new(&[Str], |a| {
-            Ok(or_error_map(crate::yaml::read(text(a), Target::Map)))
+            Ok(or_error_map(crate::yaml::from_yaml_map(text(a))))
         }),
     );
     add(
         "fromYamlArray",
         Function::new(&[Str], |a| {
-            Ok(or_error_list(crate::yaml::read(text(a), Target::List)))
+            Ok(or_error_list(crate::yaml::from_yaml_array(text(a))))
         }),
     );
     add(

@@ -112,6 +112,19 @@ pub fn from_yaml(text: &str) -> Result<Value, YamlError> {
     read(text, Target::Any)
 }
 
+/// `sigs.k8s.io/yaml.Unmarshal` into `map[string]interface{}` (how Helm reads a values file
+/// and `fromYaml` reads its argument): an empty or `null` document is an empty map, any
+/// other non-map fails with Go's `json: cannot unmarshal … into Go value of type …` text.
+pub fn from_yaml_map(text: &str) -> Result<Value, YamlError> {
+    read(text, Target::Map)
+}
+
+/// `sigs.k8s.io/yaml.Unmarshal` into `[]interface{}` (`fromYamlArray`): an empty or `null`
+/// document is an empty list.
+pub fn from_yaml_array(text: &str) -> Result<Value, YamlError> {
+    read(text, Target::List)
+}
+
 /// `sigs.k8s.io/yaml.Unmarshal` into a map (`Map`), a list (`List`) or anything (`Any`).
 pub(crate) fn read(text: &str, target: Target) -> Result<Value, YamlError> {
     let value = if text.len() <= SMALL_INPUT {
