@@ -1,17 +1,20 @@
 //! Helm v4's data-format functions (`pkg/engine/funcs.go`): `toYaml`, `mustToYaml`,
-//! `fromYaml`, `fromYamlArray`, `toJson`, `mustToJson`, `fromJson`, `fromJsonArray`.
+//! `fromYaml`, `fromYamlArray`, `toJson`, `mustToJson`, `fromJson`, `fromJsonArray`,
+//! `toToml`, `fromToml`.
 //! Helm adds them over Sprig's map, so a chart's `toJson` is Helm's. Each keeps Helm's
 //! error behaviour: `toYaml`/`toJson` print nothing on error, the `must` forms fail the
-//! template, `fromYaml`/`fromJson` return a map whose `Error` key holds the error text,
-//! and the `Array` forms a one-element list with it.
+//! template, `fromYaml`/`fromJson`/`fromToml` return a map whose `Error` key holds the
+//! error text, the `Array` forms a one-element list with it, and `toToml` prints its
+//! error text.
 //!
-//! Not provided yet (a template using them fails with `function "X" not defined`):
-//! `toYamlPretty` (go-yaml v3's writer), `toToml`/`mustToToml`/`fromToml` (BurntSushi's
-//! TOML), and Helm's duration helpers.
+//! Not provided yet (a template using it fails with `function "X" not defined`):
+//! `toYamlPretty` (go-yaml v3's writer). Helm v4.1's map has no `mustToToml` and no
+//! duration helpers (they came later).
 
 use std::collections::BTreeMap;
 
 use crate::ParamType::{Any, String as Str};
+use crate::toml::TomlError;
 use crate::yaml::{Target, YamlError};
 use crate::{FuncError, Function, Value};
 
@@ -61,6 +64,19 @@ pub fn functions() -> BTreeMap<String, Function> {
             crate::sprig::to_json(&a[0], true, None)
                 .map(Value::from)
                 .map_err(FuncError::new)
+        }),
+    );
+    add(
+        "toToml",
+        Function::new(&[Any], |a| match crate::toml::to_toml(&a[0]) {
+            Ok(text) | Err(TomlError::Encode(text)) => Ok(Value::from(text)),
+            Err(TomlError::Panic(msg)) => Err(FuncError::new(msg)),
+        }),
+    );
+    add(
+        "fromToml",
+        Function::new(&[Str], |a| {
+            Ok(or_error_map(crate::toml::from_toml(text(a))))
         }),
     );
     add(

@@ -54,6 +54,7 @@ mod lex;
 mod parse;
 pub mod sprig;
 mod template;
+mod toml;
 mod value;
 pub mod yaml;
 
