@@ -122,8 +122,12 @@ fn or_error_list<E: std::fmt::Display>(r: Result<Value, E>) -> Value {
     r.unwrap_or_else(|e| Value::list(vec![Value::from(e.to_string())]))
 }
 
-/// Go's `json.Unmarshal` into a map or a slice (numbers `float64`).
+/// Go's `json.Unmarshal` into a map or a slice (numbers `float64`), with Go's syntax error
+/// texts.
 fn read_json(text: &str, target: Target) -> Result<Value, String> {
+    if let Some(e) = crate::json_syntax::syntax_error(text) {
+        return Err(e);
+    }
     let v: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
     let kind = match (&v, target) {
         (serde_json::Value::Null, Target::List) => return Ok(Value::list(Vec::new())),

@@ -49,6 +49,7 @@ mod exec;
 pub mod formats;
 mod funcs;
 mod gofmt;
+mod json_syntax;
 pub mod kudo;
 mod lex;
 mod parse;
