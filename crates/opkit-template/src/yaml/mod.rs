@@ -88,9 +88,12 @@ pub(crate) enum Target {
 /// ```
 pub fn to_yaml(v: &Value) -> Result<String, YamlError> {
     let json = crate::sprig::to_json(v, false, None).map_err(YamlError::Marshal)?;
-    let parsed: serde_json::Value =
-        serde_json::from_str(&json).map_err(|e| YamlError::Marshal(e.to_string()))?;
-    Ok(emit::emit(&from_json(&parsed), emit::Dialect::V2))
+    // The JSON text read back by go-yaml's own rules, as sigs.k8s.io/yaml does: numbers get
+    // their type from their text, and a raw NEL in a string folds into a space.
+    let doc = decode::decode(&json)
+        .map_err(YamlError::Write)?
+        .unwrap_or(Yaml::Null);
+    Ok(emit::emit(&doc, emit::Dialect::V2))
 }
 
 /// go-yaml v2's `Marshal(v)` of the template value itself (KUDO's `toYaml`): like
@@ -177,31 +180,6 @@ fn empty_of(target: Target) -> Value {
         Target::Any => Value::Nil,
         Target::Map => Value::map(BTreeMap::new()),
         Target::List => Value::list(Vec::new()),
-    }
-}
-
-/// go-yaml's reading of the JSON text `json.Marshal` produced: a number is an `int` when
-/// its text parses as one (`int64`, then `uint64`), else a `float64`.
-fn from_json(v: &serde_json::Value) -> Yaml {
-    match v {
-        serde_json::Value::Null => Yaml::Null,
-        serde_json::Value::Bool(b) => Yaml::Bool(*b),
-        serde_json::Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => Yaml::Int(i),
-            (None, Some(u)) => Yaml::Uint(u),
-            // Go writes the float -0 as `-0`, which parses as the int 0.
-            _ => match n.as_f64().unwrap_or_default() {
-                0.0 => Yaml::Int(0),
-                f => Yaml::Float(f),
-            },
-        },
-        serde_json::Value::String(s) => Yaml::Str(s.clone()),
-        serde_json::Value::Array(a) => Yaml::Seq(a.iter().map(from_json).collect()),
-        serde_json::Value::Object(o) => Yaml::Map(
-            o.iter()
-                .map(|(k, v)| (Yaml::Str(k.clone()), from_json(v)))
-                .collect(),
-        ),
     }
 }
 
