@@ -6,13 +6,17 @@
 //! `fromYaml` is `sigs.k8s.io/yaml.Unmarshal`: go-yaml v2's reader (YAML 1.1 typing:
 //! `yes`, `on`, `off` are booleans), keys turned into strings, then Go's JSON decoding
 //! (every number a `float64`). KUDO's `toYaml` is go-yaml v2's `Marshal` of the Go values
-//! directly (ints stay ints). This module reproduces all three byte for byte:
+//! directly (ints stay ints), Helm's `toYamlPretty` go-yaml v3's encoder with two-space
+//! indentation. This module reproduces them byte for byte:
 //!
-//! * [`to_yaml`] and [`from_yaml`] are the `sigs.k8s.io/yaml` pair (for the template
-//!   functions and for the chart layer, which reads values files and manifests with them);
-//! * the writer is a port of go-yaml v2's emitter (`emit`), the reader uses libyaml
-//!   (`events`, the library go-yaml v2 was ported from, so the same documents fail with
-//!   the same `yaml: line N: …` texts) and go-yaml's decoding rules (`decode`, `resolve`).
+//! * [`to_yaml`] and [`from_yaml`] (with [`from_yaml_map`], [`from_yaml_array`]) are the
+//!   `sigs.k8s.io/yaml` pair, for the template functions and for the chart layer, which
+//!   reads values files and manifests with them;
+//! * the writer is a port of go-yaml v2's emitter (`emit`, with v3's few differences as a
+//!   dialect) and its key order (`order`); the reader uses libyaml (`events`, the library
+//!   go-yaml v2 was ported from, so the same documents fail with the same `yaml: line N: …`
+//!   texts; its one YAML 1.2 addition, the `\/` escape, is refused as go-yaml does) and
+//!   go-yaml's decoding rules (`decode`, `resolve`).
 //!
 //! Why not `serde_norway` (the workspace's YAML crate) for reading: it resolves plain
 //! scalars by YAML 1.2 rules (`yes` stays a string, `0o17` is octal but `017` is not) and
@@ -30,7 +34,7 @@ use crate::Value;
 
 /// Inputs longer than this are read on a thread with a large stack: nesting (up to
 /// go-yaml's 10000 levels) needs at least one input byte per level.
-const SMALL_INPUT: usize = 1000;
+const SMALL_INPUT: usize = 512;
 /// How deep a value is followed when written directly (KUDO's `toYaml`); only a map
 /// that holds itself gets this deep, and Helm's JSON step has the same bound.
 const MAX_WRITE_DEPTH: usize = 100;
