@@ -2,8 +2,9 @@
 //! engine: each template is parsed in a fresh set named `gotpl` with
 //! `missingkey=error` (a missing key fails instead of printing `<no value>`, and nothing is
 //! stripped from the output), KUDO's function map (Sprig's text functions minus `env`,
-//! `expandenv`, `base`, `dir`, `clean`, `ext`, `isAbs`, plus `toYaml`, which is go-yaml v2's
-//! `Marshal` of the value itself and keeps its final line break) and KUDO's variables
+//! `expandenv`, `base`, `dir`, `clean`, `ext`, `isAbs`, plus `toYaml`, which is go-yaml
+//! v2.3.0's `Marshal` of the value itself: it keeps its final line break and, unlike later
+//! go-yaml v2 releases, does not fold long strings) and KUDO's variables
 //! (`.OperatorName`, `.Name`, `.Namespace`, `.AppVersion`, `.OperatorVersion`,
 //! `.PlanName`, `.PhaseName`, `.StepName`, `.Params`, `.Pipes`).
 //!
@@ -301,6 +302,20 @@ mod tests {
         );
         let err = unwrap_param(Some("a: 1"), ParamKind::Array).expect_err("not a list");
         assert!(err.to_string().contains("cannot unmarshal object"), "{err}");
+    }
+
+    #[test]
+    fn to_yaml_does_not_fold_long_strings_as_go_yaml_2_3_did() {
+        let r = Renderer::new();
+        let words = "word ".repeat(30);
+        let vars = Variables {
+            params: BTreeMap::from([("W".to_string(), Value::from(words.trim()))]),
+            ..Default::default()
+        };
+        let out = r
+            .render("t", "{{ toYaml .Params }}", &vars)
+            .expect("renders");
+        assert_eq!(out, format!("W: {}\n", words.trim()));
     }
 
     #[test]

@@ -16,8 +16,11 @@ const V2_WIDTH: usize = 80;
 /// Which go-yaml writes.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Dialect {
-    /// go-yaml v2's `Marshal` (Helm's `toYaml`, KUDO's `toYaml`).
+    /// go-yaml v2.4's `Marshal` (Helm's `toYaml`): long strings folded at column 80.
     V2,
+    /// go-yaml v2.3.0's `Marshal`, which KUDO 0.19 links (its `toYaml`): the same writer,
+    /// but that release did not fold long strings.
+    V2NoWrap,
     /// go-yaml v3's `Encoder` with `SetIndent(2)` (Helm's `toYamlPretty`): sequences inside
     /// mappings indented, no folding, tabs allowed in literal blocks, v3's key order.
     V3Indent2,
@@ -40,7 +43,7 @@ pub(crate) fn emit(doc: &Yaml, dialect: Dialect) -> String {
         dialect,
         width: match dialect {
             Dialect::V2 => V2_WIDTH,
-            Dialect::V3Indent2 => usize::MAX,
+            Dialect::V2NoWrap | Dialect::V3Indent2 => usize::MAX,
         },
         out: Vec::new(),
         column: 0,
@@ -147,7 +150,7 @@ impl Emitter {
     }
 
     fn block_seq(&mut self, items: &[Yaml]) {
-        let indentless = self.dialect == Dialect::V2 && self.mapping && !self.indention;
+        let indentless = self.dialect != Dialect::V3Indent2 && self.mapping && !self.indention;
         self.increase_indent(false, indentless);
         for item in items {
             self.write_indent();

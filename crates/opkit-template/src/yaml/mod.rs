@@ -100,11 +100,11 @@ pub fn to_yaml(v: &Value) -> Result<String, YamlError> {
     Ok(emit::emit(&doc, emit::Dialect::V2))
 }
 
-/// go-yaml v2's `Marshal(v)` of the template value itself (KUDO's `toYaml`): like
+/// go-yaml v2.3.0's `Marshal(v)` of the template value itself (KUDO 0.19's `toYaml`): like
 /// [`to_yaml`] but without the JSON step, so an `int` stays an `int` and a float prints
-/// with go-yaml's `%g` (`1e+06`).
+/// with go-yaml's `%g` (`1e+06`), and without folding long strings (v2.3.0 did not).
 pub(crate) fn marshal_go(v: &Value) -> Result<String, YamlError> {
-    Ok(emit::emit(&from_value(v, 0)?, emit::Dialect::V2))
+    Ok(emit::emit(&from_value(v, 0)?, emit::Dialect::V2NoWrap))
 }
 
 /// go-yaml v3's `Encoder` with `SetIndent(2)` over the template value itself (Helm's
