@@ -136,10 +136,11 @@ impl ParamKind {
 }
 
 /// KUDO's `WrapParamValue`: a parameter value as the text an `OperatorVersion` stores
-/// (`None` for a missing string value). Arrays and maps are written as YAML.
+/// (`None` for a missing string value). Arrays and maps are written as YAML (by
+/// `sigs.k8s.io/yaml` over go-yaml v2.3.0: long strings are not folded).
 pub fn wrap_param(v: &Value, kind: ParamKind) -> Result<Option<String>, YamlError> {
     match kind {
-        ParamKind::Array | ParamKind::Map => crate::yaml::to_yaml(v).map(Some),
+        ParamKind::Array | ParamKind::Map => crate::yaml::to_yaml_unfolded(v).map(Some),
         ParamKind::String if v.is_nil() => Ok(None),
         ParamKind::String => Ok(Some(crate::sprig::strval(v))),
     }

@@ -91,13 +91,24 @@ pub(crate) enum Target {
 /// assert_eq!(to_yaml(&v).unwrap(), "a:\n  x: 1000000\n  \"y\": 0.5\nb:\n- 1\n- \"yes\"\n");
 /// ```
 pub fn to_yaml(v: &Value) -> Result<String, YamlError> {
+    via_json(v, emit::Dialect::V2)
+}
+
+/// `sigs.k8s.io/yaml.Marshal(v)` as KUDO 0.19 links it (over go-yaml v2.3.0, which does not
+/// fold long strings): how KUDO stores array and map parameters as text.
+pub(crate) fn to_yaml_unfolded(v: &Value) -> Result<String, YamlError> {
+    via_json(v, emit::Dialect::V2NoWrap)
+}
+
+/// Go's JSON of `v`, read by go-yaml and written back in `dialect`.
+fn via_json(v: &Value, dialect: emit::Dialect) -> Result<String, YamlError> {
     let json = crate::sprig::to_json(v, false, None).map_err(YamlError::Marshal)?;
     // The JSON text read back by go-yaml's own rules, as sigs.k8s.io/yaml does: numbers get
     // their type from their text, and a raw NEL in a string folds into a space.
     let doc = decode::decode(&json)
         .map_err(YamlError::Write)?
         .unwrap_or(Yaml::Null);
-    Ok(emit::emit(&doc, emit::Dialect::V2))
+    Ok(emit::emit(&doc, dialect))
 }
 
 /// go-yaml v2.3.0's `Marshal(v)` of the template value itself (KUDO 0.19's `toYaml`): like
