@@ -7,11 +7,25 @@
 //! Helm prints in `# Source:` headers and error messages.
 
 #![warn(missing_docs)]
+mod archive;
 mod chart;
+mod dependencies;
+mod ignore;
 mod load;
+mod options;
+mod prepare;
+mod schema;
+mod strvals;
+mod values;
 
-pub use chart::{Chart, Dependency, File, Maintainer, Metadata};
+pub use archive::{MAX_DECOMPRESSED_CHART_SIZE, MAX_DECOMPRESSED_FILE_SIZE};
+pub use chart::{Chart, Dependency, File, Lock, Maintainer, Metadata};
+pub use ignore::IgnoreError;
 pub use load::LoadError;
+pub use options::{ValueOptions, ValueOptionsError};
+pub use prepare::{PrepareError, prepare, prepare_with_warnings};
+pub use strvals::StrvalsError;
+pub use values::ValuesError;
 
 /// The README's example, compiled and run as a doctest.
 #[doc = include_str!("../README.md")]

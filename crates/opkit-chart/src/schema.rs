@@ -1,0 +1,475 @@
+//! `values.schema.json` validation as Helm v4's `ValidateAgainstSchema` does it: the chart's
+//! schema against its values, then each subchart's against its section, errors gathered per
+//! chart. Validation is `boon` (the Rust sibling of the santhosh-tekuri/jsonschema v6 library
+//! Helm uses, same drafts and error tree); the messages are rendered in v6's words (`- at
+//! '/age': minimum: got -5, want 0`), which Helm prints.
+
+use boon::{CompileError, Compiler, ErrorKind, Schemas, UrlLoader, ValidationError};
+use opkit_template::{Dict, Value};
+
+use crate::chart::Chart;
+
+const SCHEMA_URL: &str = "file:///values.schema.json";
+
+/// Helm's `ValidateAgainstSchema`: `Ok` when every schema accepts its values, else the
+/// per-chart report Helm prints after `values don't meet the specifications…`.
+pub(crate) fn validate_against_schema(chart: &Chart, values: &Dict) -> Result<(), String> {
+    let mut sb = String::new();
+    if let Some(schema) = &chart.schema
+        && let Err(e) = validate_single(values, schema)
+    {
+        sb.push_str(&format!("{}:\n{e}", chart.name()));
+    }
+    for sub in &chart.dependencies {
+        match values.get(sub.name()) {
+            None | Some(Value::Nil) => {}
+            Some(Value::Map(d)) => {
+                if let Err(e) = validate_against_schema(sub, &d) {
+                    sb.push_str(&e);
+                }
+            }
+            Some(other) => sb.push_str(&format!(
+                "{}:\ninvalid type for values: expected object (map), got {}\n",
+                sub.name(),
+                other.type_name()
+            )),
+        }
+    }
+    if sb.is_empty() { Ok(()) } else { Err(sb) }
+}
+
+/// Values as the JSON a schema sees (Go's ints stay integers, floats stay floats).
+fn to_json(v: &Value) -> serde_json::Value {
+    match v {
+        Value::Nil => serde_json::Value::Null,
+        Value::Bool(b) => serde_json::Value::Bool(*b),
+        Value::Int(i) | Value::Int64(i) => serde_json::Value::from(*i),
+        Value::Float(f) => serde_json::Number::from_f64(*f)
+            .map(serde_json::Value::Number)
+            .unwrap_or(serde_json::Value::Null),
+        Value::String(s) => serde_json::Value::String(s.to_string()),
+        Value::List(l) => serde_json::Value::Array(l.iter().map(to_json).collect()),
+        Value::Map(d) => serde_json::Value::Object(
+            d.entries()
+                .into_iter()
+                .map(|(k, v)| (k, to_json(&v)))
+                .collect(),
+        ),
+        Value::Object(_) | Value::Func(_) => serde_json::Value::String(v.to_string()),
+    }
+}
+
+/// Helm's `urn:` loader: an unresolved URN is a permissive schema.
+struct UrnLoader;
+
+impl UrlLoader for UrnLoader {
+    fn load(&self, _url: &str) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+        Ok(serde_json::Value::Bool(true))
+    }
+}
+
+/// Helm's `ValidateAgainstSingleSchema`.
+fn validate_single(values: &Dict, schema: &[u8]) -> Result<(), String> {
+    let schema: serde_json::Value = serde_json::from_slice(schema).map_err(|e| e.to_string())?;
+    let mut loader = boon::SchemeUrlLoader::new();
+    loader.register("file", Box::new(boon::FileLoader));
+    loader.register("urn", Box::new(UrnLoader));
+    let mut compiler = Compiler::new();
+    compiler.use_loader(Box::new(loader));
+    compiler
+        .add_resource(SCHEMA_URL, schema)
+        .map_err(|e| compile_error(&e))?;
+    let mut schemas = Schemas::new();
+    let index = compiler
+        .compile(SCHEMA_URL, &mut schemas)
+        .map_err(|e| compile_error(&e))?;
+    let instance = to_json(&Value::Map(values.clone()));
+    match schemas.validate(&instance, index) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            // Helm drops the first line (`jsonschema validation failed with '…#'`).
+            let text = render(&e);
+            let text = match text.split_once('\n') {
+                Some((first, rest)) if first.starts_with("jsonschema validation failed with ") => {
+                    rest.to_string()
+                }
+                _ => text,
+            };
+            Err(format!("{text}\n"))
+        }
+    }
+}
+
+fn compile_error(e: &CompileError) -> String {
+    match e {
+        CompileError::ValidationError { url, src } => {
+            format!("{url:?} is not valid against metaschema: {}", render(src))
+        }
+        other => format!("{other:#}"),
+    }
+}
+
+/// The error tree as v6's `ValidationError.Error()` prints it.
+fn render(e: &ValidationError<'_, '_>) -> String {
+    let mut sb = String::new();
+    display(e, &mut sb, 0);
+    sb
+}
+
+fn display(e: &ValidationError<'_, '_>, sb: &mut String, indent: usize) {
+    let skip = e.causes.len() == 1 && matches!(e.kind, ErrorKind::Reference { .. });
+    let mut indent = indent;
+    if !skip {
+        if indent > 0 {
+            sb.push('\n');
+            for _ in 0..indent - 1 {
+                sb.push_str("  ");
+            }
+            sb.push_str("- ");
+        }
+        indent += 1;
+        if let ErrorKind::Schema { url } = &e.kind {
+            sb.push_str(&format!("jsonschema validation failed with {}", quote(url)));
+        } else {
+            sb.push_str(&format!(
+                "at {}: {}",
+                quote(&e.instance_location.to_string()),
+                message(&e.kind)
+            ));
+        }
+    }
+    for cause in &e.causes {
+        display(cause, sb, indent);
+    }
+}
+
+/// v6's `quote`: Go's `%q` inside single quotes.
+fn quote(s: &str) -> String {
+    let q = opkit_template::sprintf("%q", &[Value::string(s)]);
+    let q = q.replace("\\\"", "\"").replace('\'', "\\'");
+    format!("'{}'", &q[1..q.len() - 1])
+}
+
+fn join_quoted<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> String {
+    items
+        .into_iter()
+        .map(|s| quote(s.as_ref()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A count as x/text's English printer shows `%d` (digits grouped by thousands).
+fn count(n: usize) -> String {
+    group(&n.to_string())
+}
+
+fn group(digits: &str) -> String {
+    let (sign, digits) = match digits.strip_prefix('-') {
+        Some(d) => ("-", d),
+        None => ("", digits),
+    };
+    let (int, frac) = match digits.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => digits.split_at(i),
+        None => (digits, ""),
+    };
+    if frac.starts_with('e') || int.len() <= 3 {
+        return format!("{sign}{int}{frac}");
+    }
+    let mut out = String::new();
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    format!("{sign}{out}{frac}")
+}
+
+/// A schema number as v6 prints it (`%v` of its float64 value).
+fn number(n: &serde_json::Number) -> String {
+    let f = n.as_f64().unwrap_or(0.0);
+    group(&opkit_template::sprint(&[Value::Float(f)]))
+}
+
+/// A primitive as v6's `display`: strings quoted, others with `%v`.
+fn primitive(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => quote(s),
+        serde_json::Value::Array(_) | serde_json::Value::Object(_) => "value".into(),
+        serde_json::Value::Null => "<nil>".into(),
+        serde_json::Value::Number(n) => {
+            opkit_template::sprint(&[Value::Float(n.as_f64().unwrap_or(0.0))])
+        }
+        other => other.to_string(),
+    }
+}
+
+fn is_primitive(v: &serde_json::Value) -> bool {
+    !matches!(
+        v,
+        serde_json::Value::Array(_) | serde_json::Value::Object(_)
+    )
+}
+
+fn type_name(t: boon::Type) -> String {
+    // v6 reports every JSON number's type as `number`.
+    match t {
+        boon::Type::Integer => "number".into(),
+        other => other.to_string(),
+    }
+}
+
+/// One error kind in santhosh-tekuri/jsonschema v6's English.
+fn message(k: &ErrorKind<'_, '_>) -> String {
+    match k {
+        ErrorKind::Group | ErrorKind::Reference { .. } => "validation failed".into(),
+        ErrorKind::Schema { url } => format!("jsonschema validation failed with {}", quote(url)),
+        ErrorKind::ContentSchema => "contentSchema failed".into(),
+        ErrorKind::PropertyName { prop } => format!("invalid propertyName {}", quote(prop)),
+        ErrorKind::RefCycle {
+            url,
+            kw_loc1,
+            kw_loc2,
+        } => format!("both {kw_loc1} and {kw_loc2} resolve to {url:?} causing reference cycle"),
+        ErrorKind::FalseSchema => "false schema".into(),
+        ErrorKind::Type { got, want } => format!(
+            "got {}, want {}",
+            type_name(*got),
+            want.iter()
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ),
+        ErrorKind::Enum { want } => {
+            if want.iter().all(is_primitive) {
+                if want.len() == 1 {
+                    format!("value must be {}", primitive(&want[0]))
+                } else {
+                    format!(
+                        "value must be one of {}",
+                        want.iter().map(primitive).collect::<Vec<_>>().join(", ")
+                    )
+                }
+            } else {
+                "enum failed".into()
+            }
+        }
+        ErrorKind::Const { want } => {
+            if is_primitive(want) {
+                format!("value must be {}", primitive(want))
+            } else {
+                "const failed".into()
+            }
+        }
+        ErrorKind::Format { got, want, err } => {
+            format!("{} is not valid {want}: {err}", primitive(got))
+        }
+        ErrorKind::MinProperties { got, want } => {
+            format!("minProperties: got {}, want {}", count(*got), count(*want))
+        }
+        ErrorKind::MaxProperties { got, want } => {
+            format!("maxProperties: got {}, want {}", count(*got), count(*want))
+        }
+        ErrorKind::AdditionalProperties { got } => {
+            format!("additional properties {} not allowed", join_quoted(got))
+        }
+        ErrorKind::Required { want } => {
+            if want.len() == 1 {
+                format!("missing property {}", quote(want[0]))
+            } else {
+                format!("missing properties {}", join_quoted(want))
+            }
+        }
+        ErrorKind::Dependency { prop, missing }
+        | ErrorKind::DependentRequired { prop, missing } => {
+            format!(
+                "properties {} required, if {} exists",
+                join_quoted(missing),
+                quote(prop)
+            )
+        }
+        ErrorKind::MinItems { got, want } => {
+            format!("minItems: got {}, want {}", count(*got), count(*want))
+        }
+        ErrorKind::MaxItems { got, want } => {
+            format!("maxItems: got {}, want {}", count(*got), count(*want))
+        }
+        ErrorKind::Contains => "no items match contains schema".into(),
+        ErrorKind::MinContains { got, want } => {
+            if got.is_empty() {
+                format!(
+                    "min {} items required to match contains schema, but none matched",
+                    count(*want)
+                )
+            } else {
+                format!(
+                    "min {} items required to match contains schema, but matched {} items at {}",
+                    count(*want),
+                    count(got.len()),
+                    got.iter()
+                        .map(|i| i.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                )
+            }
+        }
+        ErrorKind::MaxContains { got, want } => format!(
+            "max {} items required to match contains schema, but matched {} items at {}",
+            count(*want),
+            count(got.len()),
+            got.iter()
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+        ErrorKind::UniqueItems { got: [i, j] } => {
+            format!("items at {} and {} are equal", count(*i), count(*j))
+        }
+        ErrorKind::AdditionalItems { got } => {
+            format!("last {} additionalItem(s) not allowed", count(*got))
+        }
+        ErrorKind::MinLength { got, want } => {
+            format!("minLength: got {}, want {}", count(*got), count(*want))
+        }
+        ErrorKind::MaxLength { got, want } => {
+            format!("maxLength: got {}, want {}", count(*got), count(*want))
+        }
+        ErrorKind::Pattern { got, want } => {
+            format!("{} does not match pattern {}", quote(got), quote(want))
+        }
+        ErrorKind::ContentEncoding { want, err } => {
+            format!("value is not {} encoded: {err}", quote(want))
+        }
+        ErrorKind::ContentMediaType { want, err, .. } => {
+            format!("value if not of mediatype {}: {err}", quote(want))
+        }
+        ErrorKind::Minimum { got, want } => {
+            format!("minimum: got {}, want {}", number(got), number(want))
+        }
+        ErrorKind::Maximum { got, want } => {
+            format!("maximum: got {}, want {}", number(got), number(want))
+        }
+        ErrorKind::ExclusiveMinimum { got, want } => {
+            format!(
+                "exclusiveMinimum: got {}, want {}",
+                number(got),
+                number(want)
+            )
+        }
+        ErrorKind::ExclusiveMaximum { got, want } => {
+            format!(
+                "exclusiveMaximum: got {}, want {}",
+                number(got),
+                number(want)
+            )
+        }
+        ErrorKind::MultipleOf { got, want } => {
+            format!("multipleOf: got {}, want {}", number(got), number(want))
+        }
+        ErrorKind::Not => "not failed".into(),
+        ErrorKind::AllOf => "allOf failed".into(),
+        ErrorKind::AnyOf => "anyOf failed".into(),
+        ErrorKind::OneOf(None) => "oneOf failed, none matched".into(),
+        ErrorKind::OneOf(Some((i, j))) => format!("oneOf failed, subschemas {i}, {j} matched"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chart::Metadata;
+
+    fn chart(name: &str, schema: Option<&str>, deps: Vec<Chart>) -> Chart {
+        Chart {
+            metadata: Metadata {
+                name: name.into(),
+                ..Metadata::default()
+            },
+            templates: vec![],
+            values: Value::map(Default::default()),
+            schema: schema.map(|s| s.as_bytes().to_vec()),
+            files: vec![],
+            dependencies: deps,
+            lock: None,
+        }
+    }
+
+    fn dict(v: serde_json::Value) -> Dict {
+        match Value::from_json(&v) {
+            Value::Map(d) => d,
+            _ => unreachable!(),
+        }
+    }
+
+    const PERSON: &str = r#"{
+        "type": "object",
+        "required": ["name", "employmentInfo"],
+        "properties": {
+            "name": {"type": "string"},
+            "age": {"type": "integer", "minimum": 0},
+            "tags": {"type": "array", "maxItems": 1}
+        }
+    }"#;
+
+    #[test]
+    fn errors_are_listed_in_v6s_words_under_the_charts_name() {
+        let c = chart("person", Some(PERSON), vec![]);
+        let err = validate_against_schema(
+            &c,
+            &dict(serde_json::json!({"name": "x", "age": -5, "tags": [1, 2]})),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err,
+            "person:\n- at '': missing property 'employmentInfo'\n- at '/age': minimum: got -5, want 0\n- at '/tags': maxItems: got 2, want 1\n"
+        );
+    }
+
+    #[test]
+    fn a_type_error_names_go_json_types() {
+        let c = chart(
+            "c",
+            Some(
+                r#"{"properties": {"n": {"type": "string"}, "s": {"type": ["integer", "boolean"]}}}"#,
+            ),
+            vec![],
+        );
+        let err =
+            validate_against_schema(&c, &dict(serde_json::json!({"n": 3, "s": "x"}))).unwrap_err();
+        assert_eq!(
+            err,
+            "c:\n- at '/n': got number, want string\n- at '/s': got string, want boolean or integer\n"
+        );
+    }
+
+    #[test]
+    fn subcharts_are_validated_against_their_section() {
+        let sub = chart("sub", Some(r#"{"required": ["age"]}"#), vec![]);
+        let top = chart("top", None, vec![sub]);
+        assert!(validate_against_schema(&top, &dict(serde_json::json!({}))).is_ok());
+        assert_eq!(
+            validate_against_schema(&top, &dict(serde_json::json!({"sub": {}}))).unwrap_err(),
+            "sub:\n- at '': missing property 'age'\n"
+        );
+        assert_eq!(
+            validate_against_schema(&top, &dict(serde_json::json!({"sub": "x"}))).unwrap_err(),
+            "sub:\ninvalid type for values: expected object (map), got string\n"
+        );
+    }
+
+    #[test]
+    fn a_schema_that_breaks_the_metaschema_is_reported() {
+        let c = chart("c", Some("1"), vec![]);
+        let err = validate_against_schema(&c, &dict(serde_json::json!({}))).unwrap_err();
+        assert!(err.starts_with("c:\n\"file:///values.schema.json"), "{err}");
+        assert!(err.contains("is not valid against metaschema"), "{err}");
+    }
+
+    #[test]
+    fn numbers_print_as_go_does() {
+        assert_eq!(group("1000000"), "1,000,000");
+        assert_eq!(group("-1234.5"), "-1,234.5");
+        assert_eq!(group("1e+21"), "1e+21");
+        assert_eq!(quote("a'b\"c"), "'a\\'b\"c'");
+    }
+}
