@@ -18,6 +18,9 @@ pub enum PrepareError {
         .0.join(", ")
     )]
     MissingDependencies(Vec<String>),
+    /// Dependency processing failed (a subchart's section of the values is not a map).
+    #[error("chart dependencies processing failed: {0}")]
+    Dependencies(ValuesError),
     /// The values could not be combined.
     #[error(transparent)]
     Values(#[from] ValuesError),
@@ -48,7 +51,7 @@ pub fn prepare_with_warnings(
         return Err(PrepareError::MissingDependencies(missing));
     }
     let mut warn = Warnings::default();
-    process_dependencies(chart, user_values, &mut warn)?;
+    process_dependencies(chart, user_values, &mut warn).map_err(PrepareError::Dependencies)?;
     let values = coalesce_values(chart, user_values, &mut warn)?;
     validate_against_schema(chart, &values).map_err(PrepareError::Schema)?;
     Ok((Value::Map(values), warn.0))

@@ -1,0 +1,404 @@
+//! The values a chart's templates see, checked against the real `helm template` (Helm v4).
+//!
+//! `tests/charts/values-top` has subcharts with conditions, an alias, a tag, a library chart,
+//! import-values of both forms, globals and a nested subchart; its `templates/values.yaml`
+//! prints `.Values` recursively with each leaf's Go type (`typeOf`, `%#v`), using only the
+//! engine and Sprig. Every case runs `helm template` with some flags; the dumped values, the
+//! subchart templates helm rendered (its `# Source:` lines) or helm's error are recorded in
+//! `tests/values-oracle.golden.txt`. When helm is at hand (`HELM_BIN`, the project's
+//! `.tools/bin/helm`, or `PATH`) the recording is first checked against helm's live output
+//! (`VALUES_GOLDEN_UPDATE=1` rewrites it); without helm the test says so loudly and uses the
+//! recording. Then opkit computes the same with `Chart::load`, `ValueOptions::merge_values`
+//! and `prepare`, and must agree. Error texts whose line order Helm leaves to Go's map order
+//! (schema reports) are compared with their lines sorted.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use opkit_chart::{Chart, ValueOptions, prepare};
+use opkit_template::{Templates, Value};
+
+fn charts_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/charts")
+}
+
+fn helm() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("HELM_BIN") {
+        return Some(PathBuf::from(p));
+    }
+    let tools = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.tools/bin/helm");
+    if tools.exists() {
+        return Some(tools);
+    }
+    Command::new("helm")
+        .arg("version")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|_| PathBuf::from("helm"))
+}
+
+/// One `helm template` run: the chart (a fixture directory, or `@archive` for the packed
+/// variant) and the flags; `{dir}` in a flag is the fixtures' directory.
+struct Case {
+    name: &'static str,
+    chart: &'static str,
+    flags: &'static [&'static str],
+}
+
+const CASES: &[Case] = &[
+    Case {
+        name: "defaults",
+        chart: "values-top",
+        flags: &[],
+    },
+    Case {
+        name: "every-set-flag",
+        chart: "values-top",
+        flags: &[
+            "-f",
+            "{dir}/override.yaml",
+            "--set",
+            "sub.dropme=null,nested.drop=null,n=5,s=007,neg=-3,zero=0,t=TRUE,list[2].k=v",
+            "--set-string",
+            "str=12,b=true",
+            "--set-json",
+            r#"j={"a":[1,2.5,null]}"#,
+            "--set-json",
+            r#"{"whole":{"x":1}}"#,
+            "--set-literal",
+            r"lit=a,b\c{d}",
+            "--set-file",
+            "f={dir}/file.txt",
+            "--set",
+            r"esc\.aped=x\,y,arr={a,b,c}",
+        ],
+    },
+    Case {
+        name: "tags-and-conditions",
+        chart: "values-top",
+        flags: &[
+            "--set",
+            "tags.extras=true,alias2.enabled=true,sub.subsub.active=false",
+        ],
+    },
+    Case {
+        name: "disabled-parent-condition",
+        chart: "values-top",
+        flags: &["--set", "sub.enabled=false,alias2.enabled=null"],
+    },
+    Case {
+        name: "globals-from-the-user",
+        chart: "values-top",
+        flags: &[
+            "--set",
+            "global.g=user,global.shared.fromUser=u,sub.global.fromSub=mine",
+        ],
+    },
+    Case {
+        name: "user-null-on-subchart-defaults",
+        chart: "values-top",
+        flags: &["--set", "sub.own=null,exporter.deep=null,nothing=set"],
+    },
+    Case {
+        name: "type-mismatches-keep-the-users-value",
+        chart: "values-top",
+        flags: &["--set", "nested=flat,ratio.x=1,sub.override.deep=1"],
+    },
+    Case {
+        name: "archived-chart-and-subchart",
+        chart: "@archive",
+        flags: &["--set", "alias2.enabled=true"],
+    },
+    Case {
+        name: "subchart-section-not-a-map",
+        chart: "values-top",
+        flags: &["--set", "sub=x"],
+    },
+    Case {
+        name: "set-without-value",
+        chart: "values-top",
+        flags: &["--set", "x"],
+    },
+    Case {
+        name: "set-index-too-large",
+        chart: "values-top",
+        flags: &["--set", "a[70000]=1"],
+    },
+    Case {
+        name: "set-json-invalid",
+        chart: "values-top",
+        flags: &["--set-json", "a={x"],
+    },
+    Case {
+        name: "schema-accepts",
+        chart: "schema-top",
+        flags: &["--set", "mode=a"],
+    },
+    Case {
+        name: "schema-refuses-top-and-subchart",
+        chart: "schema-top",
+        flags: &[
+            "--set",
+            "age=-1,name=ABCDEFG,mode=c,extra=1,child.port=80,child.x=1",
+            "--set-json",
+            r#"tags=["a","a"]"#,
+        ],
+    },
+    Case {
+        name: "schema-missing-required",
+        chart: "schema-top",
+        flags: &["--set", "name=null,child.port=null,age=5000"],
+    },
+];
+
+/// What a case produced, as recorded: the rendered templates and the values, or the error.
+fn outcome_text(sources: &[String], values: &str) -> String {
+    format!("sources:\n{}\nvalues: {values}\n", sources.join("\n"))
+}
+
+fn error_text(err: &str) -> String {
+    let mut lines: Vec<&str> = err.trim_end().lines().collect();
+    lines.sort();
+    format!("error:\n{}\n", lines.join("\n"))
+}
+
+fn flags(case: &Case, dir: &Path) -> Vec<String> {
+    case.flags
+        .iter()
+        .map(|f| f.replace("{dir}", &dir.display().to_string()))
+        .collect()
+}
+
+/// The packed variant of `values-top`: the chart as a `.tgz` whose `sub` subchart is itself
+/// an archive in `charts/`, as `helm package` and `helm dependency build` leave them.
+fn archive(dir: &Path, out: &Path) -> PathBuf {
+    fn add_dir(b: &mut tar::Builder<impl std::io::Write>, root: &Path, rel: &str, skip: &str) {
+        let mut entries: Vec<_> = std::fs::read_dir(root.join(rel))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        entries.sort();
+        for name in entries {
+            let r = if rel.is_empty() {
+                name.clone()
+            } else {
+                format!("{rel}/{name}")
+            };
+            if r == skip || name.ends_with(".orig") {
+                continue;
+            }
+            let p = root.join(&r);
+            if p.is_dir() {
+                add_dir(b, root, &r, skip);
+            } else {
+                let data = std::fs::read(&p).unwrap();
+                append(b, &format!("{}/{r}", prefix(root)), &data);
+            }
+        }
+    }
+    fn prefix(root: &Path) -> String {
+        root.file_name().unwrap().to_string_lossy().into_owned()
+    }
+    fn append(b: &mut tar::Builder<impl std::io::Write>, name: &str, data: &[u8]) {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        b.append_data(&mut h, name, data).unwrap();
+    }
+    fn tgz(root: &Path, skip: &str, extra: Option<(&str, &[u8])>) -> Vec<u8> {
+        let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        let mut b = tar::Builder::new(gz);
+        add_dir(&mut b, root, "", skip);
+        if let Some((name, data)) = extra {
+            append(&mut b, &format!("{}/{name}", prefix(root)), data);
+        }
+        b.into_inner().unwrap().finish().unwrap()
+    }
+    let sub = tgz(&dir.join("values-top/charts/sub"), "", None);
+    let top = tgz(
+        &dir.join("values-top"),
+        "charts/sub",
+        Some(("charts/sub-1.0.3.tgz", &sub)),
+    );
+    let path = out.join("values-top-0.1.0.tgz");
+    std::fs::write(&path, top).unwrap();
+    path
+}
+
+fn chart_path(case: &Case, dir: &Path, tmp: &Path) -> PathBuf {
+    if case.chart == "@archive" {
+        archive(dir, tmp)
+    } else {
+        dir.join(case.chart)
+    }
+}
+
+/// Runs helm for a case: its recorded outcome.
+fn helm_outcome(helm: &Path, case: &Case, dir: &Path) -> String {
+    let tmp = tempfile::tempdir().unwrap();
+    let chart = chart_path(case, dir, tmp.path());
+    let out = Command::new(helm)
+        .args(["template", "r"])
+        .arg(&chart)
+        .args(flags(case, dir))
+        .env("HELM_CACHE_HOME", tmp.path())
+        .env("HELM_CONFIG_HOME", tmp.path())
+        .env("HELM_DATA_HOME", tmp.path())
+        .output()
+        .expect("helm runs");
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let start = err
+            .find("Error: ")
+            .unwrap_or_else(|| panic!("helm failed without an error line: {err}"));
+        return error_text(&err[start + "Error: ".len()..]);
+    }
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let mut sources: Vec<String> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("# Source: "))
+        .map(str::to_string)
+        .collect();
+    sources.sort();
+    outcome_text(&sources, &dumped(&stdout))
+}
+
+/// The values line of the dump template's output; `(none)` for a chart without one.
+fn dumped(manifest: &str) -> String {
+    manifest
+        .lines()
+        .skip_while(|l| l.trim() != "values: |")
+        .nth(1)
+        .map_or_else(|| "(none)".to_string(), |l| l.trim().to_string())
+}
+
+/// Every non-partial template of the chart tree, named as Helm's `# Source:` lines name them.
+fn sources(chart: &Chart, prefix: &str, out: &mut Vec<String>) {
+    for t in &chart.templates {
+        let file = t.name.rsplit('/').next().unwrap_or(&t.name);
+        if !file.starts_with('_') {
+            out.push(format!("{prefix}/{}", t.name));
+        }
+    }
+    for sub in &chart.dependencies {
+        sources(sub, &format!("{prefix}/charts/{}", sub.name()), out);
+    }
+}
+
+/// Computes a case with opkit: its outcome in the recorded form.
+fn opkit_outcome(case: &Case, dir: &Path) -> String {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = chart_path(case, dir, tmp.path());
+    let mut chart = match Chart::load(&path) {
+        Ok(c) => c,
+        Err(e) => return error_text(&e.to_string()),
+    };
+    let mut opts = ValueOptions::default();
+    let f = flags(case, dir);
+    for pair in f.chunks(2) {
+        let list = match pair[0].as_str() {
+            "-f" => &mut opts.value_files,
+            "--set" => &mut opts.values,
+            "--set-string" => &mut opts.string_values,
+            "--set-json" => &mut opts.json_values,
+            "--set-literal" => &mut opts.literal_values,
+            "--set-file" => &mut opts.file_values,
+            other => panic!("unknown flag {other}"),
+        };
+        list.push(pair[1].clone());
+    }
+    let user = match opts.merge_values() {
+        Ok(v) => v,
+        Err(e) => return error_text(&e.to_string()),
+    };
+    let values = match prepare(&mut chart, &user) {
+        Ok(v) => v,
+        Err(e) => return error_text(&e.to_string()),
+    };
+    let mut srcs = Vec::new();
+    let name = chart.name().to_string();
+    sources(&chart, &name, &mut srcs);
+    srcs.sort();
+    let mut t = Templates::new("gotpl");
+    t.add_funcs(opkit_template::sprig::functions());
+    for tpl in &chart.templates {
+        let text = String::from_utf8(tpl.data.clone()).unwrap();
+        t.parse(&format!("{name}/{}", tpl.name), &text)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let data = Value::map([("Values".to_string(), values)].into_iter().collect());
+    let dump = format!("{name}/templates/values.yaml");
+    let out = if chart
+        .templates
+        .iter()
+        .any(|t| t.name == "templates/values.yaml")
+    {
+        t.execute(&dump, &data)
+            .map(|o| dumped(&o))
+            .unwrap_or_else(|e| format!("render failed: {e}"))
+    } else {
+        dumped("")
+    };
+    outcome_text(&srcs, &out)
+}
+
+fn golden(outcomes: &[(String, String)]) -> String {
+    outcomes
+        .iter()
+        .map(|(name, o)| format!("=== {name}\n{o}"))
+        .collect()
+}
+
+fn parse_golden(text: &str) -> Vec<(String, String)> {
+    text.split("=== ")
+        .skip(1)
+        .map(|s| {
+            let (name, body) = s.split_once('\n').expect("a case header");
+            (name.to_string(), body.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn prepared_values_equal_what_helm_templates_see() {
+    let dir = charts_dir();
+    let golden_path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/values-oracle.golden.txt");
+    let recorded = std::fs::read_to_string(&golden_path).unwrap_or_default();
+    match helm() {
+        Some(h) => {
+            let live: Vec<(String, String)> = CASES
+                .iter()
+                .map(|c| (c.name.to_string(), helm_outcome(&h, c, &dir)))
+                .collect();
+            let live = golden(&live);
+            if std::env::var_os("VALUES_GOLDEN_UPDATE").is_some() {
+                std::fs::write(&golden_path, &live).unwrap();
+            } else {
+                assert!(
+                    recorded == live,
+                    "\n!!!!! {} differs from the live helm output; rerun with \
+                     VALUES_GOLDEN_UPDATE=1 if helm's behaviour is the new truth\n--- live ---\n{live}",
+                    golden_path.display()
+                );
+            }
+        }
+        None => eprintln!(
+            "\n!!!!! values_oracle: helm not found (HELM_BIN, .tools/bin/helm, PATH); \
+             comparing with the recorded {}",
+            golden_path.display()
+        ),
+    }
+    let recorded = parse_golden(&std::fs::read_to_string(&golden_path).expect("golden file"));
+    assert_eq!(recorded.len(), CASES.len(), "one recorded outcome per case");
+    let mut failures = Vec::new();
+    for (case, (name, want)) in CASES.iter().zip(&recorded) {
+        assert_eq!(case.name, name, "cases and recording in the same order");
+        let got = opkit_outcome(case, &dir);
+        if &got != want {
+            failures.push(format!("--- {name}\nhelm:\n{want}opkit:\n{got}"));
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
