@@ -1,9 +1,9 @@
 //! The values a chart's templates see, checked against the real `helm template` (Helm v4).
 //!
 //! `tests/charts/values-top` has subcharts with conditions, an alias, a tag, a library chart,
-//! import-values of both forms, globals and a nested subchart; its `templates/values.yaml`
-//! prints `.Values` recursively with each leaf's Go type (`typeOf`, `%#v`), using only the
-//! engine and Sprig. Every case runs `helm template` with some flags; the dumped values, the
+//! import-values of both forms, globals and a nested subchart. Each case copies its chart and
+//! adds a template that prints `.Values` recursively with each leaf's Go type (`typeOf`,
+//! `%#v`), using only the engine and Sprig. Every case runs `helm template` with some flags; the dumped values, the
 //! subchart templates helm rendered (its `# Source:` lines) or helm's error are recorded in
 //! `tests/values-oracle.golden.txt`. When helm is at hand (`HELM_BIN`, the project's
 //! `.tools/bin/helm`, or `PATH`) the recording is first checked against helm's live output
@@ -13,29 +13,14 @@
 //! (schema reports) are compared with their lines sorted.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+mod common;
+
+use common::{copy_with_dump, dump_values, dumped, helm, helm_template, sources};
 use opkit_chart::{Chart, ValueOptions, prepare};
-use opkit_template::{Templates, Value};
 
 fn charts_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/charts")
-}
-
-fn helm() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("HELM_BIN") {
-        return Some(PathBuf::from(p));
-    }
-    let tools = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.tools/bin/helm");
-    if tools.exists() {
-        return Some(tools);
-    }
-    Command::new("helm")
-        .arg("version")
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|_| PathBuf::from("helm"))
 }
 
 /// One `helm template` run: the chart (a fixture directory, or `@archive` for the packed
@@ -226,11 +211,19 @@ fn archive(dir: &Path, out: &Path) -> PathBuf {
     path
 }
 
+/// The case's chart, with the dump template added, in `tmp`.
 fn chart_path(case: &Case, dir: &Path, tmp: &Path) -> PathBuf {
-    if case.chart == "@archive" {
-        archive(dir, tmp)
+    let name = if case.chart == "@archive" {
+        "values-top"
     } else {
-        dir.join(case.chart)
+        case.chart
+    };
+    let copy = tmp.join("src").join(name);
+    copy_with_dump(&dir.join(name), &copy);
+    if case.chart == "@archive" {
+        archive(&tmp.join("src"), tmp)
+    } else {
+        copy
     }
 }
 
@@ -238,51 +231,17 @@ fn chart_path(case: &Case, dir: &Path, tmp: &Path) -> PathBuf {
 fn helm_outcome(helm: &Path, case: &Case, dir: &Path) -> String {
     let tmp = tempfile::tempdir().unwrap();
     let chart = chart_path(case, dir, tmp.path());
-    let out = Command::new(helm)
-        .args(["template", "r"])
-        .arg(&chart)
-        .args(flags(case, dir))
-        .env("HELM_CACHE_HOME", tmp.path())
-        .env("HELM_CONFIG_HOME", tmp.path())
-        .env("HELM_DATA_HOME", tmp.path())
-        .output()
-        .expect("helm runs");
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let start = err
-            .find("Error: ")
-            .unwrap_or_else(|| panic!("helm failed without an error line: {err}"));
-        return error_text(&err[start + "Error: ".len()..]);
-    }
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    let mut sources: Vec<String> = stdout
-        .lines()
-        .filter_map(|l| l.strip_prefix("# Source: "))
-        .map(str::to_string)
-        .collect();
-    sources.sort();
-    outcome_text(&sources, &dumped(&stdout))
-}
-
-/// The values line of the dump template's output; `(none)` for a chart without one.
-fn dumped(manifest: &str) -> String {
-    manifest
-        .lines()
-        .skip_while(|l| l.trim() != "values: |")
-        .nth(1)
-        .map_or_else(|| "(none)".to_string(), |l| l.trim().to_string())
-}
-
-/// Every non-partial template of the chart tree, named as Helm's `# Source:` lines name them.
-fn sources(chart: &Chart, prefix: &str, out: &mut Vec<String>) {
-    for t in &chart.templates {
-        let file = t.name.rsplit('/').next().unwrap_or(&t.name);
-        if !file.starts_with('_') {
-            out.push(format!("{prefix}/{}", t.name));
+    match helm_template(helm, &chart, &flags(case, dir)) {
+        Err(e) => error_text(&e),
+        Ok(stdout) => {
+            let mut sources: Vec<String> = stdout
+                .lines()
+                .filter_map(|l| l.strip_prefix("# Source: "))
+                .map(str::to_string)
+                .collect();
+            sources.sort();
+            outcome_text(&sources, &dumped(&stdout))
         }
-    }
-    for sub in &chart.dependencies {
-        sources(sub, &format!("{prefix}/charts/{}", sub.name()), out);
     }
 }
 
@@ -320,26 +279,7 @@ fn opkit_outcome(case: &Case, dir: &Path) -> String {
     let name = chart.name().to_string();
     sources(&chart, &name, &mut srcs);
     srcs.sort();
-    let mut t = Templates::new("gotpl");
-    t.add_funcs(opkit_template::sprig::functions());
-    for tpl in &chart.templates {
-        let text = String::from_utf8(tpl.data.clone()).unwrap();
-        t.parse(&format!("{name}/{}", tpl.name), &text)
-            .unwrap_or_else(|e| panic!("{e}"));
-    }
-    let data = Value::map([("Values".to_string(), values)].into_iter().collect());
-    let dump = format!("{name}/templates/values.yaml");
-    let out = if chart
-        .templates
-        .iter()
-        .any(|t| t.name == "templates/values.yaml")
-    {
-        t.execute(&dump, &data)
-            .map(|o| dumped(&o))
-            .unwrap_or_else(|e| format!("render failed: {e}"))
-    } else {
-        dumped("")
-    };
+    let out = dump_values(&chart, values);
     outcome_text(&srcs, &out)
 }
 
