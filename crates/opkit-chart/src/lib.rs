@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 mod archive;
 mod chart;
+mod chartfile;
 mod dependencies;
 mod ignore;
 mod load;

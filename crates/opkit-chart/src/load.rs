@@ -10,7 +10,8 @@ use std::sync::OnceLock;
 use opkit_template::{Function, Value};
 
 use crate::archive::{MAX_DECOMPRESSED_FILE_SIZE, archive_files, is_gzip, strip_bom};
-use crate::chart::{Chart, Dependency, File, Lock, Metadata};
+use crate::chart::{Chart, File, Lock, Metadata};
+use crate::chartfile;
 use crate::ignore::{HELM_IGNORE, IgnoreError, Rules};
 use crate::values::read_values;
 
@@ -54,14 +55,24 @@ pub enum LoadError {
 
 impl Chart {
     /// Loads the chart at `path`: a chart directory or a chart archive (`.tgz`), with its
-    /// subcharts under `charts/` (Helm's `loader.Load`).
+    /// subcharts under `charts/` (Helm v4's `loader.Load`, which first reads `Chart.yaml`'s
+    /// `apiVersion` to pick the chart format).
     pub fn load(path: &Path) -> Result<Chart, LoadError> {
         let meta = std::fs::metadata(path).map_err(|e| go_io("stat", path, &e))?;
-        if meta.is_dir() {
-            Chart::load_dir(path)
-        } else {
-            Chart::load_file(path)
+        if !meta.is_dir() {
+            return Chart::load_file(path);
         }
+        let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let chart_yaml = abs.join("Chart.yaml");
+        let data = std::fs::read(&chart_yaml).map_err(|e| {
+            LoadError::Io(format!(
+                "unable to detect chart at {}: {}",
+                chart_yaml.display(),
+                crate::options::go_io_error("open", &chart_yaml.display().to_string(), &e)
+            ))
+        })?;
+        check_api_version(&data)?;
+        Chart::load_dir(path)
     }
 
     /// Loads a chart directory, skipping what `.helmignore` (and Helm's default rule for
@@ -78,7 +89,7 @@ impl Chart {
         from_files(files)
     }
 
-    /// Loads a chart archive file (Helm's `LoadFile`).
+    /// Loads a chart archive file (Helm v4's `LoadFile`).
     pub fn load_file(path: &Path) -> Result<Chart, LoadError> {
         let data = std::fs::read(path).map_err(|e| go_io("open", path, &e))?;
         let name = path.display().to_string();
@@ -93,12 +104,47 @@ impl Chart {
                 content_type(&data)
             )));
         }
-        Chart::load_archive(&data)
+        let files = archive_files(&data)
+            .map_err(|_| LoadError::Archive("unable to load chart archive".into()))?;
+        from_archive_files(files)
     }
 
-    /// Loads a chart from the bytes of a gzipped chart archive (Helm's `LoadArchive`).
+    /// Loads a chart from the bytes of a gzipped chart archive (Helm v4's `LoadArchive`).
     pub fn load_archive(data: &[u8]) -> Result<Chart, LoadError> {
-        from_files(archive_files(data)?)
+        if !is_gzip(data) {
+            return Err(LoadError::Archive(
+                "stream does not appear to be a valid chart file (details: gzip: invalid header)"
+                    .into(),
+            ));
+        }
+        let files = archive_files(data)
+            .map_err(|e| LoadError::Archive(format!("unable to load chart archive: {e}")))?;
+        from_archive_files(files)
+    }
+}
+
+/// An archive's files as a chart, once its `Chart.yaml` says it is one this loader reads.
+fn from_archive_files(files: Vec<File>) -> Result<Chart, LoadError> {
+    let Some(chart_yaml) = files.iter().find(|f| f.name == "Chart.yaml") else {
+        return Err(LoadError::Archive(
+            "unable to detect chart version, no Chart.yaml found".into(),
+        ));
+    };
+    check_api_version(&chart_yaml.data)?;
+    from_files(files)
+}
+
+/// Helm v4 reads `apiVersion` first: `v1`, `v2` (or none) are Helm's v2 chart format.
+fn check_api_version(chart_yaml: &[u8]) -> Result<(), LoadError> {
+    match chartfile::api_version(chart_yaml)
+        .map_err(|e| parse_err("Chart.yaml", e))?
+        .as_str()
+    {
+        "" | "v1" | "v2" => Ok(()),
+        "v3" => Err(LoadError::Archive(
+            "apiVersion v3 charts (Helm 4's experimental format) are not supported".into(),
+        )),
+        _ => Err(LoadError::Archive("unsupported chart version".into())),
     }
 }
 
@@ -194,16 +240,26 @@ fn parse_err(file: &str, e: impl std::fmt::Display) -> LoadError {
 }
 
 fn parse_lock(file: &str, data: &[u8]) -> Result<Lock, LoadError> {
-    serde_yaml::from_slice(data).map_err(|e| parse_err(file, e))
+    let v = opkit_template::yaml::from_yaml(&String::from_utf8_lossy(data))
+        .map_err(|e| parse_err(file, e))?;
+    let json = match crate::values::to_json(&v) {
+        serde_json::Value::Null => serde_json::json!({}),
+        other => other,
+    };
+    serde_json::from_value(json).map_err(|e| parse_err(file, e))
 }
 
 /// Sorts loaded files into a chart and loads its subcharts, as Helm's `LoadFiles` does.
 fn from_files(files: Vec<File>) -> Result<Chart, LoadError> {
     let mut metadata: Option<Metadata> = None;
+    let (mut null_maintainer, mut null_dependency) = (false, false);
     for f in &files {
         if f.name == "Chart.yaml" {
-            let mut md: Metadata =
-                serde_yaml::from_slice(&f.data).map_err(|e| parse_err("Chart.yaml", e))?;
+            let cf = chartfile::read_metadata(&f.data, metadata.as_ref())
+                .map_err(|e| parse_err("Chart.yaml", e))?;
+            let mut md = cf.metadata;
+            null_maintainer |= cf.null_maintainer;
+            null_dependency |= cf.null_dependency;
             if md.api_version.is_empty() {
                 md.api_version = "v1".into();
             }
@@ -229,16 +285,13 @@ fn from_files(files: Vec<File>) -> Result<Chart, LoadError> {
             }
             "values.schema.json" => chart.schema = Some(f.data),
             "requirements.yaml" => {
-                let md = metadata.get_or_insert_with(Metadata::default);
-                #[derive(serde::Deserialize)]
-                struct Requirements {
-                    #[serde(default)]
-                    dependencies: Vec<Dependency>,
-                }
-                let req: Requirements = serde_yaml::from_slice(&f.data)
+                let cf = chartfile::read_metadata(&f.data, metadata.as_ref())
                     .map_err(|e| parse_err("requirements.yaml", e))?;
-                md.dependencies = req.dependencies;
-                if md.api_version == "v1" {
+                null_maintainer |= cf.null_maintainer;
+                null_dependency |= cf.null_dependency;
+                let v1 = cf.metadata.api_version == "v1";
+                metadata = Some(cf.metadata);
+                if v1 {
                     chart.files.push(f);
                 }
             }
@@ -266,7 +319,7 @@ fn from_files(files: Vec<File>) -> Result<Chart, LoadError> {
         }
     }
     chart.metadata = metadata.ok_or(LoadError::MissingChartYaml)?;
-    validate(&mut chart.metadata)?;
+    validate(&mut chart.metadata, null_maintainer, null_dependency)?;
     let parent = chart.metadata.name.clone();
     for (name, files) in subcharts {
         if name.starts_with('_') || name.starts_with('.') {
@@ -285,7 +338,9 @@ fn from_files(files: Vec<File>) -> Result<Chart, LoadError> {
                     file.name
                 )));
             }
-            Chart::load_archive(&file.data).map_err(sub_err)?
+            archive_files(&file.data)
+                .and_then(from_files)
+                .map_err(sub_err)?
         } else {
             let inner = files
                 .into_iter()
@@ -351,7 +406,11 @@ pub(crate) fn is_compatible_range(range: &str, v: &str) -> bool {
 }
 
 /// Helm's `Metadata.Validate`.
-fn validate(md: &mut Metadata) -> Result<(), LoadError> {
+fn validate(
+    md: &mut Metadata,
+    null_maintainer: bool,
+    null_dependency: bool,
+) -> Result<(), LoadError> {
     let v = |m: String| Err(LoadError::Validation(m));
     for s in [
         &mut md.name,
@@ -391,10 +450,16 @@ fn validate(md: &mut Metadata) -> Result<(), LoadError> {
     if !matches!(md.chart_type.as_str(), "" | "application" | "library") {
         return v("chart.metadata.type must be application or library".into());
     }
+    if null_maintainer {
+        return v("maintainers must not contain empty or null nodes".into());
+    }
     for m in &mut md.maintainers {
         sanitize(&mut m.name);
         sanitize(&mut m.email);
         sanitize(&mut m.url);
+    }
+    if null_dependency {
+        return v("dependencies must not contain empty or null nodes".into());
     }
     let mut seen = std::collections::BTreeSet::new();
     for d in &mut md.dependencies {
@@ -574,9 +639,29 @@ mod tests {
         );
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), &[("values.yaml", "a: 1")]);
+        let abs = std::path::absolute(dir.path()).unwrap().join("Chart.yaml");
         assert_eq!(
             Chart::load(dir.path()).unwrap_err().to_string(),
+            format!(
+                "unable to detect chart at {0}: open {0}: no such file or directory",
+                abs.display()
+            )
+        );
+        assert_eq!(
+            Chart::load_dir(dir.path()).unwrap_err().to_string(),
             "Chart.yaml file is missing"
+        );
+        assert_eq!(
+            err("apiVersion: v9\nname: x\nversion: 1.0.0\n"),
+            "unsupported chart version"
+        );
+        assert_eq!(
+            err("apiVersion: v2\nname: x\nversion: 1.0.0\nmaintainers:\n- null\n"),
+            "validation: maintainers must not contain empty or null nodes"
+        );
+        assert_eq!(
+            err("apiVersion: v2\nname: [x\n"),
+            "cannot load Chart.yaml: error converting YAML to JSON: yaml: line 2: did not find expected ',' or ']'"
         );
     }
 

@@ -122,8 +122,8 @@ mod tests {
         let f1 = dir.path().join("a.yaml");
         let f2 = dir.path().join("b.yaml");
         let txt = dir.path().join("c.txt");
-        std::fs::write(&f1, "a: 1\nm: {x: 1, y: 2}\n").unwrap();
-        std::fs::write(&f2, "m: {y: 3}\n").unwrap();
+        std::fs::write(&f1, "a: 1\nm: {x: 1, w: 2}\n").unwrap();
+        std::fs::write(&f2, "m: {w: 3}\n").unwrap();
         std::fs::write(&txt, "text").unwrap();
         let o = ValueOptions {
             value_files: vec![f1.display().to_string(), f2.display().to_string()],
@@ -136,7 +136,7 @@ mod tests {
         let v = o.merge_values().unwrap();
         assert_eq!(
             v.to_string(),
-            "map[a:2 f:text j:[1] k:map[z:true] l:a,b m:map[x:1 y:3] s:1]"
+            "map[a:2 f:text j:[1] k:map[z:true] l:a,b m:map[w:3 x:1] s:1]"
         );
         let Value::Map(d) = v else { unreachable!() };
         // --set-string came after --set: `s` is a string.

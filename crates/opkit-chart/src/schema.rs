@@ -38,27 +38,6 @@ pub(crate) fn validate_against_schema(chart: &Chart, values: &Dict) -> Result<()
     if sb.is_empty() { Ok(()) } else { Err(sb) }
 }
 
-/// Values as the JSON a schema sees (Go's ints stay integers, floats stay floats).
-fn to_json(v: &Value) -> serde_json::Value {
-    match v {
-        Value::Nil => serde_json::Value::Null,
-        Value::Bool(b) => serde_json::Value::Bool(*b),
-        Value::Int(i) | Value::Int64(i) => serde_json::Value::from(*i),
-        Value::Float(f) => serde_json::Number::from_f64(*f)
-            .map(serde_json::Value::Number)
-            .unwrap_or(serde_json::Value::Null),
-        Value::String(s) => serde_json::Value::String(s.to_string()),
-        Value::List(l) => serde_json::Value::Array(l.iter().map(to_json).collect()),
-        Value::Map(d) => serde_json::Value::Object(
-            d.entries()
-                .into_iter()
-                .map(|(k, v)| (k, to_json(&v)))
-                .collect(),
-        ),
-        Value::Object(_) | Value::Func(_) => serde_json::Value::String(v.to_string()),
-    }
-}
-
 /// Helm's `urn:` loader: an unresolved URN is a permissive schema.
 struct UrnLoader;
 
@@ -83,7 +62,7 @@ fn validate_single(values: &Dict, schema: &[u8]) -> Result<(), String> {
     let index = compiler
         .compile(SCHEMA_URL, &mut schemas)
         .map_err(|e| compile_error(&e))?;
-    let instance = to_json(&Value::Map(values.clone()));
+    let instance = crate::values::to_json(&Value::Map(values.clone()));
     match schemas.validate(&instance, index) {
         Ok(()) => Ok(()),
         Err(e) => {

@@ -50,6 +50,28 @@ pub(crate) fn as_table(v: &Value) -> Option<&Dict> {
     }
 }
 
+/// Values as JSON: Go ints stay integers, floats stay floats (for schemas, `import-values`
+/// entries and `Chart.lock`).
+pub(crate) fn to_json(v: &Value) -> serde_json::Value {
+    match v {
+        Value::Nil => serde_json::Value::Null,
+        Value::Bool(b) => serde_json::Value::Bool(*b),
+        Value::Int(i) | Value::Int64(i) => serde_json::Value::from(*i),
+        Value::Float(f) => serde_json::Number::from_f64(*f)
+            .map(serde_json::Value::Number)
+            .unwrap_or(serde_json::Value::Null),
+        Value::String(s) => serde_json::Value::String(s.to_string()),
+        Value::List(l) => serde_json::Value::Array(l.iter().map(to_json).collect()),
+        Value::Map(d) => serde_json::Value::Object(
+            d.entries()
+                .into_iter()
+                .map(|(k, v)| (k, to_json(&v)))
+                .collect(),
+        ),
+        Value::Object(_) | Value::Func(_) => serde_json::Value::String(v.to_string()),
+    }
+}
+
 /// A deep copy (Helm's `copystructure.Copy`): maps and lists are new, so changing the copy
 /// leaves the original alone.
 pub(crate) fn deep_copy(v: &Value) -> Value {
@@ -73,40 +95,47 @@ fn deep_copy_dict(d: &Dict) -> Dict {
     }
 }
 
-/// Reads values YAML as Helm's `loader.LoadValues` does: every document of the stream is read
-/// and the documents are merged (later ones win, maps merge); numbers become `float64`.
+/// Reads values YAML as Helm's `loader.LoadValues` does: the stream is split into documents
+/// as Kubernetes' `YAMLReader` splits it (at lines starting with `---`), each is read as
+/// `sigs.k8s.io/yaml` reads a map (go-yaml v2 typing, numbers `float64`), and the documents
+/// are merged, later ones winning.
 pub(crate) fn read_values(data: &[u8]) -> Result<Value, String> {
-    use serde::Deserialize;
-    let out = Dict::default();
-    let mut merged = Value::Map(out);
-    for doc in serde_yaml::Deserializer::from_slice(data) {
-        let json = serde_json::Value::deserialize(doc)
-            .map_err(|e| format!("error converting YAML to JSON: {e}"))?;
-        let current = match json {
-            serde_json::Value::Null => continue,
-            serde_json::Value::Object(_) => Value::from_json(&json),
-            other => {
-                return Err(format!(
-                    "cannot unmarshal yaml document: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-                    json_kind(&other)
-                ));
-            }
-        };
+    let text = String::from_utf8_lossy(data);
+    let mut merged = empty_map();
+    for doc in split_documents(&text)? {
+        let current = opkit_template::yaml::from_yaml_map(doc)
+            .map_err(|e| format!("cannot unmarshal yaml document: {e}"))?;
         merged = merge_maps(&merged, &current);
     }
     Ok(merged)
 }
 
-/// How Go's `encoding/json` names a JSON value's kind in its errors.
-fn json_kind(v: &serde_json::Value) -> &'static str {
-    match v {
-        serde_json::Value::Null => "null",
-        serde_json::Value::Bool(_) => "bool",
-        serde_json::Value::Number(_) => "number",
-        serde_json::Value::String(_) => "string",
-        serde_json::Value::Array(_) => "array",
-        serde_json::Value::Object(_) => "object",
+/// Kubernetes' `YAMLReader.Read` over a whole stream: the non-empty documents.
+fn split_documents(text: &str) -> Result<Vec<&str>, String> {
+    let mut docs = Vec::new();
+    let mut start = 0;
+    let mut pos = 0;
+    while pos < text.len() {
+        let end = text[pos..].find('\n').map_or(text.len(), |i| pos + i + 1);
+        let line = &text[pos..end];
+        if let Some(rest) = line.strip_prefix("---") {
+            let trimmed = rest.trim();
+            if !trimmed.is_empty() && !trimmed.starts_with('#') {
+                return Err(format!(
+                    "error reading yaml document: invalid Yaml document separator: {trimmed}"
+                ));
+            }
+            if pos > start {
+                docs.push(&text[start..pos]);
+            }
+            start = end;
+        }
+        pos = end;
     }
+    if text.len() > start {
+        docs.push(&text[start..]);
+    }
+    Ok(docs)
 }
 
 /// Helm's `loader.MergeMaps`: `b` over `a`, maps merged recursively, anything else replaced;
