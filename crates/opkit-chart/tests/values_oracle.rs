@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 mod common;
 
-use common::{copy_with_dump, dump_values, dumped, helm, helm_template, sources};
+use common::{copy_dir_into, copy_with_dump, dump_values, dumped, helm, helm_template, sources};
 use opkit_chart::{Chart, ValueOptions, prepare};
 
 fn charts_dir() -> PathBuf {
@@ -28,18 +28,207 @@ fn charts_dir() -> PathBuf {
 struct Case {
     name: &'static str,
     chart: &'static str,
+    /// When not empty, the chart is made of these files (path, contents) instead.
+    files: &'static [(&'static str, &'static str)],
     flags: &'static [&'static str],
 }
+
+const CHART_V2: &str = "apiVersion: v2\nname: gen\nversion: 1.0.0\n";
+const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n";
+
+/// Charts made on the fly to check loading and validation errors.
+const GENERATED: &[Case] = &[
+    Case {
+        name: "chart-yaml-missing-name",
+        chart: "gen",
+        files: &[("Chart.yaml", "apiVersion: v2\nversion: 1.0.0\n")],
+        flags: &[],
+    },
+    Case {
+        name: "chart-yaml-missing-version",
+        chart: "gen",
+        files: &[("Chart.yaml", "apiVersion: v2\nname: gen\n")],
+        flags: &[],
+    },
+    Case {
+        name: "chart-yaml-invalid-version",
+        chart: "gen",
+        files: &[(
+            "Chart.yaml",
+            "apiVersion: v2\nname: gen\nversion: one.two\n",
+        )],
+        flags: &[],
+    },
+    Case {
+        name: "chart-yaml-numbers-for-strings",
+        chart: "gen",
+        files: &[
+            (
+                "Chart.yaml",
+                "apiVersion: v2\nname: gen\nversion: 1.0\nappVersion: 1.10\ndescription: yes\nNAME: ignored\n",
+            ),
+            ("values.yaml", "on: yes\noff: [n, y, 0x1F, 010, 1e3, ~]\n"),
+        ],
+        flags: &[],
+    },
+    Case {
+        name: "chart-yaml-bad-type",
+        chart: "gen",
+        files: &[(
+            "Chart.yaml",
+            "apiVersion: v2\nname: gen\nversion: 1.0.0\ntype: plugin\n",
+        )],
+        flags: &[],
+    },
+    Case {
+        name: "chart-yaml-wrong-kinds",
+        chart: "gen",
+        files: &[(
+            "Chart.yaml",
+            "apiVersion: v2\nname: gen\nversion: 1.0.0\nkeywords: x\ndeprecated: x\n",
+        )],
+        flags: &[],
+    },
+    Case {
+        name: "chart-yaml-null-maintainer",
+        chart: "gen",
+        files: &[(
+            "Chart.yaml",
+            "apiVersion: v2\nname: gen\nversion: 1.0.0\nmaintainers:\n- null\n",
+        )],
+        flags: &[],
+    },
+    Case {
+        name: "chart-yaml-not-yaml",
+        chart: "gen",
+        files: &[("Chart.yaml", "apiVersion: v2\nname: [gen\n")],
+        flags: &[],
+    },
+    Case {
+        name: "chart-yaml-unknown-api-version",
+        chart: "gen",
+        files: &[("Chart.yaml", "apiVersion: v9\nname: gen\nversion: 1.0.0\n")],
+        flags: &[],
+    },
+    Case {
+        name: "chart-yaml-absent",
+        chart: "gen",
+        files: &[("values.yaml", "a: 1\n")],
+        flags: &[],
+    },
+    Case {
+        name: "dependency-alias-twice",
+        chart: "gen",
+        files: &[(
+            "Chart.yaml",
+            "apiVersion: v2\nname: gen\nversion: 1.0.0\ndependencies:\n- name: a\n- name: b\n  alias: a\n",
+        )],
+        flags: &[],
+    },
+    Case {
+        name: "dependency-alias-bad-characters",
+        chart: "gen",
+        files: &[(
+            "Chart.yaml",
+            "apiVersion: v2\nname: gen\nversion: 1.0.0\ndependencies:\n- name: a\n  alias: a.b\n",
+        )],
+        flags: &[],
+    },
+    Case {
+        name: "dependency-not-vendored",
+        chart: "gen",
+        files: &[
+            (
+                "Chart.yaml",
+                "apiVersion: v2\nname: gen\nversion: 1.0.0\ndependencies:\n- name: a\n  version: 1.x\n- name: b\n",
+            ),
+            (
+                "charts/a/Chart.yaml",
+                "apiVersion: v2\nname: a\nversion: 1.2.0\n",
+            ),
+        ],
+        flags: &[],
+    },
+    Case {
+        name: "subchart-without-chart-yaml",
+        chart: "gen",
+        files: &[
+            ("Chart.yaml", CHART_V2),
+            ("charts/bad/values.yaml", "a: 1\n"),
+        ],
+        flags: &[],
+    },
+    Case {
+        name: "values-yaml-bad-separator",
+        chart: "gen",
+        files: &[
+            ("Chart.yaml", CHART_V2),
+            ("values.yaml", "a: 1\n--- b: 2\n"),
+        ],
+        flags: &[],
+    },
+    Case {
+        name: "values-yaml-not-a-map",
+        chart: "gen",
+        files: &[
+            ("Chart.yaml", CHART_V2),
+            ("values.yaml", "a: 1\n---\n- x\n"),
+        ],
+        flags: &[],
+    },
+    Case {
+        name: "values-yaml-documents-merge",
+        chart: "gen",
+        files: &[
+            ("Chart.yaml", CHART_V2),
+            ("values.yaml", "---\na: {b: 1}\n--- # two\na: {c: 2}\n---\n"),
+            ("templates/cm.yaml", CM),
+        ],
+        flags: &[],
+    },
+    Case {
+        name: "helmignore-double-star",
+        chart: "gen",
+        files: &[("Chart.yaml", CHART_V2), (".helmignore", "a/**/b\n")],
+        flags: &[],
+    },
+    Case {
+        name: "v1-chart-with-requirements",
+        chart: "gen",
+        files: &[
+            ("Chart.yaml", "name: gen\nversion: 1.0.0\n"),
+            (
+                "requirements.yaml",
+                "dependencies:\n- name: a\n  version: '>=1.0.0'\n  condition: a.on,global.a\n- name: b\n  version: 2.0.0\n  tags: [bee]\n",
+            ),
+            ("values.yaml", "global:\n  a: false\ntags:\n  bee: true\n"),
+            ("charts/a/Chart.yaml", "name: a\nversion: 1.0.0\n"),
+            ("charts/a/templates/cm.yaml", CM),
+            ("charts/b/Chart.yaml", "name: b\nversion: 2.0.0\n"),
+            ("charts/b/values.yaml", "bee: 1\n"),
+            ("charts/b/templates/cm.yaml", CM),
+        ],
+        flags: &["--set", "a.on=null"],
+    },
+    Case {
+        name: "values-file-missing",
+        chart: "gen",
+        files: &[("Chart.yaml", CHART_V2)],
+        flags: &["-f", "{dir}/no-such-values.yaml"],
+    },
+];
 
 const CASES: &[Case] = &[
     Case {
         name: "defaults",
         chart: "values-top",
+        files: &[],
         flags: &[],
     },
     Case {
         name: "every-set-flag",
         chart: "values-top",
+        files: &[],
         flags: &[
             "-f",
             "{dir}/override.yaml",
@@ -62,6 +251,7 @@ const CASES: &[Case] = &[
     Case {
         name: "tags-and-conditions",
         chart: "values-top",
+        files: &[],
         flags: &[
             "--set",
             "tags.extras=true,alias2.enabled=true,sub.subsub.active=false",
@@ -70,11 +260,13 @@ const CASES: &[Case] = &[
     Case {
         name: "disabled-parent-condition",
         chart: "values-top",
+        files: &[],
         flags: &["--set", "sub.enabled=false,alias2.enabled=null"],
     },
     Case {
         name: "globals-from-the-user",
         chart: "values-top",
+        files: &[],
         flags: &[
             "--set",
             "global.g=user,global.shared.fromUser=u,sub.global.fromSub=mine",
@@ -83,46 +275,55 @@ const CASES: &[Case] = &[
     Case {
         name: "user-null-on-subchart-defaults",
         chart: "values-top",
+        files: &[],
         flags: &["--set", "sub.own=null,exporter.deep=null,nothing=set"],
     },
     Case {
         name: "type-mismatches-keep-the-users-value",
         chart: "values-top",
+        files: &[],
         flags: &["--set", "nested=flat,ratio.x=1,sub.override.deep=1"],
     },
     Case {
         name: "archived-chart-and-subchart",
         chart: "@archive",
+        files: &[],
         flags: &["--set", "alias2.enabled=true"],
     },
     Case {
         name: "subchart-section-not-a-map",
         chart: "values-top",
+        files: &[],
         flags: &["--set", "sub=x"],
     },
     Case {
         name: "set-without-value",
         chart: "values-top",
+        files: &[],
         flags: &["--set", "x"],
     },
     Case {
         name: "set-index-too-large",
         chart: "values-top",
+        files: &[],
         flags: &["--set", "a[70000]=1"],
     },
     Case {
         name: "set-json-invalid",
         chart: "values-top",
+        files: &[],
         flags: &["--set-json", "a={x"],
     },
     Case {
         name: "schema-accepts",
         chart: "schema-top",
+        files: &[],
         flags: &["--set", "mode=a"],
     },
     Case {
         name: "schema-refuses-top-and-subchart",
         chart: "schema-top",
+        files: &[],
         flags: &[
             "--set",
             "age=-1,name=ABCDEFG,mode=c,extra=1,child.port=80,child.x=1",
@@ -133,6 +334,7 @@ const CASES: &[Case] = &[
     Case {
         name: "schema-missing-required",
         chart: "schema-top",
+        files: &[],
         flags: &["--set", "name=null,child.port=null,age=5000"],
     },
 ];
@@ -213,6 +415,19 @@ fn archive(dir: &Path, out: &Path) -> PathBuf {
 
 /// The case's chart, with the dump template added, in `tmp`.
 fn chart_path(case: &Case, dir: &Path, tmp: &Path) -> PathBuf {
+    if !case.files.is_empty() {
+        let root = tmp.join("src").join(case.chart);
+        for (path, text) in case.files {
+            let p = root.join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        let dump = tmp.join("dump");
+        copy_with_dump(&root, &dump);
+        // The dump template joins the chart's own files (a chart without `templates/` gets one).
+        copy_dir_into(&dump.join("templates"), &root.join("templates"));
+        return root;
+    }
     let name = if case.chart == "@archive" {
         "values-top"
     } else {
@@ -227,12 +442,19 @@ fn chart_path(case: &Case, dir: &Path, tmp: &Path) -> PathBuf {
     }
 }
 
+/// An error text with the machine's directories replaced by `{tmp}` and `{dir}`, so the
+/// recording holds anywhere.
+fn relative(text: &str, tmp: &Path, dir: &Path) -> String {
+    text.replace(&tmp.display().to_string(), "{tmp}")
+        .replace(&dir.display().to_string(), "{dir}")
+}
+
 /// Runs helm for a case: its recorded outcome.
 fn helm_outcome(helm: &Path, case: &Case, dir: &Path) -> String {
     let tmp = tempfile::tempdir().unwrap();
     let chart = chart_path(case, dir, tmp.path());
     match helm_template(helm, &chart, &flags(case, dir)) {
-        Err(e) => error_text(&e),
+        Err(e) => error_text(&relative(&e, tmp.path(), dir)),
         Ok(stdout) => {
             let mut sources: Vec<String> = stdout
                 .lines()
@@ -251,7 +473,7 @@ fn opkit_outcome(case: &Case, dir: &Path) -> String {
     let path = chart_path(case, dir, tmp.path());
     let mut chart = match Chart::load(&path) {
         Ok(c) => c,
-        Err(e) => return error_text(&e.to_string()),
+        Err(e) => return error_text(&relative(&e.to_string(), tmp.path(), dir)),
     };
     let mut opts = ValueOptions::default();
     let f = flags(case, dir);
@@ -269,7 +491,7 @@ fn opkit_outcome(case: &Case, dir: &Path) -> String {
     }
     let user = match opts.merge_values() {
         Ok(v) => v,
-        Err(e) => return error_text(&e.to_string()),
+        Err(e) => return error_text(&relative(&e.to_string(), tmp.path(), dir)),
     };
     let values = match prepare(&mut chart, &user) {
         Ok(v) => v,
@@ -310,6 +532,7 @@ fn prepared_values_equal_what_helm_templates_see() {
         Some(h) => {
             let live: Vec<(String, String)> = CASES
                 .iter()
+                .chain(GENERATED)
                 .map(|c| (c.name.to_string(), helm_outcome(&h, c, &dir)))
                 .collect();
             let live = golden(&live);
@@ -331,9 +554,13 @@ fn prepared_values_equal_what_helm_templates_see() {
         ),
     }
     let recorded = parse_golden(&std::fs::read_to_string(&golden_path).expect("golden file"));
-    assert_eq!(recorded.len(), CASES.len(), "one recorded outcome per case");
+    assert_eq!(
+        recorded.len(),
+        CASES.len() + GENERATED.len(),
+        "one recorded outcome per case"
+    );
     let mut failures = Vec::new();
-    for (case, (name, want)) in CASES.iter().zip(&recorded) {
+    for (case, (name, want)) in CASES.iter().chain(GENERATED).zip(&recorded) {
         assert_eq!(case.name, name, "cases and recording in the same order");
         let got = opkit_outcome(case, &dir);
         if &got != want {

@@ -117,19 +117,20 @@ pub fn sources(chart: &Chart, prefix: &str, out: &mut Vec<String>) {
 
 /// Copies the chart directory `src` to `dst` (a new directory) and adds the dump template.
 pub fn copy_with_dump(src: &Path, dst: &Path) {
-    copy_dir(src, dst);
+    copy_dir_into(src, dst);
     let dump = dst.join("templates").join(DUMP_FILE);
     std::fs::create_dir_all(dump.parent().unwrap()).unwrap();
     std::fs::write(dump, DUMP_TEMPLATE).unwrap();
 }
 
-fn copy_dir(src: &Path, dst: &Path) {
+/// Copies the files under `src` into `dst`, keeping what `dst` has.
+pub fn copy_dir_into(src: &Path, dst: &Path) {
     std::fs::create_dir_all(dst).unwrap();
     for e in std::fs::read_dir(src).unwrap() {
         let e = e.unwrap();
         let to = dst.join(e.file_name());
         if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &to);
+            copy_dir_into(&e.path(), &to);
         } else {
             std::fs::copy(e.path(), to).unwrap();
         }
