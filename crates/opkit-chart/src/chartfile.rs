@@ -230,7 +230,8 @@ fn float_string(f: f64) -> String {
     if f.is_nan() {
         return ".nan".into();
     }
-    if f.is_infinite() {
+    // A float64 beyond float32's range is an infinity once narrowed, as in Go.
+    if f.is_infinite() || (f as f32).is_infinite() {
         return if f > 0.0 { ".inf" } else { "-.inf" }.into();
     }
     if f.fract() == 0.0 && f.abs() < 1e18 {
@@ -433,6 +434,10 @@ mod tests {
             (123456.5, "123456.5"),
             (1234567.5, "1.2345675e+06"),
             (-2.5, "-2.5"),
+            (1e300, ".inf"),
+            (-1e300, "-.inf"),
+            (1e20, "1e+20"),
+            (1e-50, "0"),
         ] {
             assert_eq!(float_string(f), s, "{f}");
         }

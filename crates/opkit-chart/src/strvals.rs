@@ -218,20 +218,51 @@ impl Parser<'_> {
         atoi(&v.into_iter().collect::<String>())
     }
 
-    fn list_item(&mut self, mut list: Vec<Value>, i: i64, nested: usize) -> (Vec<Value>, R<()>) {
+    /// The item `[i]` of `list` (Helm's recursive `listItem`, here a loop over the nested
+    /// `[i][j]…` so deep nesting needs no stack): the list with the item set, and how it went.
+    fn list_item(&mut self, list: Vec<Value>, i: i64, nested: usize) -> (Vec<Value>, R<()>) {
+        // The enclosing lists of a nested item, outermost first, each with its index.
+        let mut outer: Vec<(Vec<Value>, i64)> = Vec::new();
+        let (mut list, mut i) = (list, i);
+        let mut res = loop {
+            match self.item_step(&mut list, i, nested) {
+                Step::Done(res) => break res,
+                Step::Nested(next) => {
+                    let current = match list.get(i as usize) {
+                        None | Some(Value::Nil) => Vec::new(),
+                        Some(Value::List(l)) => l.as_ref().clone(),
+                        Some(other) => break Err(conversion_panic(other, LIST_TYPE).into()),
+                    };
+                    outer.push((std::mem::replace(&mut list, current), i));
+                    i = next;
+                }
+            }
+        };
+        // Each enclosing list takes its finished item; after an error Helm returns the
+        // enclosing lists unchanged.
+        while let Some((mut parent, pi)) = outer.pop() {
+            if res.is_ok() {
+                res = set_index(&mut parent, pi, Value::list(std::mem::take(&mut list)));
+            }
+            list = parent;
+        }
+        (list, res)
+    }
+
+    /// One level of `listItem`: what follows `[i]`.
+    fn item_step(&mut self, list: &mut Vec<Value>, i: i64, nested: usize) -> Step {
         if i < 0 {
-            return (list, Err(format!("negative {i} index not allowed").into()));
+            return Step::Done(Err(format!("negative {i} index not allowed").into()));
         }
         let (k, last) = self.runes_until(&['[', '.', '=']);
         if !k.is_empty() {
             let k: String = k.into_iter().collect();
-            return (
-                list,
-                Err(format!("unexpected data at end of array index: {k:?}").into()),
-            );
+            return Step::Done(Err(
+                format!("unexpected data at end of array index: {k:?}").into()
+            ));
         }
-        match last {
-            None => (list, Err(Stop::Eof)),
+        Step::Done(match last {
+            None => Err(Stop::Eof),
             Some('=') => {
                 let v = match self.mode {
                     Mode::Literal => Value::string(self.val_rest()),
@@ -239,17 +270,15 @@ impl Parser<'_> {
                         if self.empty_val() {
                             Value::Nil
                         } else {
-                            match self.json_value() {
-                                Ok(v) => {
-                                    let res = set_index(&mut list, i, v);
-                                    if res.is_err() {
-                                        return (list, res);
-                                    }
-                                    self.empty_val();
-                                    return (list, Ok(()));
-                                }
-                                Err(e) => return (list, Err(e)),
+                            let v = match self.json_value() {
+                                Ok(v) => v,
+                                Err(e) => return Step::Done(Err(e)),
+                            };
+                            let res = set_index(list, i, v);
+                            if res.is_ok() {
+                                self.empty_val();
                             }
+                            return Step::Done(res);
                         }
                     }
                     _ => match self.val_list() {
@@ -259,34 +288,19 @@ impl Parser<'_> {
                             let rs = self.val();
                             match self.typed(&rs) {
                                 Ok(v) => v,
-                                Err(e) => return (list, Err(e.into())),
+                                Err(e) => return Step::Done(Err(e.into())),
                             }
                         }
-                        Err(e) => return (list, Err(e)),
+                        Err(e) => return Step::Done(Err(e)),
                     },
                 };
-                let res = set_index(&mut list, i, v);
-                (list, res)
+                set_index(list, i, v)
             }
             Some('[') => {
-                let next = match self.key_index() {
-                    Ok(n) => n,
-                    Err(e) => return (list, Err(format!("error parsing index: {e}").into())),
+                return match self.key_index() {
+                    Ok(next) => Step::Nested(next),
+                    Err(e) => Step::Done(Err(format!("error parsing index: {e}").into())),
                 };
-                let current = match list.get(i as usize) {
-                    None | Some(Value::Nil) => Vec::new(),
-                    Some(Value::List(l)) => l.as_ref().clone(),
-                    Some(other) => {
-                        let e = conversion_panic(other, LIST_TYPE);
-                        return (list, Err(e.into()));
-                    }
-                };
-                let (inner, res) = self.list_item(current, next, nested);
-                if res.is_err() {
-                    return (list, res);
-                }
-                let res = set_index(&mut list, i, Value::list(inner));
-                (list, res)
             }
             Some(_) => {
                 // '.'
@@ -297,14 +311,10 @@ impl Parser<'_> {
                         _ => *existing = Value::Map(inner.clone()),
                     }
                 }
-                let res = self.key(&inner, nested);
-                if res.is_err() {
-                    return (list, res);
-                }
-                let res = set_index(&mut list, i, Value::Map(inner));
-                (list, res)
+                self.key(&inner, nested)
+                    .and_then(|()| set_index(list, i, Value::Map(inner)))
             }
-        }
+        })
     }
 
     /// Skips white space; true at the end or at a `,` (consumed).
@@ -382,6 +392,13 @@ impl Parser<'_> {
             Mode::Json | Mode::Literal => Ok(Value::string(s)),
         }
     }
+}
+
+/// What follows a list index: the item is done, or another index `[next]` opens a nested
+/// list.
+enum Step {
+    Done(R<()>),
+    Nested(i64),
 }
 
 enum Listed {
@@ -555,6 +572,9 @@ mod tests {
             set_("a=1,a[0]=2").unwrap_err(),
             "unable to parse key: interface conversion: interface {} is int64, not []interface {}"
         );
+        // Nesting as deep as the input goes (Helm has no bound) needs no stack.
+        let lists = format!("a{}=1", "[0]".repeat(5000));
+        assert!(parse(&lists, Mode::Typed { strings: false }).is_ok());
         let deep = format!("{}=1", vec!["a"; 32].join("."));
         assert_eq!(
             set_(&deep).unwrap_err(),
@@ -595,5 +615,21 @@ mod tests {
             show("a=nope", Mode::File(&read)),
             "open nope: no such file or directory"
         );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_set_string_gives_values_or_an_error_never_a_panic(
+            s in "[a-c.\\[\\]0-9=,{}\\\\ \"-]{0,40}"
+        ) {
+            for mode in [
+                Mode::Typed { strings: false },
+                Mode::Typed { strings: true },
+                Mode::Json,
+                Mode::Literal,
+            ] {
+                let _ = parse(&s, mode);
+            }
+        }
     }
 }
