@@ -5,6 +5,10 @@
 //! `.Files` serves) and the subcharts under `charts/`. Loading keeps Helm's file layout rules so
 //! that template names (`CHART/templates/FILE`, `CHART/charts/SUB/templates/FILE`) match what
 //! Helm prints in `# Source:` headers and error messages.
+//!
+//! The values a chart's templates see come from [`ValueOptions::merge_values`] (the user's
+//! `-f`/`--set*` values) and [`prepare`] (dependency processing, coalescing and
+//! `values.schema.json` validation), both following Helm v4's code and error texts.
 
 #![warn(missing_docs)]
 mod archive;
