@@ -211,6 +211,60 @@ const GENERATED: &[Case] = &[
         flags: &["--set", "a.on=null"],
     },
     Case {
+        name: "subchart-section-null-in-parent",
+        chart: "gen",
+        files: &[
+            ("Chart.yaml", CHART_V2),
+            ("values.yaml", "sub:\n# all commented out\n"),
+            (
+                "charts/sub/Chart.yaml",
+                "apiVersion: v2\nname: sub\nversion: 1.0.0\n",
+            ),
+            ("charts/sub/values.yaml", "a: 1\n"),
+        ],
+        flags: &[],
+    },
+    Case {
+        name: "globals-conflicting-kinds",
+        chart: "gen",
+        files: &[
+            ("Chart.yaml", CHART_V2),
+            (
+                "values.yaml",
+                "global:\n  t: {x: 1, deep: {y: 1}}\n  s: top\n  m: {a: 1}\n  n: null\nsub:\n  global:\n    s: {sub: 1}\n",
+            ),
+            (
+                "charts/sub/Chart.yaml",
+                "apiVersion: v2\nname: sub\nversion: 1.0.0\n",
+            ),
+            (
+                "charts/sub/values.yaml",
+                "global:\n  t: {z: 2, deep: {w: 2}}\n  m: plain\n  n: {k: v}\nown: {keep: 1, drop: 2, nil: null}\n",
+            ),
+            (
+                "charts/sub/charts/inner/Chart.yaml",
+                "apiVersion: v2\nname: inner\nversion: 1.0.0\n",
+            ),
+            (
+                "charts/sub/charts/inner/values.yaml",
+                "global: {inner: i, s: inner}\nv: 1\n",
+            ),
+        ],
+        flags: &[
+            "--set",
+            "sub.own.drop=null,sub.own.new.x=1,global.t.deep.u=3",
+        ],
+    },
+    Case {
+        name: "user-map-over-null-default",
+        chart: "gen",
+        files: &[
+            ("Chart.yaml", CHART_V2),
+            ("values.yaml", "n: null\nm: {a: null, b: 1}\nl: [1, 2]\n"),
+        ],
+        flags: &["--set", "n.x=1,m.a.c=2,l[3]=4"],
+    },
+    Case {
         name: "values-file-missing",
         chart: "gen",
         files: &[("Chart.yaml", CHART_V2)],
