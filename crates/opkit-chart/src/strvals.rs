@@ -123,9 +123,7 @@ impl Parser<'_> {
                 }
             }
             Some('[') => {
-                let i = self
-                    .key_index()
-                    .map_err(|e| format!("error parsing index: {e}"))?;
+                let i = self.key_index()?;
                 let list = match data.get(&k) {
                     None => Vec::new(),
                     Some(Value::List(l)) => l.as_ref().clone(),
@@ -210,12 +208,16 @@ impl Parser<'_> {
         }
     }
 
-    fn key_index(&mut self) -> Result<i64, String> {
+    /// The index inside `[…]`. Helm wraps the end of input as `error parsing index: EOF`
+    /// with `%w`, and its parse loop takes any wrapped EOF for the end: the key is dropped
+    /// and parsing ends without an error.
+    fn key_index(&mut self) -> R<i64> {
         let (v, last) = self.runes_until(&[']']);
         if last.is_none() {
-            return Err("EOF".into());
+            return Err(Stop::Eof);
         }
         atoi(&v.into_iter().collect::<String>())
+            .map_err(|e| format!("error parsing index: {e}").into())
     }
 
     /// The item `[i]` of `list` (Helm's recursive `listItem`, here a loop over the nested
@@ -299,7 +301,7 @@ impl Parser<'_> {
             Some('[') => {
                 return match self.key_index() {
                     Ok(next) => Step::Nested(next),
-                    Err(e) => Step::Done(Err(format!("error parsing index: {e}").into())),
+                    Err(e) => Step::Done(Err(e)),
                 };
             }
             Some(_) => {
