@@ -29,7 +29,6 @@ pub use ignore::IgnoreError;
 pub use load::LoadError;
 pub use options::{ValueOptions, ValueOptionsError};
 pub use prepare::{PrepareError, prepare, prepare_with_warnings};
-pub use strvals::StrvalsError;
 pub use values::ValuesError;
 
 /// The README's example, compiled and run as a doctest.

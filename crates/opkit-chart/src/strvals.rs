@@ -14,7 +14,7 @@ pub(crate) const MAX_NESTED_NAME_LEVEL: usize = 30;
 /// A `--set*` string Helm would refuse, with Helm's text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct StrvalsError(pub String);
+pub(crate) struct StrvalsError(pub(crate) String);
 
 /// What a value's runes become.
 pub(crate) enum Mode<'r> {

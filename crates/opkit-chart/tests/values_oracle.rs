@@ -364,6 +364,43 @@ const GENERATED: &[Case] = &[
         flags: &[r#"--set"#, r#"a[1"#],
     },
     Case {
+        name: "helmignore-rules",
+        chart: "gen",
+        files: &[
+            ("Chart.yaml", CHART_V2),
+            (
+                ".helmignore",
+                "# comment\n*.bak\n/top.yaml\ntemplates/skipdir/\ntemplates/[ab]?.yaml\nvalues-*.yaml\n",
+            ),
+            ("templates/keep.yaml", CM),
+            ("templates/keep.yaml.bak", "not: [yaml"),
+            ("templates/top.yaml", CM),
+            ("templates/skipdir/x.yaml", "not: [yaml"),
+            ("templates/a1.yaml", "not: [yaml"),
+            ("templates/abc.yaml", CM),
+            ("templates/.hidden.yaml", "not: [yaml"),
+            (
+                "charts/sub/Chart.yaml",
+                "apiVersion: v2\nname: sub\nversion: 1.0.0\n",
+            ),
+            ("charts/sub/templates/s.yaml", CM),
+            ("charts/sub/templates/s.yaml.bak", "not: [yaml"),
+            ("charts/sub/values.yaml", "v: 1\n"),
+            ("charts/sub/values-extra.yaml", "not: [yaml"),
+        ],
+        flags: &[],
+    },
+    Case {
+        name: "helmignore-negation-ignores-the-rest",
+        chart: "gen",
+        files: &[
+            ("Chart.yaml", CHART_V2),
+            (".helmignore", "!templates\n"),
+            ("templates/keep.yaml", CM),
+        ],
+        flags: &[],
+    },
+    Case {
         name: "values-file-missing",
         chart: "gen",
         files: &[("Chart.yaml", CHART_V2)],
