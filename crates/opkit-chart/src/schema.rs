@@ -88,17 +88,25 @@ fn compile_error(e: &CompileError) -> String {
     }
 }
 
+/// One line of v6's report and the lines under it.
+struct Node {
+    /// `at '/x': MESSAGE`, or the root's `jsonschema validation failed with '…'`.
+    text: String,
+    /// A reference with one cause prints only the cause (v6's `skip`).
+    skip: bool,
+    causes: Vec<Node>,
+}
+
 /// The error tree as v6's `ValidationError.Error()` prints it.
 fn render(e: &ValidationError<'_, '_>) -> String {
     let mut sb = String::new();
-    display(e, &mut sb, 0);
+    display(&convert(e), &mut sb, 0);
     sb
 }
 
-fn display(e: &ValidationError<'_, '_>, sb: &mut String, indent: usize) {
-    let skip = e.causes.len() == 1 && matches!(e.kind, ErrorKind::Reference { .. });
+fn display(n: &Node, sb: &mut String, indent: usize) {
     let mut indent = indent;
-    if !skip {
+    if !n.skip {
         if indent > 0 {
             sb.push('\n');
             for _ in 0..indent - 1 {
@@ -107,19 +115,131 @@ fn display(e: &ValidationError<'_, '_>, sb: &mut String, indent: usize) {
             sb.push_str("- ");
         }
         indent += 1;
-        if let ErrorKind::Schema { url } = &e.kind {
-            sb.push_str(&format!("jsonschema validation failed with {}", quote(url)));
-        } else {
-            sb.push_str(&format!(
-                "at {}: {}",
-                quote(&e.instance_location.to_string()),
-                message(&e.kind)
-            ));
-        }
+        sb.push_str(&n.text);
     }
-    for cause in &e.causes {
+    for cause in &n.causes {
         display(cause, sb, indent);
     }
+}
+
+/// The combinator keywords whose errors v6 always wraps in an `'allOf' failed` (…) line; boon
+/// leaves the wrapper out when there is a single cause, so it is put back here.
+const COMBINATORS: [&str; 3] = ["allOf", "anyOf", "oneOf"];
+
+/// boon's error as v6's tree.
+fn convert(e: &ValidationError<'_, '_>) -> Node {
+    let text = match &e.kind {
+        ErrorKind::Schema { url } => format!("jsonschema validation failed with {}", quote(url)),
+        kind => format!(
+            "at {}: {}",
+            quote(&e.instance_location.to_string()),
+            message(kind)
+        ),
+    };
+    // The causes of a combinator error come from its numbered subschemas.
+    let combinator = match e.kind {
+        ErrorKind::AllOf => Some("allOf"),
+        ErrorKind::AnyOf => Some("anyOf"),
+        ErrorKind::OneOf(_) => Some("oneOf"),
+        _ => None,
+    };
+    // A reference's causes come from the schema it points to.
+    let base = match (&e.kind, combinator) {
+        (_, Some(kw)) => format!("{}/{kw}", e.schema_url),
+        (ErrorKind::Reference { url, .. }, None) => url.to_string(),
+        _ => e.schema_url.to_string(),
+    };
+    Node {
+        text,
+        skip: e.causes.len() == 1 && matches!(e.kind, ErrorKind::Reference { .. }),
+        causes: e
+            .causes
+            .iter()
+            .map(|c| rewrap(c, &base, combinator.is_some()))
+            .collect(),
+    }
+}
+
+/// `c` under the schema location `base`; when the keyword path from `base` to `c` goes
+/// through a combinator that has no line of its own, that line is added above `c`.
+fn rewrap(c: &ValidationError<'_, '_>, base: &str, skip_index: bool) -> Node {
+    let Some(rel) = c.schema_url.strip_prefix(base) else {
+        return convert(c);
+    };
+    let mut segs: Vec<&str> = rel.split('/').filter(|s| !s.is_empty()).collect();
+    let mut prefix = base.to_string();
+    if skip_index && !segs.is_empty() {
+        prefix = format!("{prefix}/{}", segs[0]);
+        segs.remove(0);
+    }
+    let Some(k) = first_combinator(&segs) else {
+        return convert(c);
+    };
+    let kw = segs[k];
+    let inner_base = format!("{prefix}/{}", segs[..=k].join("/"));
+    let consumed = instance_segments(&segs[(k + 2).min(segs.len())..]);
+    let inst = c.instance_location.to_string();
+    let mut parts: Vec<&str> = inst.split('/').collect();
+    parts.truncate(parts.len().saturating_sub(consumed).max(1));
+    let message = match kw {
+        "allOf" => "'allOf' failed",
+        "anyOf" => "'anyOf' failed",
+        _ => "'oneOf' failed, none matched",
+    };
+    Node {
+        text: format!("at {}: {message}", quote(&parts.join("/"))),
+        skip: false,
+        causes: vec![rewrap(c, &inner_base, true)],
+    }
+}
+
+/// The index of the first combinator keyword in a schema path (names of properties and
+/// definitions are not keywords).
+fn first_combinator(segs: &[&str]) -> Option<usize> {
+    let mut i = 0;
+    while i < segs.len() {
+        match segs[i] {
+            kw if COMBINATORS.contains(&kw) => return Some(i),
+            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas"
+            | "dependencies" | "prefixItems" => i += 2,
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// How many instance path elements a schema path descends into.
+fn instance_segments(segs: &[&str]) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < segs.len() {
+        match segs[i] {
+            "properties" | "patternProperties" | "prefixItems" => {
+                n += 1;
+                i += 2;
+            }
+            "items" => {
+                n += 1;
+                i += if segs.get(i + 1).is_some_and(|s| s.parse::<usize>().is_ok()) {
+                    2
+                } else {
+                    1
+                };
+            }
+            "additionalProperties"
+            | "additionalItems"
+            | "contains"
+            | "unevaluatedProperties"
+            | "unevaluatedItems" => {
+                n += 1;
+                i += 1;
+            }
+            "$defs" | "definitions" | "dependentSchemas" | "dependencies" | "allOf" | "anyOf"
+            | "oneOf" => i += 2,
+            _ => i += 1,
+        }
+    }
+    n
 }
 
 /// v6's `quote`: Go's `%q` inside single quotes.
@@ -345,11 +465,14 @@ fn message(k: &ErrorKind<'_, '_>) -> String {
         ErrorKind::MultipleOf { got, want } => {
             format!("multipleOf: got {}, want {}", number(got), number(want))
         }
-        ErrorKind::Not => "not failed".into(),
-        ErrorKind::AllOf => "allOf failed".into(),
-        ErrorKind::AnyOf => "anyOf failed".into(),
-        ErrorKind::OneOf(None) => "oneOf failed, none matched".into(),
-        ErrorKind::OneOf(Some((i, j))) => format!("oneOf failed, subschemas {i}, {j} matched"),
+        // v6.0.2 quotes these keywords.
+        ErrorKind::Not => "'not' failed".into(),
+        ErrorKind::AllOf => "'allOf' failed".into(),
+        ErrorKind::AnyOf => "'anyOf' failed".into(),
+        ErrorKind::OneOf(None) => "'oneOf' failed, none matched".into(),
+        ErrorKind::OneOf(Some((i, j))) => {
+            format!("'oneOf' failed, subschemas {i}, {j} matched")
+        }
     }
 }
 

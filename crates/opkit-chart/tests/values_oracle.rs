@@ -401,6 +401,37 @@ const GENERATED: &[Case] = &[
         flags: &[],
     },
     Case {
+        name: "schema-draft7-keywords",
+        chart: "gen",
+        files: &[
+            ("Chart.yaml", CHART_V2),
+            ("values.yaml", "a: 1\n"),
+            (
+                "values.schema.json",
+                "{\n  \"$schema\": \"http://json-schema.org/draft-07/schema#\",\n  \"definitions\": {\"port\": {\"type\": \"integer\", \"minimum\": 1, \"maximum\": 65535}},\n  \"type\": \"object\",\n  \"required\": [\"a\", \"b\", \"c\"],\n  \"properties\": {\n    \"port\": {\"$ref\": \"#/definitions/port\"},\n    \"one\": {\"oneOf\": [{\"type\": \"string\"}, {\"type\": \"integer\"}]},\n    \"any\": {\"anyOf\": [{\"type\": \"boolean\"}, {\"type\": \"object\", \"required\": [\"x\"]}]},\n    \"all\": {\"allOf\": [{\"type\": \"number\"}, {\"multipleOf\": 5}]},\n    \"not\": {\"not\": {\"type\": \"string\"}},\n    \"k\": {\"const\": \"fixed\"},\n    \"e\": {\"enum\": [\"only\"]},\n    \"ratio\": {\"type\": \"number\", \"exclusiveMaximum\": 1234.5},\n    \"mail\": {\"type\": \"string\", \"format\": \"email\"},\n    \"list\": {\"type\": \"array\", \"minItems\": 3, \"items\": {\"type\": \"integer\"}},\n    \"obj\": {\"type\": \"object\", \"minProperties\": 2, \"propertyNames\": {\"pattern\": \"^[a-z]+$\"}},\n    \"short\": {\"type\": \"string\", \"minLength\": 3}\n  }\n}",
+            ),
+        ],
+        flags: &[
+            "--set",
+            "port=70000,one=1.5,any=3,all=7,not=s,k=other,e=x,ratio=2000,mail=nope,list={1,x},obj.Bad=1,short=ab",
+        ],
+    },
+    Case {
+        name: "schema-combinators-with-one-cause",
+        chart: "gen",
+        files: &[
+            ("Chart.yaml", CHART_V2),
+            (
+                "values.schema.json",
+                "{\"properties\": {\n  \"one\": {\"oneOf\": [{\"type\": \"string\"}, {\"type\": \"integer\"}]},\n  \"two\": {\"oneOf\": [{\"type\": \"number\"}, {\"type\": \"integer\"}]},\n  \"nest\": {\"anyOf\": [{\"properties\": {\"x\": {\"type\": \"string\"}}}]},\n  \"deep\": {\"allOf\": [{\"properties\": {\"x\": {\"properties\": {\"y\": {\"type\": \"string\"}}}}}]},\n  \"twice\": {\"allOf\": [{\"anyOf\": [{\"items\": {\"type\": \"string\"}}]}]},\n  \"ref\": {\"$ref\": \"#/$defs/r\"}\n}, \"$defs\": {\"r\": {\"oneOf\": [{\"type\": \"string\"}]}}}",
+            ),
+        ],
+        flags: &[
+            "--set",
+            "one=true,two=3,nest.x=1,deep.x.y=2,twice={a,1},ref=1",
+        ],
+    },
+    Case {
         name: "values-file-missing",
         chart: "gen",
         files: &[("Chart.yaml", CHART_V2)],
