@@ -271,7 +271,19 @@ fn group(digits: &str) -> String {
         Some(i) => digits.split_at(i),
         None => (digits, ""),
     };
-    if frac.starts_with('e') || int.len() <= 3 {
+    if let Some((mant, exp)) = frac.split_once('e') {
+        // x/text writes Go's `1.5e+07` as `1.5×10⁰⁷`.
+        let sup: String = exp
+            .chars()
+            .filter_map(|c| match c {
+                '-' => Some('⁻'),
+                '+' => None,
+                d => "⁰¹²³⁴⁵⁶⁷⁸⁹".chars().nth(d.to_digit(10)? as usize),
+            })
+            .collect();
+        return format!("{sign}{int}{mant}×10{sup}");
+    }
+    if int.len() <= 3 {
         return format!("{sign}{int}{frac}");
     }
     let mut out = String::new();
@@ -571,7 +583,9 @@ mod tests {
     fn numbers_print_as_go_does() {
         assert_eq!(group("1000000"), "1,000,000");
         assert_eq!(group("-1234.5"), "-1,234.5");
-        assert_eq!(group("1e+21"), "1e+21");
+        assert_eq!(group("1e+21"), "1×10²¹");
+        assert_eq!(group("-1.2345674e+06"), "-1.2345674×10⁰⁶");
+        assert_eq!(group("1e-06"), "1×10⁻⁰⁶");
         assert_eq!(quote("a'b\"c"), "'a\\'b\"c'");
     }
 }

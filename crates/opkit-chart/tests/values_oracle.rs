@@ -432,6 +432,23 @@ const GENERATED: &[Case] = &[
         ],
     },
     Case {
+        name: "schema-numbers-as-x-text-prints-them",
+        chart: "gen",
+        files: &[
+            ("Chart.yaml", CHART_V2),
+            (
+                "values.schema.json",
+                r#"{"properties": {"f": {"minimum": 0.00001}, "g": {"maximum": -1234567.5}, "h": {"maximum": 1e21}, "b": {"maximum": 1000000}, "s": {"maxLength": 2}}}"#,
+            ),
+        ],
+        flags: &[
+            "--set-json",
+            "f=0.000001,g=-1234567.4,h=1e22,b=12345678",
+            "--set",
+            "s=abcd",
+        ],
+    },
+    Case {
         name: "values-file-missing",
         chart: "gen",
         files: &[("Chart.yaml", CHART_V2)],
