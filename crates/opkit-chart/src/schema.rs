@@ -49,7 +49,8 @@ impl UrlLoader for UrnLoader {
 
 /// Helm's `ValidateAgainstSingleSchema`.
 fn validate_single(values: &Dict, schema: &[u8]) -> Result<(), String> {
-    let schema: serde_json::Value = serde_json::from_slice(schema).map_err(|e| e.to_string())?;
+    let schema: serde_json::Value =
+        serde_json::from_slice(schema).map_err(|_| json_error(schema))?;
     let mut loader = boon::SchemeUrlLoader::new();
     loader.register("file", Box::new(boon::FileLoader));
     loader.register("urn", Box::new(UrnLoader));
@@ -76,6 +77,32 @@ fn validate_single(values: &Dict, schema: &[u8]) -> Result<(), String> {
             };
             Err(format!("{text}\n"))
         }
+    }
+}
+
+/// Why a schema is not JSON, in the words of Go's `json.Decoder` (v6's `UnmarshalJSON`).
+/// The syntax message comes from the engine's `fromJson`, a port of Go's JSON scanner.
+fn json_error(schema: &[u8]) -> String {
+    let text = String::from_utf8_lossy(schema);
+    let trimmed = text.trim_end();
+    if serde_json::Deserializer::from_str(trimmed)
+        .into_iter::<serde_json::Value>()
+        .next()
+        .is_some_and(|r| r.is_ok())
+    {
+        return "invalid character after top-level value".into();
+    }
+    static FROM_JSON: std::sync::OnceLock<opkit_template::Function> = std::sync::OnceLock::new();
+    let from_json =
+        FROM_JSON.get_or_init(|| opkit_template::formats::functions()["fromJson"].clone());
+    let msg = match from_json.call(&[Value::string(text.as_ref())]) {
+        Ok(Value::Map(d)) => d.get("Error").and_then(|e| e.as_str().map(str::to_string)),
+        _ => None,
+    };
+    match msg.as_deref() {
+        Some("unexpected end of JSON input") => "unexpected EOF".into(),
+        Some(m) => m.to_string(),
+        None => "invalid JSON".into(),
     }
 }
 

@@ -449,6 +449,39 @@ const GENERATED: &[Case] = &[
         ],
     },
     Case {
+        name: "schema-not-json",
+        chart: "gen",
+        files: &[
+            ("Chart.yaml", CHART_V2),
+            ("values.schema.json", r#"{"properties": }"#),
+        ],
+        flags: &[],
+    },
+    Case {
+        name: "schema-truncated",
+        chart: "gen",
+        files: &[
+            ("Chart.yaml", CHART_V2),
+            ("values.schema.json", r#"{"a": 1"#),
+        ],
+        flags: &[],
+    },
+    Case {
+        name: "schema-trailing-data",
+        chart: "gen",
+        files: &[("Chart.yaml", CHART_V2), ("values.schema.json", r#"{} x"#)],
+        flags: &[],
+    },
+    Case {
+        name: "schema-against-metaschema",
+        chart: "gen",
+        files: &[
+            ("Chart.yaml", CHART_V2),
+            ("values.schema.json", r#"{"type": "strin"}"#),
+        ],
+        flags: &[],
+    },
+    Case {
         name: "values-file-missing",
         chart: "gen",
         files: &[("Chart.yaml", CHART_V2)],
