@@ -10,7 +10,7 @@ use opkit_template::{Dict, Value};
 use crate::chart::{Chart, Dependency};
 use crate::load::is_compatible_range;
 use crate::values::{
-    ValuesError, Warnings, coalesce_values, deep_copy, merge_tables, merge_values, path_value,
+    ValuesError, Warnings, coalesce_values, deep_copy_dict, merge_tables, merge_values, path_value,
     table,
 };
 
@@ -196,9 +196,7 @@ fn process_import_values(chart: &mut Chart, warn: &mut Warnings) -> Result<(), V
         }
         r.import_values = out;
     }
-    let Value::Map(copy) = deep_copy(&Value::Map(cvals)) else {
-        unreachable!("a copied map is a map");
-    };
+    let copy = deep_copy_dict(&cvals);
     merge_tables(&copy, &b, warn);
     chart.values = Value::Map(copy);
     Ok(())

@@ -76,23 +76,20 @@ pub(crate) fn to_json(v: &Value) -> serde_json::Value {
 /// leaves the original alone.
 pub(crate) fn deep_copy(v: &Value) -> Value {
     match v {
-        Value::Map(d) => Value::map(
-            d.entries()
-                .into_iter()
-                .map(|(k, v)| (k, deep_copy(&v)))
-                .collect(),
-        ),
+        Value::Map(d) => Value::Map(deep_copy_dict(d)),
         Value::List(l) => Value::list(l.iter().map(deep_copy).collect()),
         other => other.clone(),
     }
 }
 
 /// A deep copy of a map.
-fn deep_copy_dict(d: &Dict) -> Dict {
-    match deep_copy(&Value::Map(d.clone())) {
-        Value::Map(d) => d,
-        _ => unreachable!("a copied map is a map"),
-    }
+pub(crate) fn deep_copy_dict(d: &Dict) -> Dict {
+    Dict::new(
+        d.entries()
+            .into_iter()
+            .map(|(k, v)| (k, deep_copy(&v)))
+            .collect(),
+    )
 }
 
 /// Reads values YAML as Helm's `loader.LoadValues` does: the stream is split into documents
