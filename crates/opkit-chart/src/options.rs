@@ -36,7 +36,15 @@ fn read_file(path: &str) -> Result<Vec<u8>, String> {
     if path.trim() == "-" {
         return Err("reading values from standard input (-) is not supported".into());
     }
-    std::fs::read(Path::new(path)).map_err(|e| go_io_error("open", path, &e))
+    std::fs::read(Path::new(path)).map_err(|e| {
+        // Go opens a directory and fails reading it.
+        let op = if Path::new(path).is_dir() {
+            "read"
+        } else {
+            "open"
+        };
+        go_io_error(op, path, &e)
+    })
 }
 
 /// An I/O error as Go's `os` package prints it (`open x: no such file or directory`).

@@ -482,6 +482,24 @@ const GENERATED: &[Case] = &[
         flags: &[],
     },
     Case {
+        name: "values-file-is-a-directory",
+        chart: "gen",
+        files: &[("Chart.yaml", CHART_V2)],
+        flags: &["-f", "{dir}/values-top"],
+    },
+    Case {
+        name: "values-file-not-yaml",
+        chart: "gen",
+        files: &[("Chart.yaml", CHART_V2)],
+        flags: &["-f", "{dir}/values-top/Chart.yaml", "-f", "{dir}/file.txt"],
+    },
+    Case {
+        name: "set-file-missing",
+        chart: "gen",
+        files: &[("Chart.yaml", CHART_V2)],
+        flags: &["--set-file", "a={dir}/no-such-file"],
+    },
+    Case {
         name: "values-file-missing",
         chart: "gen",
         files: &[("Chart.yaml", CHART_V2)],
