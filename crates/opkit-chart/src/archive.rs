@@ -33,8 +33,12 @@ fn archive_err(message: impl Into<String>) -> LoadError {
 
 /// Every file of a gzipped chart tarball, named relative to the chart's root.
 pub(crate) fn archive_files(data: &[u8]) -> Result<Vec<File>, LoadError> {
-    if !is_gzip(data) {
-        return Err(archive_err("gzip: invalid header"));
+    // Go's gzip.NewReader reads a 10-byte header first.
+    match data.len() {
+        0 => return Err(archive_err("EOF")),
+        1..10 => return Err(archive_err("unexpected EOF")),
+        _ if !is_gzip(data) => return Err(archive_err("gzip: invalid header")),
+        _ => {}
     }
     let gz = flate2::read::GzDecoder::new(data);
     let mut tar = tar::Archive::new(gz);
@@ -203,8 +207,12 @@ pub(crate) mod tests {
     #[test]
     fn non_gzip_data_and_empty_archives_are_refused() {
         assert_eq!(
-            archive_files(b"name: x").unwrap_err().to_string(),
+            archive_files(b"name: x, and more").unwrap_err().to_string(),
             "gzip: invalid header"
+        );
+        assert_eq!(
+            archive_files(b"name: x").unwrap_err().to_string(),
+            "unexpected EOF"
         );
         assert_eq!(
             archive_files(&tgz(&[])).unwrap_err().to_string(),

@@ -111,14 +111,13 @@ impl Chart {
 
     /// Loads a chart from the bytes of a gzipped chart archive (Helm v4's `LoadArchive`).
     pub fn load_archive(data: &[u8]) -> Result<Chart, LoadError> {
-        if !is_gzip(data) {
-            return Err(LoadError::Archive(
-                "stream does not appear to be a valid chart file (details: gzip: invalid header)"
-                    .into(),
-            ));
-        }
-        let files = archive_files(data)
-            .map_err(|e| LoadError::Archive(format!("unable to load chart archive: {e}")))?;
+        let files = archive_files(data).map_err(|e| {
+            LoadError::Archive(if data.len() >= 10 && !is_gzip(data) {
+                format!("stream does not appear to be a valid chart file (details: {e})")
+            } else {
+                format!("unable to load chart archive: {e}")
+            })
+        })?;
         from_archive_files(files)
     }
 }

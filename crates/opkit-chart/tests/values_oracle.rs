@@ -500,6 +500,27 @@ const GENERATED: &[Case] = &[
         flags: &["--set-file", "a={dir}/no-such-file"],
     },
     Case {
+        name: "subchart-archive-not-gzip",
+        chart: "gen",
+        files: &[
+            ("Chart.yaml", CHART_V2),
+            ("charts/broken-1.0.0.tgz", "not gzip"),
+        ],
+        flags: &[],
+    },
+    Case {
+        name: "stray-files-in-charts",
+        chart: "gen",
+        files: &[
+            ("Chart.yaml", CHART_V2),
+            ("charts/README.md", "x"),
+            ("charts/.hidden/Chart.yaml", "x: ["),
+            ("charts/_skip/Chart.yaml", "x: ["),
+            ("charts/sub-1.0.0.tgz.prov", "x"),
+        ],
+        flags: &[],
+    },
+    Case {
         name: "values-file-missing",
         chart: "gen",
         files: &[("Chart.yaml", CHART_V2)],
