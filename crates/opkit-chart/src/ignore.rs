@@ -359,4 +359,18 @@ mod tests {
             "syntax error in pattern"
         );
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_rule_and_path_give_an_answer_never_a_panic(
+            rule in "[a-c*?\\[\\]^\\\\/!.-]{0,12}",
+            path in "[a-c/.☺-]{0,12}",
+            is_dir in proptest::bool::ANY,
+        ) {
+            let _ = go_match(&rule, &path);
+            if let Ok(r) = Rules::parse(rule.as_bytes()) {
+                let _ = r.ignore(&path, is_dir);
+            }
+        }
+    }
 }
