@@ -10,10 +10,14 @@
 //! and `mustFromJson` (Go's JSON error texts are not reproduced).
 
 mod conv;
+mod dates;
 mod defaults;
 mod dicts;
 mod durations;
 mod encoding;
+mod floats;
+mod golayout;
+mod gotime;
 mod lists;
 mod paths;
 mod reflect;
@@ -34,6 +38,8 @@ pub fn functions() -> BTreeMap<String, Function> {
     lists::register(&mut m);
     dicts::register(&mut m);
     durations::register(&mut m);
+    dates::register(&mut m);
+    floats::register(&mut m);
     encoding::register(&mut m);
     reflect::register(&mut m);
     paths::register(&mut m);
