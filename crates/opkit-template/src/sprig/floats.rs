@@ -117,7 +117,7 @@ impl Decimal {
     /// shopspring's `Div` (`DivRound` to 16 places, half away from zero).
     fn div(&self, o: &Decimal) -> Result<Decimal, FuncError> {
         if o.coef.is_zero() {
-            return fail("decimal division by zero");
+            return fail("decimal division by 0");
         }
         // self / o × 10^16 = (a × 10^(ea - eb + 16)) / b
         let shift = self.exp - o.exp + DIVISION_PRECISION;

@@ -305,7 +305,7 @@ pub(crate) fn format(t: &GoTime, layout: &str) -> String {
 pub(crate) fn quote(s: &str) -> String {
     let mut out = String::from("\"");
     for c in s.chars() {
-        if c >= '\u{80}' || c < ' ' {
+        if !(' '..'\u{80}').contains(&c) {
             let mut buf = [0u8; 4];
             for b in c.encode_utf8(&mut buf).bytes() {
                 out.push_str(&format!("\\x{b:02x}"));

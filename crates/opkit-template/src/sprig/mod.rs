@@ -128,6 +128,7 @@ pub(crate) fn kind_of(v: &Value) -> &'static str {
         Value::Map(_) => "map",
         Value::Object(o) => match o.underlying() {
             Some(u) => kind_of(&u),
+            None if gotime::GoTime::of(v).is_some() => "struct",
             None => "ptr",
         },
         Value::Func(_) => "func",
