@@ -24,6 +24,7 @@ mod reflect;
 mod regex;
 mod semver;
 mod strings;
+mod xstrings;
 
 use std::collections::BTreeMap;
 
@@ -45,6 +46,7 @@ pub fn functions() -> BTreeMap<String, Function> {
     paths::register(&mut m);
     regex::register(&mut m);
     semver::register(&mut m);
+    xstrings::register(&mut m);
     m.0
 }
 
