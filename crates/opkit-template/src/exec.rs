@@ -711,7 +711,8 @@ impl<'a> State<'a> {
             Arg::Dot { .. } => dot.v.clone(),
             Arg::Nil { .. } => {
                 return match typ {
-                    None | Some(ParamType::Any | ParamType::Map) => Ok(Value::Nil),
+                    None => Ok(Value::Nil),
+                    Some(t) if t.can_be_nil() => Ok(Value::Nil),
                     Some(t) => Err(self.errorf(format!("cannot assign nil to {}", t.go_name()))),
                 };
             }
@@ -755,7 +756,7 @@ impl<'a> State<'a> {
 
     fn expected(&self, t: ParamType, n: &Arg) -> Error {
         let what = match t {
-            ParamType::Map | ParamType::Time => {
+            ParamType::Map | ParamType::List | ParamType::Struct(_) => {
                 return self.errorf(format!("can't handle {n} for arg of type {}", t.go_name()));
             }
             ParamType::Bool => "bool",

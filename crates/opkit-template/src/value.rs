@@ -153,8 +153,11 @@ pub enum ParamType {
     String,
     /// `map[string]interface {}` (nil is accepted, as a nil map).
     Map,
-    /// Go's `time.Time`: an [`Object`] whose type name is `time.Time` (Sprig's dates).
-    Time,
+    /// `[]interface {}` (nil is accepted, as a nil slice).
+    List,
+    /// A Go struct type such as `time.Time`: an [`Object`] whose [`Object::type_name`] is
+    /// this name (Sprig's dates and certificates).
+    Struct(&'static str),
 }
 
 impl ParamType {
@@ -167,13 +170,14 @@ impl ParamType {
             ParamType::Float64 => "float64",
             ParamType::String => "string",
             ParamType::Map => "map[string]interface {}",
-            ParamType::Time => "time.Time",
+            ParamType::List => "[]interface {}",
+            ParamType::Struct(name) => name,
         }
     }
 
     /// Whether Go can assign nil to the parameter (`canBeNil`): interfaces and maps.
     pub(crate) fn can_be_nil(self) -> bool {
-        matches!(self, ParamType::Any | ParamType::Map)
+        matches!(self, ParamType::Any | ParamType::Map | ParamType::List)
     }
 
     /// Whether a value of this kind is assignable to the parameter.
@@ -187,8 +191,8 @@ impl ParamType {
                 | (ParamType::Float64, Value::Float(_))
                 | (ParamType::String, Value::String(_))
                 | (ParamType::Map, Value::Map(_))
-        ) || (self == ParamType::Time
-            && matches!(v, Value::Object(o) if o.type_name() == "time.Time"))
+                | (ParamType::List, Value::List(_))
+        ) || matches!((self, v), (ParamType::Struct(name), Value::Object(o)) if o.type_name() == name)
     }
 }
 

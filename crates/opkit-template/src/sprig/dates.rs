@@ -10,7 +10,10 @@ use super::durations::{go_duration, parse_duration};
 use super::golayout::{format, parse_in};
 use super::gotime::{GoTime, Zone};
 use super::{Funcs, fail, s};
-use crate::ParamType::{Any, String as Str, Time};
+
+/// Go's `time.Time` as a parameter type.
+const TIME: crate::ParamType = crate::ParamType::Struct("time.Time");
+use crate::ParamType::{Any, String as Str};
 use crate::{Function, Value};
 
 pub(super) fn register(m: &mut Funcs) {
@@ -40,7 +43,7 @@ pub(super) fn register(m: &mut Funcs) {
     for name in ["dateModify", "date_modify"] {
         m.add(
             name,
-            Function::new(&[Str, Time], |a| {
+            Function::new(&[Str, TIME], |a| {
                 let t = time(&a[1]);
                 Ok(match parse_duration(s(a, 0)) {
                     Ok(d) => t.add(d),
@@ -53,7 +56,7 @@ pub(super) fn register(m: &mut Funcs) {
     for name in ["mustDateModify", "must_date_modify"] {
         m.add(
             name,
-            Function::new(&[Str, Time], |a| match parse_duration(s(a, 0)) {
+            Function::new(&[Str, TIME], |a| match parse_duration(s(a, 0)) {
                 Ok(d) => Ok(time(&a[1]).add(d).value()),
                 Err(e) => fail(e),
             }),
@@ -88,7 +91,7 @@ pub(super) fn register(m: &mut Funcs) {
     );
     m.add(
         "unixEpoch",
-        Function::new(&[Time], |a| Ok(Value::from(time(&a[0]).unix.to_string()))),
+        Function::new(&[TIME], |a| Ok(Value::from(time(&a[0]).unix.to_string()))),
     );
 }
 

@@ -10,6 +10,7 @@
 //! and `mustFromJson` (Go's JSON error texts are not reproduced).
 
 mod conv;
+mod crypto;
 mod dates;
 mod defaults;
 mod dicts;
@@ -42,6 +43,7 @@ pub fn functions() -> BTreeMap<String, Function> {
     dates::register(&mut m);
     floats::register(&mut m);
     encoding::register(&mut m);
+    crypto::register(&mut m);
     reflect::register(&mut m);
     paths::register(&mut m);
     regex::register(&mut m);
@@ -130,7 +132,7 @@ pub(crate) fn kind_of(v: &Value) -> &'static str {
         Value::Map(_) => "map",
         Value::Object(o) => match o.underlying() {
             Some(u) => kind_of(&u),
-            None if gotime::GoTime::of(v).is_some() => "struct",
+            None if gotime::GoTime::of(v).is_some() || crypto::is_certificate(v) => "struct",
             None => "ptr",
         },
         Value::Func(_) => "func",
