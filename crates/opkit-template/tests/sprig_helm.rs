@@ -280,6 +280,77 @@ const ERROR_CASES: &[(&str, &str)] = &[
     ("divf-by-zero", r#"{{ divf 1 0 }}"#),
     ("addf-nan", r#"{{ addf 1 (float64 "NaN") }}"#),
     ("mulf-inf", r#"{{ mulf (float64 "-Inf") 1 }}"#),
+    (
+        "genSignedCert-dict-ca",
+        r#"{{ genSignedCert "x" nil nil 1 (dict "Cert" "c" "Key" "k") }}"#,
+    ),
+    (
+        "genSelfSignedCert-string-ips",
+        r#"{{ genSelfSignedCert "x" "1.2.3.4" nil 1 }}"#,
+    ),
+    (
+        "genSelfSignedCert-int-ip",
+        r#"{{ genSelfSignedCert "x" (list 1) nil 1 }}"#,
+    ),
+    (
+        "genSelfSignedCert-bad-ip",
+        r#"{{ genSelfSignedCert "x" (list "1.2.3") nil 1 }}"#,
+    ),
+    (
+        "genSelfSignedCert-int-dns",
+        r#"{{ genSelfSignedCert "x" nil (list "a" 2) 1 }}"#,
+    ),
+    ("genCAWithKey-no-pem", r#"{{ genCAWithKey "x" 1 "junk" }}"#),
+    (
+        "genCAWithKey-certificate-block",
+        r#"{{ genCAWithKey "x" 1 "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n" }}"#,
+    ),
+    (
+        "genCAWithKey-unknown-key-type",
+        r#"{{ genCAWithKey "x" 1 "-----BEGIN FOO PRIVATE KEY-----\nAAAA\n-----END FOO PRIVATE KEY-----\n" }}"#,
+    ),
+    (
+        "genCAWithKey-dsa",
+        r#"{{ genCAWithKey "x" 1 "-----BEGIN DSA PRIVATE KEY-----\nMBICAQACAQICAQMCAQQCAQUCAQY=\n-----END DSA PRIVATE KEY-----\n" }}"#,
+    ),
+    (
+        "genCAWithKey-short-dsa",
+        r#"{{ genCAWithKey "x" 1 "-----BEGIN DSA PRIVATE KEY-----\nMA8CAQACAQICAQMCAQQCAQUCAQY=\n-----END DSA PRIVATE KEY-----\n" }}"#,
+    ),
+    (
+        "genCAWithKey-truncated-dsa",
+        r#"{{ genCAWithKey "x" 1 "-----BEGIN DSA PRIVATE KEY-----\nMA0CAQACAQICAQMCAQQ=\n-----END DSA PRIVATE KEY-----\n" }}"#,
+    ),
+    (
+        "genSignedCertWithKey-dsa",
+        r#"{{ genSignedCertWithKey "x" nil nil 1 (genCA "ca" 1) "-----BEGIN DSA PRIVATE KEY-----\nMBICAQACAQICAQMCAQQCAQUCAQY=\n-----END DSA PRIVATE KEY-----\n" }}"#,
+    ),
+    (
+        "buildCustomCert-not-base64",
+        r#"{{ buildCustomCert "!!" "x" }}"#,
+    ),
+    (
+        "buildCustomCert-key-not-base64",
+        r#"{{ buildCustomCert "eA==" "!!" }}"#,
+    ),
+    (
+        "buildCustomCert-not-pem",
+        r#"{{ buildCustomCert (b64enc "x") (b64enc "y") }}"#,
+    ),
+    ("decryptAES-not-base64", r#"{{ decryptAES "k" "!!" }}"#),
+    ("decryptAES-short", r#"{{ decryptAES "k" "AAAA" }}"#),
+    (
+        "decryptAES-ragged",
+        r#"{{ decryptAES "k" (b64enc (repeat 24 "x")) }}"#,
+    ),
+    (
+        "decryptAES-iv-only",
+        r#"{{ decryptAES "k" (b64enc (repeat 16 "x")) }}"#,
+    ),
+    (
+        "decryptAES-bad-padding",
+        r#"{{ decryptAES "wrong" "ZpgY5AsRrtpPKMS9AxeTlYyv98LFUUi0rrRp6KbncKg=" }}"#,
+    ),
 ];
 
 #[test]

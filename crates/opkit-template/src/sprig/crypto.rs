@@ -447,7 +447,8 @@ enum Key {
         public: Vec<u8>,
     },
     Ed25519([u8; 32]),
-    Dsa(Box<dsa::SigningKey>),
+    /// A DSA key as Go keeps it: P, Q, G, Y, X (big-endian), unchecked.
+    Dsa([Vec<u8>; 5]),
 }
 
 fn key_error(e: impl std::fmt::Display) -> FuncError {
@@ -469,9 +470,15 @@ impl Key {
             "dsa" => {
                 let mut rng = rsa::rand_core::OsRng;
                 let components = dsa::Components::generate(&mut rng, dsa::KeySize::DSA_2048_256);
-                Ok(Key::Dsa(Box::new(dsa::SigningKey::generate(
-                    &mut rng, components,
-                ))))
+                let k = dsa::SigningKey::generate(&mut rng, components);
+                let (v, c) = (k.verifying_key(), k.verifying_key().components());
+                Ok(Key::Dsa([
+                    c.p().to_bytes_be(),
+                    c.q().to_bytes_be(),
+                    c.g().to_bytes_be(),
+                    v.y().to_bytes_be(),
+                    k.x().to_bytes_be(),
+                ]))
             }
             "ecdsa" => {
                 let pkcs8 = ring::signature::EcdsaKeyPair::generate_pkcs8(
@@ -502,17 +509,10 @@ impl Key {
             }
             Key::Ec { .. } => pem_encode("EC PRIVATE KEY", &self.sec1()),
             Key::Ed25519(_) => pem_encode("PRIVATE KEY", &self.pkcs8()?),
-            Key::Dsa(k) => {
-                let v = k.verifying_key();
-                let c = v.components();
-                let der = seq(&[
-                    uint(&[0]),
-                    uint(&c.p().to_bytes_be()),
-                    uint(&c.q().to_bytes_be()),
-                    uint(&c.g().to_bytes_be()),
-                    uint(&v.y().to_bytes_be()),
-                    uint(&k.x().to_bytes_be()),
-                ]);
+            Key::Dsa(ints) => {
+                let mut parts = vec![uint(&[0])];
+                parts.extend(ints.iter().map(|i| uint(i)));
+                let der = seq(&parts);
                 pem_encode("DSA PRIVATE KEY", &der)
             }
         })
@@ -559,9 +559,7 @@ impl Key {
                 seq(&[tlv(0x06, OID_ED25519)]),
                 tlv(0x04, &tlv(0x04, seed)),
             ]),
-            Key::Dsa(_) => {
-                return fail("x509: certificate private key does not implement crypto.Signer");
-            }
+            Key::Dsa(_) => return fail("x509: unsupported public key type: *dsa.PublicKey"),
         })
     }
 
@@ -631,11 +629,18 @@ impl Key {
         })
     }
 
-    /// An rcgen key pair to sign and to name the public key.
-    fn key_pair(&self) -> Result<rcgen::KeyPair, FuncError> {
-        let der = self.pkcs8()?;
-        rcgen::KeyPair::try_from(der.as_slice())
-            .map_err(|e| FuncError::new(format!("error creating certificate: {e}")))
+    /// An rcgen key pair for the certificate's subject (`signing`: for its issuer), with
+    /// Go's `CreateCertificate` errors for DSA keys.
+    fn key_pair(&self, signing: bool) -> Result<rcgen::KeyPair, FuncError> {
+        let created =
+            |e: &dyn std::fmt::Display| FuncError::new(format!("error creating certificate: {e}"));
+        if signing && matches!(self, Key::Dsa(_)) {
+            return Err(created(
+                &"x509: certificate private key does not implement crypto.Signer",
+            ));
+        }
+        let der = self.pkcs8().map_err(|e| created(&e))?;
+        rcgen::KeyPair::try_from(der.as_slice()).map_err(|e| created(&e))
     }
 }
 
@@ -669,24 +674,22 @@ fn parse_private_key_pem(text: &str) -> Result<Key, String> {
             Key::from_sec1(&der, None).map_err(|e| format!("parsing EC private key from PEM: {e}"))
         }
         "DSA" => {
-            let bad = || "parsing DSA private key from PEM: asn1: structure error".to_string();
-            let (_, content, _) = read_tlv(&der).ok_or_else(bad)?;
-            let parts = elements(content).ok_or_else(bad)?;
-            let ints: Vec<dsa::BigUint> = parts
+            let syntax = || "parsing DSA private key from PEM: asn1: syntax error: data truncated";
+            let (_, content, _) = read_tlv(&der).ok_or_else(syntax)?;
+            let parts = elements(content).ok_or_else(syntax)?;
+            let ints: Vec<Vec<u8>> = parts
                 .iter()
                 .filter(|(t, _)| *t == 0x02)
-                .map(|(_, c)| dsa::BigUint::from_bytes_be(c))
+                .map(|(_, c)| c.to_vec())
                 .collect();
-            let [_, p, q, g, y, x] = &ints[..] else {
-                return Err(bad());
-            };
-            let components = dsa::Components::from_components(p.clone(), q.clone(), g.clone())
-                .map_err(|_| bad())?;
-            let verifying =
-                dsa::VerifyingKey::from_components(components, y.clone()).map_err(|_| bad())?;
-            dsa::SigningKey::from_components(verifying, x.clone())
-                .map(|k| Key::Dsa(Box::new(k)))
-                .map_err(|_| bad())
+            match <[Vec<u8>; 6]>::try_from(ints) {
+                Ok([_, p, q, g, y, x]) => Ok(Key::Dsa([p, q, g, y, x])),
+                Err(ints) if ints.len() < 6 && ints.len() == parts.len() => Err(
+                    "parsing DSA private key from PEM: asn1: syntax error: sequence truncated"
+                        .into(),
+                ),
+                Err(_) => Err("parsing DSA private key from PEM: asn1: structure error".into()),
+            }
         }
         _ => Err(format!("invalid private key type {kind}")),
     }
@@ -806,7 +809,7 @@ fn base_params(
 
 /// Sprig's `getCertAndKey` for a self-signed certificate.
 fn self_signed_pair(params: &rcgen::CertificateParams, key: &Key) -> R {
-    let pair = key.key_pair()?;
+    let pair = key.key_pair(true)?;
     let cert = params
         .self_signed(&pair)
         .map_err(|e| FuncError::new(format!("error creating certificate: {e}")))?;
@@ -851,10 +854,10 @@ fn signed(a: &[Value], key: Key) -> R {
         .map_err(|e| FuncError::new(format!("error parsing private key: {e}")))?;
     let mut params = base_params(s(a, 0), &a[1], &a[2], n(a, 3))?;
     params.use_authority_key_identifier_extension = true;
-    let signer_pair = signer.key_pair()?;
+    let signer_pair = signer.key_pair(true)?;
     let issuer = rcgen::Issuer::from_ca_cert_der(&ca_der.as_slice().into(), signer_pair)
         .map_err(|e| FuncError::new(format!("error creating certificate: {e}")))?;
-    let pair = key.key_pair()?;
+    let pair = key.key_pair(false)?;
     let cert = params
         .signed_by(&pair, &issuer)
         .map_err(|e| FuncError::new(format!("error creating certificate: {e}")))?;
