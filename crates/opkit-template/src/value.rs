@@ -175,9 +175,14 @@ impl ParamType {
         }
     }
 
-    /// Whether Go can assign nil to the parameter (`canBeNil`): interfaces and maps.
+    /// Whether Go can assign nil to the parameter (`canBeNil`): interfaces, maps, slices
+    /// and pointers.
     pub(crate) fn can_be_nil(self) -> bool {
-        matches!(self, ParamType::Any | ParamType::Map | ParamType::List)
+        match self {
+            ParamType::Any | ParamType::Map | ParamType::List => true,
+            ParamType::Struct(name) => name.starts_with('*'),
+            _ => false,
+        }
     }
 
     /// Whether a value of this kind is assignable to the parameter.

@@ -248,6 +248,30 @@ const ERROR_CASES: &[(&str, &str)] = &[
         "semver-bad-or",
         r#"{{ semverCompare ">1 || x y" "1.0.0" }}"#,
     ),
+    (
+        "semver-compare-string",
+        r#"{{ (semver "1.0.0").LessThan "1.0.0" }}"#,
+    ),
+    (
+        "semver-compare-value",
+        r#"{{ (semver "1.0.0").LessThan (semver "1.0.0").IncMajor }}"#,
+    ),
+    (
+        "semver-value-has-no-original",
+        r#"{{ (semver "1.0.0").IncMajor.Original }}"#,
+    ),
+    (
+        "semver-compare-nil",
+        r#"{{ (semver "1.0.0").Compare nil }}"#,
+    ),
+    (
+        "semver-set-bad-prerelease",
+        r#"{{ (semver "1.0.0").SetPrerelease "a..b" }}"#,
+    ),
+    (
+        "semver-set-bad-metadata",
+        r#"{{ (semver "1.0.0").SetMetadata "a+b" }}"#,
+    ),
     ("dateModify-of-string", r#"{{ dateModify "1h" "2024" }}"#),
     (
         "dateModify-of-piped-string",

@@ -744,11 +744,6 @@ impl Certificate {
     }
 }
 
-/// Whether a value is one of the Go structs this module makes (for `kindOf`).
-pub(crate) fn is_certificate(v: &Value) -> bool {
-    Certificate::of(v).is_some()
-}
-
 /// Sprig's `getBaseCertTemplate`.
 fn base_params(
     cn: &str,

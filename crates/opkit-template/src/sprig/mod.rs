@@ -132,8 +132,8 @@ pub(crate) fn kind_of(v: &Value) -> &'static str {
         Value::Map(_) => "map",
         Value::Object(o) => match o.underlying() {
             Some(u) => kind_of(&u),
-            None if gotime::GoTime::of(v).is_some() || crypto::is_certificate(v) => "struct",
-            None => "ptr",
+            None if o.type_name().starts_with('*') => "ptr",
+            None => "struct",
         },
         Value::Func(_) => "func",
     }
