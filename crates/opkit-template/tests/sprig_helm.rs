@@ -39,11 +39,14 @@ fn helm() -> Option<PathBuf> {
         .map(|_| PathBuf::from("helm"))
 }
 
-/// Runs `helm template sprig CHART_DIR` with private helm homes; stdout, or the error line.
+/// Runs `helm template sprig --enable-dns CHART_DIR` with private helm homes; stdout, or the
+/// error line.
 fn helm_template(helm: &Path, chart: &Path) -> Result<String, String> {
     let home = tempfile::tempdir().expect("temporary helm home");
+    // `--enable-dns`: without it Helm replaces Sprig's `getHostByName` with one that
+    // returns "" (a Helm-layer rule); these tests check Sprig's own behaviour.
     let out = Command::new(helm)
-        .args(["template", "sprig"])
+        .args(["template", "sprig", "--enable-dns"])
         .arg(chart)
         .env("HELM_CACHE_HOME", home.path())
         .env("HELM_CONFIG_HOME", home.path())
@@ -272,6 +275,30 @@ const ERROR_CASES: &[(&str, &str)] = &[
         "semver-set-bad-metadata",
         r#"{{ (semver "1.0.0").SetMetadata "a+b" }}"#,
     ),
+    ("urlParse-no-scheme", r#"{{ urlParse ":x" }}"#),
+    ("urlParse-bad-port", r#"{{ urlParse "http://x:y/" }}"#),
+    ("urlParse-colon-segment", r#"{{ urlParse "1a:b/c" }}"#),
+    ("urlParse-bad-escape", r#"{{ urlParse "http://h/%zz" }}"#),
+    (
+        "urlParse-bad-escape-fragment",
+        r#"{{ urlParse "http://h/#%z" }}"#,
+    ),
+    ("urlParse-open-bracket", r#"{{ urlParse "http://[::1/" }}"#),
+    ("urlParse-space-in-host", r#"{{ urlParse "http://a b/" }}"#),
+    (
+        "urlParse-escaped-ascii-host",
+        r#"{{ urlParse "http://a%41/" }}"#,
+    ),
+    ("urlParse-bad-userinfo", r#"{{ urlParse "http://u^@h/" }}"#),
+    ("urlParse-control", r#"{{ urlParse "a\tb" }}"#),
+    ("urlJoin-int-host", r#"{{ urlJoin (dict "host" 1) }}"#),
+    ("urlJoin-nil-path", r#"{{ urlJoin (dict "path" nil) }}"#),
+    (
+        "urlJoin-bad-userinfo",
+        r#"{{ urlJoin (dict "userinfo" "%zz") }}"#,
+    ),
+    ("urlJoin-string", r#"{{ urlJoin "x" }}"#),
+    ("getHostByName-empty", r#"{{ getHostByName "" }}"#),
     ("dateModify-of-string", r#"{{ dateModify "1h" "2024" }}"#),
     (
         "dateModify-of-piped-string",

@@ -20,11 +20,13 @@ mod floats;
 mod golayout;
 mod gotime;
 mod lists;
+mod network;
 mod paths;
 mod reflect;
 mod regex;
 mod semver;
 mod strings;
+mod urls;
 mod xstrings;
 
 use std::collections::BTreeMap;
@@ -49,6 +51,8 @@ pub fn functions() -> BTreeMap<String, Function> {
     regex::register(&mut m);
     semver::register(&mut m);
     xstrings::register(&mut m);
+    urls::register(&mut m);
+    network::register(&mut m);
     m.0
 }
 
