@@ -17,6 +17,7 @@ mod dicts;
 mod durations;
 mod encoding;
 mod floats;
+mod gojson;
 mod golayout;
 mod gotime;
 mod lists;
