@@ -118,8 +118,6 @@ fn deep_copy_at(v: &Value, depth: usize) -> Result<Value, crate::FuncError> {
 /// A JSON encoder: the text, or Go's error text.
 type Encoder = fn(&Value) -> Result<String, String>;
 
-/// Parses JSON as Go's `json.Unmarshal` into `interface{}` (numbers become `float64`).
-
 /// `json.Marshal` (`indent: None`) or `json.MarshalIndent(v, "", "  ")` of a value; the
 /// error is Go's text for values JSON cannot hold.
 pub(crate) fn to_json(

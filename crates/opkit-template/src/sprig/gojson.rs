@@ -328,7 +328,7 @@ mod tests {
     use super::*;
 
     fn err(text: &str) -> String {
-        decode(text).err().expect("an error")
+        decode(text).expect_err("an error")
     }
 
     #[test]

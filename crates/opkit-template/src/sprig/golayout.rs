@@ -945,7 +945,10 @@ mod tests {
 
     #[test]
     fn parse_errors_read_as_go() {
-        let err = |l: &str, v: &str| parse_in(l, v, &Zone::Utc).err().expect("an error");
+        let err = |l: &str, v: &str| match parse_in(l, v, &Zone::Utc) {
+            Ok(t) => panic!("parsed as {}", t.string()),
+            Err(e) => e,
+        };
         assert_eq!(
             err("2006-01-02", "2024-13-01"),
             r#"parsing time "2024-13-01": month out of range"#
