@@ -125,6 +125,13 @@ pub trait Object: Send + Sync + std::any::Any {
     fn underlying(&self) -> Option<Value> {
         None
     }
+    /// What Go's `encoding/json` writes for this value, as plain data (what its
+    /// `MarshalJSON` returns, or a struct's exported fields as a map), or the error its
+    /// `MarshalJSON` gives. `None`: the plain data of [`Object::underlying`] is written,
+    /// and without that the type cannot be written.
+    fn json(&self) -> Option<Result<Value, String>> {
+        None
+    }
 }
 
 /// What [`Object::member`] finds.

@@ -361,6 +361,10 @@ const ERROR_CASES: &[(&str, &str)] = &[
         "mustToDate-day-range",
         r#"{{ mustToDate "Jan 2 2006" "Feb 30 2023" }}"#,
     ),
+    (
+        "mustToJson-year-zero-minus-a-day",
+        r#"{{ mustToJson (mustDateModify "-24h" (mustToDate "2006 -0700" "0000 +0000")) }}"#,
+    ),
     ("divf-by-zero", r#"{{ divf 1 0 }}"#),
     ("addf-nan", r#"{{ addf 1 (float64 "NaN") }}"#),
     ("mulf-inf", r#"{{ mulf (float64 "-Inf") 1 }}"#),

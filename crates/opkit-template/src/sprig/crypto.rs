@@ -725,6 +725,18 @@ impl Object for Certificate {
     fn format(&self) -> String {
         format!("{{{} {}}}", self.cert, self.key)
     }
+
+    /// The struct's exported fields, as Go's `encoding/json` writes a struct.
+    fn json(&self) -> Option<Result<Value, String>> {
+        Some(Ok(Value::map(
+            [
+                ("Cert".to_string(), Value::from(self.cert.as_str())),
+                ("Key".to_string(), Value::from(self.key.as_str())),
+            ]
+            .into_iter()
+            .collect(),
+        )))
+    }
 }
 
 impl Certificate {

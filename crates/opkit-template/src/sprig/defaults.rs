@@ -198,7 +198,19 @@ fn encode_at(
             }
             out.push('}');
         }
-        Value::Object(o) => return Err(format!("json: unsupported type: {}", o.type_name())),
+        Value::Object(o) => match o.json() {
+            Some(Ok(data)) => encode_at(out, &data, html, indent, depth)?,
+            Some(Err(e)) => {
+                return Err(format!(
+                    "json: error calling MarshalJSON for type {}: {e}",
+                    o.type_name()
+                ));
+            }
+            None => match o.underlying() {
+                Some(data) => encode_at(out, &data, html, indent, depth)?,
+                None => return Err(format!("json: unsupported type: {}", o.type_name())),
+            },
+        },
         Value::Func(f) => return Err(format!("json: unsupported type: {}", f.go_type())),
     }
     Ok(())

@@ -351,6 +351,19 @@ impl Object for GoTime {
     fn format(&self) -> String {
         self.string()
     }
+
+    /// Go's `Time.MarshalJSON`: RFC 3339 with nanoseconds, years 0 to 9999 only.
+    fn json(&self) -> Option<Result<Value, String>> {
+        let year = self.civil().year;
+        Some(if (0..=9999).contains(&year) {
+            Ok(Value::from(golayout::format(
+                self,
+                "2006-01-02T15:04:05.999999999Z07:00",
+            )))
+        } else {
+            Err("Time.MarshalJSON: year outside of range [0,9999]".into())
+        })
+    }
 }
 
 #[cfg(test)]

@@ -1,13 +1,20 @@
-//! Sprig v3.2.3's function library (what Helm and KUDO add to Go's templates), one file per
-//! family. Each function keeps Sprig's Go signature, so the engine checks arguments as Go's
-//! `text/template` does, and Sprig's behaviour at the edges: many functions return `""` or `0`
-//! instead of failing, and those that panic in Go report the panic's text as their error.
+//! Sprig's function library (what Helm and KUDO add to Go's templates), all of Sprig
+//! 3.3.0's map as Helm v4 builds it, one file per family. Each function keeps Sprig's Go
+//! signature, so the engine checks arguments as Go's `text/template` does (Go struct
+//! parameters such as `time.Time` and Sprig's `certificate` included), and Sprig's
+//! behaviour at the edges: many functions return `""` or `0` instead of failing, and those
+//! that panic in Go report the panic's text as their error.
 //!
-//! Not provided yet (a template using them fails with Go's `function "X" not defined`):
-//! dates (except `duration`, `durationRound`), crypto, the `xstrings` case conversions (`snakecase`,
-//! `camelcase`, `kebabcase`), the decimal float operations (`addf`, `subf`,
-//! `mulf`, `divf`, `add1f`), `getHostByName`, `urlParse`/`urlJoin`,
-//! and `mustFromJson` (Go's JSON error texts are not reproduced).
+//! Sprig 3.3.0 is what Helm v4 pins; KUDO's corpus renders used Sprig 3.2.3, which differs
+//! in two functions: it has no `sha512sum`, and its `camelcase` is xstrings 1.3's
+//! `ToCamelCase` (only `_` separates words and the other letters keep their case:
+//! `GOLANG_IS_GREAT` → `GOLANGISGREAT`, `some words` → `Some words`), where 3.3.0 calls
+//! xstrings 1.5's `ToPascalCase` (`GolangIsGreat`, `SomeWords`). This module follows 3.3.0.
+//!
+//! Helm replaces some of these in its own layer (`toJson`, `fromJson`, `mustToJson`, and
+//! `getHostByName`, which returns "" unless `--enable-dns`) and drops `env` and
+//! `expandenv`; KUDO drops the path functions and the environment. Those choices belong to
+//! the layers above; this map is Sprig's own.
 
 mod conv;
 mod crypto;

@@ -182,6 +182,11 @@ impl Object for VersionObject {
     fn format(&self) -> String {
         self.v.canonical()
     }
+
+    /// Masterminds' `MarshalJSON`: the canonical form as a string.
+    fn json(&self) -> Option<Result<Value, String>> {
+        Some(Ok(Value::from(self.v.canonical())))
+    }
 }
 
 /// Masterminds' `validatePrerelease`.
