@@ -746,13 +746,7 @@ impl Certificate {
 
     /// The certificate inside a value the engine checked to be one.
     fn of(v: &Value) -> Option<&Certificate> {
-        match v {
-            Value::Object(o) => {
-                let any: &dyn std::any::Any = &**o;
-                any.downcast_ref::<Certificate>()
-            }
-            _ => None,
-        }
+        super::host::<Certificate>(v)
     }
 }
 

@@ -200,13 +200,7 @@ impl GoTime {
 
     /// The time inside a value, if it is one.
     pub(crate) fn of(v: &Value) -> Option<&GoTime> {
-        match v {
-            Value::Object(o) => {
-                let any: &dyn std::any::Any = &**o;
-                any.downcast_ref::<GoTime>()
-            }
-            _ => None,
-        }
+        super::host::<GoTime>(v)
     }
 }
 

@@ -96,6 +96,18 @@ fn bound(what: &str, size: u64) -> Result<(), FuncError> {
 /// What Go's runtime says when Sprig calls `reflect.TypeOf(nil).Kind()`.
 const NIL_DEREF: &str = "runtime error: invalid memory address or nil pointer dereference";
 
+/// The host value of Rust type `T` inside `v`, if it holds one (Sprig's times, versions
+/// and certificates are [`crate::Object`]s).
+pub(crate) fn host<T: 'static>(v: &Value) -> Option<&T> {
+    match v {
+        Value::Object(o) => {
+            let any: &dyn std::any::Any = &**o;
+            any.downcast_ref::<T>()
+        }
+        _ => None,
+    }
+}
+
 /// Sprig's `strval`: a string as is, anything else as `fmt.Sprintf("%v")`.
 pub(crate) fn strval(v: &Value) -> String {
     match v {

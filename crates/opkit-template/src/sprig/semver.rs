@@ -90,13 +90,7 @@ impl VersionObject {
 
     /// The version inside an argument the engine checked to be a `*semver.Version`.
     fn of(v: &Value) -> Option<&Version> {
-        match v {
-            Value::Object(o) => {
-                let any: &dyn std::any::Any = &**o;
-                any.downcast_ref::<VersionObject>().map(|x| &x.v)
-            }
-            _ => None,
-        }
+        super::host::<VersionObject>(v).map(|x| &x.v)
     }
 }
 
