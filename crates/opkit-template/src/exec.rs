@@ -746,6 +746,10 @@ impl<'a> State<'a> {
                     None | Some(ParamType::Any) => self.ideal_constant(n, num),
                     Some(ParamType::Int) if num.is_int => Ok(Value::Int(num.int)),
                     Some(ParamType::Int64) if num.is_int => Ok(Value::Int64(num.int)),
+                    // Go's `SetUint` on a uint32 keeps the low 32 bits.
+                    Some(ParamType::Uint32) if num.is_uint => {
+                        Ok(Value::Int(i64::from(num.int as u32)))
+                    }
                     Some(ParamType::Float64) if num.is_float => Ok(Value::Float(num.float)),
                     Some(t) => Err(self.expected(t, n)),
                 };
@@ -761,6 +765,7 @@ impl<'a> State<'a> {
             }
             ParamType::Bool => "bool",
             ParamType::Int | ParamType::Int64 => "integer",
+            ParamType::Uint32 => "unsigned integer",
             ParamType::Float64 => "float",
             ParamType::String | ParamType::Any => "string",
         };

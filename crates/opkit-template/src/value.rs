@@ -154,6 +154,9 @@ pub enum ParamType {
     Int,
     /// `int64`.
     Int64,
+    /// `uint32` (Sprig's `derivePassword` counter): only an unsigned constant is accepted,
+    /// as no template value has that type; the function sees it as an `int`.
+    Uint32,
     /// `float64`.
     Float64,
     /// `string`.
@@ -174,6 +177,7 @@ impl ParamType {
             ParamType::Bool => "bool",
             ParamType::Int => "int",
             ParamType::Int64 => "int64",
+            ParamType::Uint32 => "uint32",
             ParamType::Float64 => "float64",
             ParamType::String => "string",
             ParamType::Map => "map[string]interface {}",

@@ -365,6 +365,18 @@ const ERROR_CASES: &[(&str, &str)] = &[
         "mustToJson-year-zero-minus-a-day",
         r#"{{ mustToJson (mustDateModify "-24h" (mustToDate "2006 -0700" "0000 +0000")) }}"#,
     ),
+    (
+        "derivePassword-negative-counter",
+        r#"{{ derivePassword -1 "pin" "a" "b" "c" }}"#,
+    ),
+    (
+        "derivePassword-int-counter",
+        r#"{{ derivePassword (int 1) "pin" "a" "b" "c" }}"#,
+    ),
+    (
+        "derivePassword-string-counter",
+        r#"{{ derivePassword "1" "pin" "a" "b" "c" }}"#,
+    ),
     ("divf-by-zero", r#"{{ divf 1 0 }}"#),
     ("addf-nan", r#"{{ addf 1 (float64 "NaN") }}"#),
     ("mulf-inf", r#"{{ mulf (float64 "-Inf") 1 }}"#),

@@ -40,11 +40,8 @@ pub(super) fn register(m: &mut Funcs) {
     );
     m.add(
         "derivePassword",
-        Function::new(&[ParamType::Int64, Str, Str, Str, Str], |a| {
-            let counter = match a[0] {
-                Value::Int(c) | Value::Int64(c) => c as u32,
-                _ => 0,
-            };
+        Function::new(&[ParamType::Uint32, Str, Str, Str, Str], |a| {
+            let counter = n(a, 0) as u32;
             derive_password(counter, s(a, 1), s(a, 2), s(a, 3), s(a, 4)).map(Value::from)
         }),
     );
