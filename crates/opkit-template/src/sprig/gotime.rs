@@ -34,7 +34,11 @@ impl Zone {
             "" | "UTC" => Some(Zone::Utc),
             "Local" => Some(Zone::local()),
             _ if name.contains("..") || name.starts_with(['/', '\\']) => None,
-            _ => TimeZone::get(name).ok().map(Zone::Tz),
+            // jiff finds names in any case; Go opens the file of that exact name.
+            _ => TimeZone::get(name)
+                .ok()
+                .filter(|tz| tz.iana_name() == Some(name))
+                .map(Zone::Tz),
         }
     }
 
