@@ -118,6 +118,42 @@ fn generated_ca_signs_generated_certificates_with_sprigs_fields() {
     assert_eq!(cn(&cert), "svc");
     assert!(!cert.is_ca());
     assert_signed_by(&cert, &ca);
+    let bc = cert
+        .basic_constraints()
+        .expect("valid")
+        .expect("basic constraints present, as Go writes CA:FALSE");
+    assert!(bc.critical && !bc.value.ca);
+    let ski = |c: &X509Certificate<'_>| {
+        c.extensions()
+            .iter()
+            .find_map(|e| match e.parsed_extension() {
+                ParsedExtension::SubjectKeyIdentifier(k) => Some(k.0.to_vec()),
+                _ => None,
+            })
+    };
+    assert_eq!(
+        ski(&cert),
+        None,
+        "Go writes no subject key identifier on a leaf"
+    );
+    let ca_ski = ski(&ca).expect("the CA has a subject key identifier");
+    let key_bits = &ca.tbs_certificate.subject_pki.subject_public_key.data;
+    let sha = ring::digest::digest(&ring::digest::SHA256, key_bits);
+    assert_eq!(
+        ca_ski,
+        sha.as_ref()[..20],
+        "Go's truncated SHA-256 key identifier"
+    );
+    let aki = cert
+        .extensions()
+        .iter()
+        .find_map(|e| match e.parsed_extension() {
+            ParsedExtension::AuthorityKeyIdentifier(a) => {
+                a.key_identifier.as_ref().map(|k| k.0.to_vec())
+            }
+            _ => None,
+        });
+    assert_eq!(aki, Some(ca_ski), "the leaf names its issuer's key");
     let san = cert
         .subject_alternative_name()
         .expect("valid")

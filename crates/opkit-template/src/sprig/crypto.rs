@@ -801,8 +801,18 @@ fn base_params(
     params.not_after = start + time::Duration::nanoseconds(valid_ns);
     params.key_usages = vec![Ku::KeyEncipherment, Ku::DigitalSignature];
     params.extended_key_usages = vec![Eku::ServerAuth, Eku::ClientAuth];
-    params.is_ca = rcgen::IsCa::ExplicitNoCa;
+    // Go writes `CA:FALSE` and, on a leaf, no subject key identifier (rcgen's
+    // `ExplicitNoCa` would add one).
+    params.is_ca = rcgen::IsCa::NoCa;
+    let mut not_ca = rcgen::CustomExtension::from_oid_content(&[2, 5, 29, 19], vec![0x30, 0x00]);
+    not_ca.set_criticality(true);
+    params.custom_extensions = vec![not_ca];
     Ok(params)
+}
+
+/// Go's subject key identifier: SHA-256 of the public key bits, cut to 160 bits.
+fn subject_key_id(pair: &rcgen::KeyPair) -> Vec<u8> {
+    ring::digest::digest(&ring::digest::SHA256, pair.public_key_raw()).as_ref()[..20].to_vec()
 }
 
 /// Sprig's `getCertAndKey` for a self-signed certificate.
@@ -827,6 +837,9 @@ fn ca_cert(cn: &str, days: i64, key: Key) -> R {
         rcgen::KeyUsagePurpose::KeyCertSign,
     ];
     params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    params.custom_extensions.clear();
+    params.key_identifier_method =
+        rcgen::KeyIdMethod::PreSpecified(subject_key_id(&key.key_pair(true)?));
     self_signed_pair(&params, &key)
 }
 
