@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
 use opkit_template::{Templates, Value};
+use x509_parser::der_parser::asn1_rs::Tag;
 use x509_parser::prelude::*;
 
 /// Renders `text` with Sprig and `vars` as `.`.
@@ -98,6 +99,18 @@ fn generated_ca_signs_generated_certificates_with_sprigs_fields() {
     let ca_der = pem_der(ca_pem, "CERTIFICATE");
     let (_, ca) = parse_x509_certificate(&ca_der).expect("CA parses");
     assert_eq!(cn(&ca), "my-ca");
+    let cn_tag = |c: &X509Certificate<'_>| {
+        c.subject()
+            .iter_common_name()
+            .next()
+            .map(|n| n.attr_value().tag())
+            .expect("a CN")
+    };
+    assert_eq!(
+        cn_tag(&ca),
+        Tag::PrintableString,
+        "Go's choice for a printable CN"
+    );
     assert!(ca.is_ca());
     let ku = ca.key_usage().expect("valid").expect("key usage present");
     assert!(ku.critical && ku.value.key_cert_sign() && ku.value.digital_signature());
@@ -116,6 +129,12 @@ fn generated_ca_signs_generated_certificates_with_sprigs_fields() {
     let der = pem_der(cert_pem, "CERTIFICATE");
     let (_, cert) = parse_x509_certificate(&der).expect("certificate parses");
     assert_eq!(cn(&cert), "svc");
+    let wild_der = pem_der(
+        &render(r#"{{ (genSelfSignedCert "*.é" nil nil 1).Cert }}"#, &[]).expect("renders"),
+        "CERTIFICATE",
+    );
+    let (_, wild) = parse_x509_certificate(&wild_der).expect("parses");
+    assert_eq!(cn_tag(&wild), Tag::Utf8String, "Go's choice for other CNs");
     assert!(!cert.is_ca());
     assert_signed_by(&cert, &ca);
     let bc = cert

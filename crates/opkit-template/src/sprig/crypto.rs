@@ -791,7 +791,12 @@ fn base_params(
     rand::rng().fill_bytes(&mut serial);
     params.serial_number = Some(rcgen::SerialNumber::from_slice(&serial));
     params.distinguished_name = rcgen::DistinguishedName::new();
-    params.distinguished_name.push(DnType::CommonName, cn);
+    // Go's asn1 writes a PrintableString when every character allows it, else UTF8String.
+    let cn_value = match rcgen::string::PrintableString::try_from(cn) {
+        Ok(p) => rcgen::DnValue::PrintableString(p),
+        Err(_) => rcgen::DnValue::Utf8String(cn.to_string()),
+    };
+    params.distinguished_name.push(DnType::CommonName, cn_value);
     let now = GoTime::now();
     let start = time::OffsetDateTime::from_unix_timestamp(now.unix)
         .map_err(|e| FuncError::new(format!("error creating certificate: {e}")))?;
