@@ -453,17 +453,22 @@ fn key_error(e: impl std::fmt::Display) -> FuncError {
 }
 
 impl Key {
+    /// A new RSA key, as the certificate functions make them (2048 bits).
     fn rsa(bits: usize) -> Result<Key, FuncError> {
-        let mut rng = rsa::rand_core::OsRng;
-        rsa::RsaPrivateKey::new(&mut rng, bits)
-            .map(|k| Key::Rsa(Box::new(k)))
-            .map_err(|e| FuncError::new(format!("error generating rsa key: {e}")))
+        Key::new_rsa(bits).map_err(|e| FuncError::new(format!("error generating rsa key: {e}")))
     }
 
+    fn new_rsa(bits: usize) -> Result<Key, rsa::Error> {
+        let mut rng = rsa::rand_core::OsRng;
+        rsa::RsaPrivateKey::new(&mut rng, bits).map(|k| Key::Rsa(Box::new(k)))
+    }
+
+    /// Sprig's `generatePrivateKey`: RSA 4096, DSA L2048N256, ECDSA P-256 or ed25519; the
+    /// error is the text Sprig returns in the key's place.
     fn generate(kind: &str) -> Result<Key, String> {
         let rng = ring::rand::SystemRandom::new();
         match kind {
-            "" | "rsa" => Key::rsa(4096).map_err(|e| e.0),
+            "" | "rsa" => Key::new_rsa(4096).map_err(|e| key_error(e).0),
             "dsa" => {
                 let mut rng = rsa::rand_core::OsRng;
                 let components = dsa::Components::generate(&mut rng, dsa::KeySize::DSA_2048_256);
