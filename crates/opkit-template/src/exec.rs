@@ -711,7 +711,8 @@ impl<'a> State<'a> {
             Arg::Dot { .. } => dot.v.clone(),
             Arg::Nil { .. } => {
                 return match typ {
-                    None | Some(ParamType::Any | ParamType::Map) => Ok(Value::Nil),
+                    None => Ok(Value::Nil),
+                    Some(t) if t.can_be_nil() => Ok(Value::Nil),
                     Some(t) => Err(self.errorf(format!("cannot assign nil to {}", t.go_name()))),
                 };
             }
@@ -745,6 +746,10 @@ impl<'a> State<'a> {
                     None | Some(ParamType::Any) => self.ideal_constant(n, num),
                     Some(ParamType::Int) if num.is_int => Ok(Value::Int(num.int)),
                     Some(ParamType::Int64) if num.is_int => Ok(Value::Int64(num.int)),
+                    // Go's `SetUint` on a uint32 keeps the low 32 bits.
+                    Some(ParamType::Uint32) if num.is_uint => {
+                        Ok(Value::Int(i64::from(num.int as u32)))
+                    }
                     Some(ParamType::Float64) if num.is_float => Ok(Value::Float(num.float)),
                     Some(t) => Err(self.expected(t, n)),
                 };
@@ -755,11 +760,12 @@ impl<'a> State<'a> {
 
     fn expected(&self, t: ParamType, n: &Arg) -> Error {
         let what = match t {
-            ParamType::Map => {
+            ParamType::Map | ParamType::List | ParamType::Struct(_) => {
                 return self.errorf(format!("can't handle {n} for arg of type {}", t.go_name()));
             }
             ParamType::Bool => "bool",
             ParamType::Int | ParamType::Int64 => "integer",
+            ParamType::Uint32 => "unsigned integer",
             ParamType::Float64 => "float",
             ParamType::String | ParamType::Any => "string",
         };

@@ -130,25 +130,21 @@ fn or_error_list<E: std::fmt::Display>(r: Result<Value, E>) -> Value {
     r.unwrap_or_else(|e| Value::list(vec![Value::from(e.to_string())]))
 }
 
-/// Go's `json.Unmarshal` into a map or a slice (numbers `float64`), with Go's syntax error
-/// texts.
+/// Go's `json.Unmarshal` into a map or a slice (numbers `float64`), with Go's error texts.
 fn read_json(text: &str, target: Target) -> Result<Value, String> {
-    if let Some(e) = crate::json_syntax::syntax_error(text) {
-        return Err(e);
-    }
-    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let v = crate::sprig::decode_json(text)?;
     let kind = match (&v, target) {
-        (serde_json::Value::Null, Target::List) => return Ok(Value::list(Vec::new())),
-        (serde_json::Value::Null, _) => return Ok(Value::map(BTreeMap::new())),
-        (serde_json::Value::Object(_), Target::Map | Target::Any)
-        | (serde_json::Value::Array(_), Target::List | Target::Any) => {
-            return Ok(Value::from_json(&v));
+        (Value::Nil, Target::List) => return Ok(Value::list(Vec::new())),
+        (Value::Nil, _) => return Ok(Value::map(BTreeMap::new())),
+        (Value::Map(_), Target::Map | Target::Any)
+        | (Value::List(_), Target::List | Target::Any) => {
+            return Ok(v);
         }
-        (serde_json::Value::Object(_), _) => "object",
-        (serde_json::Value::Array(_), _) => "array",
-        (serde_json::Value::String(_), _) => "string",
-        (serde_json::Value::Bool(_), _) => "bool",
-        (serde_json::Value::Number(_), _) => "number",
+        (Value::Map(_), _) => "object",
+        (Value::List(_), _) => "array",
+        (Value::String(_), _) => "string",
+        (Value::Bool(_), _) => "bool",
+        _ => "number",
     };
     let go_type = if target == Target::List {
         "[]interface {}"

@@ -30,8 +30,8 @@
 //! on fresh large stacks instead of overflowing, and output can be capped
 //! ([`Templates::set_max_output`]).
 //!
-//! Sprig's function library is [`sprig::functions`] (Sprig v3 as Helm v4 builds it; see
-//! the module for what is not provided yet). Maps are shared and mutable like Go's
+//! Sprig's function library is [`sprig::functions`] (all of Sprig 3.3.0, as Helm v4 builds
+//! it; see the module for how KUDO's Sprig 3.2.3 differs). Maps are shared and mutable like Go's
 //! ([`Dict`]), so Sprig's `set` and `merge` change the map every holder sees.
 //!
 //! Helm's data-format functions (`toYaml`, `fromYaml`, `toJson`, …) are
@@ -49,7 +49,6 @@ mod exec;
 pub mod formats;
 mod funcs;
 mod gofmt;
-mod json_syntax;
 pub mod kudo;
 mod lex;
 mod parse;

@@ -112,7 +112,7 @@ impl Dict {
 }
 
 /// A host value with fields and methods, such as Helm's `.Capabilities` or `.Files`.
-pub trait Object: Send + Sync {
+pub trait Object: Send + Sync + std::any::Any {
     /// Go's type name, used by `%T` and in error messages (e.g. `chartutil.Capabilities`).
     fn type_name(&self) -> String;
     /// The field or method called `name`, or `None` when the type has neither.
@@ -123,6 +123,13 @@ pub trait Object: Send + Sync {
     /// (e.g. Helm's `APIVersions`, a `[]string` with `Has`): `len`, `index`, `range`,
     /// `if` and comparisons then work on it.
     fn underlying(&self) -> Option<Value> {
+        None
+    }
+    /// What Go's `encoding/json` writes for this value, as plain data (what its
+    /// `MarshalJSON` returns, or a struct's exported fields as a map), or the error its
+    /// `MarshalJSON` gives. `None`: the plain data of [`Object::underlying`] is written,
+    /// and without that the type cannot be written.
+    fn json(&self) -> Option<Result<Value, String>> {
         None
     }
 }
@@ -147,12 +154,20 @@ pub enum ParamType {
     Int,
     /// `int64`.
     Int64,
+    /// `uint32` (Sprig's `derivePassword` counter): only an unsigned constant is accepted,
+    /// as no template value has that type; the function sees it as an `int`.
+    Uint32,
     /// `float64`.
     Float64,
     /// `string`.
     String,
     /// `map[string]interface {}` (nil is accepted, as a nil map).
     Map,
+    /// `[]interface {}` (nil is accepted, as a nil slice).
+    List,
+    /// A Go struct type such as `time.Time`: an [`Object`] whose [`Object::type_name`] is
+    /// this name (Sprig's dates and certificates).
+    Struct(&'static str),
 }
 
 impl ParamType {
@@ -162,15 +177,23 @@ impl ParamType {
             ParamType::Bool => "bool",
             ParamType::Int => "int",
             ParamType::Int64 => "int64",
+            ParamType::Uint32 => "uint32",
             ParamType::Float64 => "float64",
             ParamType::String => "string",
             ParamType::Map => "map[string]interface {}",
+            ParamType::List => "[]interface {}",
+            ParamType::Struct(name) => name,
         }
     }
 
-    /// Whether Go can assign nil to the parameter (`canBeNil`): interfaces and maps.
+    /// Whether Go can assign nil to the parameter (`canBeNil`): interfaces, maps, slices
+    /// and pointers.
     pub(crate) fn can_be_nil(self) -> bool {
-        matches!(self, ParamType::Any | ParamType::Map)
+        match self {
+            ParamType::Any | ParamType::Map | ParamType::List => true,
+            ParamType::Struct(name) => name.starts_with('*'),
+            _ => false,
+        }
     }
 
     /// Whether a value of this kind is assignable to the parameter.
@@ -184,7 +207,8 @@ impl ParamType {
                 | (ParamType::Float64, Value::Float(_))
                 | (ParamType::String, Value::String(_))
                 | (ParamType::Map, Value::Map(_))
-        )
+                | (ParamType::List, Value::List(_))
+        ) || matches!((self, v), (ParamType::Struct(name), Value::Object(o)) if o.type_name() == name)
     }
 }
 

@@ -111,6 +111,206 @@ const ERROR_CASES: &[(&str, &str)] = &[
         "semver-bad-or",
         r#"{{ semverCompare ">1 || x y" "1.0.0" }}"#,
     ),
+    (
+        "semver-compare-string",
+        r#"{{ (semver "1.0.0").LessThan "1.0.0" }}"#,
+    ),
+    (
+        "semver-compare-value",
+        r#"{{ (semver "1.0.0").LessThan (semver "1.0.0").IncMajor }}"#,
+    ),
+    (
+        "semver-value-has-no-original",
+        r#"{{ (semver "1.0.0").IncMajor.Original }}"#,
+    ),
+    (
+        "semver-compare-nil",
+        r#"{{ (semver "1.0.0").Compare nil }}"#,
+    ),
+    (
+        "semver-set-bad-prerelease",
+        r#"{{ (semver "1.0.0").SetPrerelease "a..b" }}"#,
+    ),
+    (
+        "semver-set-bad-metadata",
+        r#"{{ (semver "1.0.0").SetMetadata "a+b" }}"#,
+    ),
+    ("mustFromJson-empty", r#"{{ mustFromJson "" }}"#),
+    ("mustFromJson-word", r#"{{ mustFromJson "nope" }}"#),
+    (
+        "mustFromJson-trailing-comma",
+        r#"{{ mustFromJson "[1,]" }}"#,
+    ),
+    (
+        "mustFromJson-missing-colon",
+        r#"{{ mustFromJson "{\"a\" 1}" }}"#,
+    ),
+    ("mustFromJson-leading-zero", r#"{{ mustFromJson "01" }}"#),
+    (
+        "mustFromJson-huge-number",
+        r#"{{ mustFromJson "[1e400]" }}"#,
+    ),
+    (
+        "mustFromJson-syntax-after-huge",
+        r#"{{ mustFromJson "[1e400,]" }}"#,
+    ),
+    ("mustFromJson-non-ascii", r#"{{ mustFromJson "é" }}"#),
+    ("mustFromJson-bad-escape", r#"{{ mustFromJson "\"\\q\"" }}"#),
+    ("mustFromJson-bad-literal", r#"{{ mustFromJson "nul!" }}"#),
+    ("mustFromJson-bad-exponent", r#"{{ mustFromJson "1e+" }}"#),
+    (
+        "mustFromJson-newline-in-string",
+        r#"{{ mustFromJson "\"a\nb\"" }}"#,
+    ),
+    ("mustFromJson-single-quote", r#"{{ mustFromJson "'a'" }}"#),
+    ("mustFromJson-cut-literal", r#"{{ mustFromJson "tru" }}"#),
+    ("mustFromJson-cut-escape", r#"{{ mustFromJson "\"\\u12" }}"#),
+    ("mustFromJson-cut-string", r#"{{ mustFromJson "\"ab" }}"#),
+    ("mustFromJson-cut-array", r#"{{ mustFromJson "[1, 2" }}"#),
+    ("mustFromJson-cut-minus", r#"{{ mustFromJson "-" }}"#),
+    ("urlParse-no-scheme", r#"{{ urlParse ":x" }}"#),
+    ("urlParse-bad-port", r#"{{ urlParse "http://x:y/" }}"#),
+    ("urlParse-colon-segment", r#"{{ urlParse "1a:b/c" }}"#),
+    ("urlParse-bad-escape", r#"{{ urlParse "http://h/%zz" }}"#),
+    (
+        "urlParse-bad-escape-fragment",
+        r#"{{ urlParse "http://h/#%z" }}"#,
+    ),
+    ("urlParse-open-bracket", r#"{{ urlParse "http://[::1/" }}"#),
+    ("urlParse-space-in-host", r#"{{ urlParse "http://a b/" }}"#),
+    (
+        "urlParse-escaped-ascii-host",
+        r#"{{ urlParse "http://a%41/" }}"#,
+    ),
+    ("urlParse-bad-userinfo", r#"{{ urlParse "http://u^@h/" }}"#),
+    ("urlParse-control", r#"{{ urlParse "a\tb" }}"#),
+    ("urlJoin-int-host", r#"{{ urlJoin (dict "host" 1) }}"#),
+    ("urlJoin-nil-path", r#"{{ urlJoin (dict "path" nil) }}"#),
+    (
+        "urlJoin-bad-userinfo",
+        r#"{{ urlJoin (dict "userinfo" "%zz") }}"#,
+    ),
+    ("urlJoin-string", r#"{{ urlJoin "x" }}"#),
+    ("getHostByName-empty", r#"{{ getHostByName "" }}"#),
+    ("dateModify-of-string", r#"{{ dateModify "1h" "2024" }}"#),
+    (
+        "dateModify-of-piped-string",
+        r#"{{ "2024" | dateModify "1h" }}"#,
+    ),
+    ("dateModify-of-nil", r#"{{ dateModify "1h" nil }}"#),
+    ("unixEpoch-of-int", r#"{{ unixEpoch 5 }}"#),
+    ("mustDateModify-no-unit", r#"{{ mustDateModify "5" now }}"#),
+    (
+        "mustDateModify-unknown-unit",
+        r#"{{ mustDateModify "5d" now }}"#,
+    ),
+    ("mustDateModify-empty", r#"{{ mustDateModify "" now }}"#),
+    (
+        "mustToDate-bad-field",
+        r#"{{ mustToDate "2006-01-02" "2024-1-02" }}"#,
+    ),
+    (
+        "mustToDate-month-range",
+        r#"{{ mustToDate "2006-01-02" "2024-13-02" }}"#,
+    ),
+    (
+        "mustToDate-extra-text",
+        r#"{{ mustToDate "2006" "2024 \"é\"" }}"#,
+    ),
+    (
+        "mustToDate-day-range",
+        r#"{{ mustToDate "Jan 2 2006" "Feb 30 2023" }}"#,
+    ),
+    (
+        "mustToJson-year-zero-minus-a-day",
+        r#"{{ mustToJson (mustDateModify "-24h" (mustToDate "2006 -0700" "0000 +0000")) }}"#,
+    ),
+    (
+        "derivePassword-negative-counter",
+        r#"{{ derivePassword -1 "pin" "a" "b" "c" }}"#,
+    ),
+    (
+        "derivePassword-int-counter",
+        r#"{{ derivePassword (int 1) "pin" "a" "b" "c" }}"#,
+    ),
+    (
+        "derivePassword-string-counter",
+        r#"{{ derivePassword "1" "pin" "a" "b" "c" }}"#,
+    ),
+    ("divf-by-zero", r#"{{ divf 1 0 }}"#),
+    ("addf-nan", r#"{{ addf 1 (float64 "NaN") }}"#),
+    ("mulf-inf", r#"{{ mulf (float64 "-Inf") 1 }}"#),
+    (
+        "genSignedCert-dict-ca",
+        r#"{{ genSignedCert "x" nil nil 1 (dict "Cert" "c" "Key" "k") }}"#,
+    ),
+    (
+        "genSelfSignedCert-string-ips",
+        r#"{{ genSelfSignedCert "x" "1.2.3.4" nil 1 }}"#,
+    ),
+    (
+        "genSelfSignedCert-int-ip",
+        r#"{{ genSelfSignedCert "x" (list 1) nil 1 }}"#,
+    ),
+    (
+        "genSelfSignedCert-bad-ip",
+        r#"{{ genSelfSignedCert "x" (list "1.2.3") nil 1 }}"#,
+    ),
+    (
+        "genSelfSignedCert-int-dns",
+        r#"{{ genSelfSignedCert "x" nil (list "a" 2) 1 }}"#,
+    ),
+    ("genCAWithKey-no-pem", r#"{{ genCAWithKey "x" 1 "junk" }}"#),
+    (
+        "genCAWithKey-certificate-block",
+        r#"{{ genCAWithKey "x" 1 "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n" }}"#,
+    ),
+    (
+        "genCAWithKey-unknown-key-type",
+        r#"{{ genCAWithKey "x" 1 "-----BEGIN FOO PRIVATE KEY-----\nAAAA\n-----END FOO PRIVATE KEY-----\n" }}"#,
+    ),
+    (
+        "genCAWithKey-dsa",
+        r#"{{ genCAWithKey "x" 1 "-----BEGIN DSA PRIVATE KEY-----\nMBICAQACAQICAQMCAQQCAQUCAQY=\n-----END DSA PRIVATE KEY-----\n" }}"#,
+    ),
+    (
+        "genCAWithKey-short-dsa",
+        r#"{{ genCAWithKey "x" 1 "-----BEGIN DSA PRIVATE KEY-----\nMA8CAQACAQICAQMCAQQCAQUCAQY=\n-----END DSA PRIVATE KEY-----\n" }}"#,
+    ),
+    (
+        "genCAWithKey-truncated-dsa",
+        r#"{{ genCAWithKey "x" 1 "-----BEGIN DSA PRIVATE KEY-----\nMA0CAQACAQICAQMCAQQ=\n-----END DSA PRIVATE KEY-----\n" }}"#,
+    ),
+    (
+        "genSignedCertWithKey-dsa",
+        r#"{{ genSignedCertWithKey "x" nil nil 1 (genCA "ca" 1) "-----BEGIN DSA PRIVATE KEY-----\nMBICAQACAQICAQMCAQQCAQUCAQY=\n-----END DSA PRIVATE KEY-----\n" }}"#,
+    ),
+    (
+        "buildCustomCert-not-base64",
+        r#"{{ buildCustomCert "!!" "x" }}"#,
+    ),
+    (
+        "buildCustomCert-key-not-base64",
+        r#"{{ buildCustomCert "eA==" "!!" }}"#,
+    ),
+    (
+        "buildCustomCert-not-pem",
+        r#"{{ buildCustomCert (b64enc "x") (b64enc "y") }}"#,
+    ),
+    ("decryptAES-not-base64", r#"{{ decryptAES "k" "!!" }}"#),
+    ("decryptAES-short", r#"{{ decryptAES "k" "AAAA" }}"#),
+    (
+        "decryptAES-ragged",
+        r#"{{ decryptAES "k" (b64enc (repeat 24 "x")) }}"#,
+    ),
+    (
+        "decryptAES-iv-only",
+        r#"{{ decryptAES "k" (b64enc (repeat 16 "x")) }}"#,
+    ),
+    (
+        "decryptAES-bad-padding",
+        r#"{{ decryptAES "wrong" "ZpgY5AsRrtpPKMS9AxeTlYyv98LFUUi0rrRp6KbncKg=" }}"#,
+    ),
 ];
 
 #[test]

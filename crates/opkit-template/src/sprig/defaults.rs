@@ -53,7 +53,13 @@ pub(super) fn register(m: &mut Funcs) {
     }
     m.add(
         "fromJson",
-        Function::new(&[Str], |a| Ok(from_json(s(a, 0)).unwrap_or_default())),
+        Function::new(&[Str], |a| {
+            Ok(super::gojson::decode(s(a, 0)).unwrap_or_default())
+        }),
+    );
+    m.add(
+        "mustFromJson",
+        Function::new(&[Str], |a| super::gojson::decode(s(a, 0)).or_else(fail)),
     );
     let encoders: [(&str, &str, Encoder); 3] = [
         ("toJson", "mustToJson", |v| to_json(v, true, None)),
@@ -111,13 +117,6 @@ fn deep_copy_at(v: &Value, depth: usize) -> Result<Value, crate::FuncError> {
 
 /// A JSON encoder: the text, or Go's error text.
 type Encoder = fn(&Value) -> Result<String, String>;
-
-/// Parses JSON as Go's `json.Unmarshal` into `interface{}` (numbers become `float64`).
-fn from_json(text: &str) -> Option<Value> {
-    serde_json::from_str::<serde_json::Value>(text)
-        .ok()
-        .map(|v| Value::from_json(&v))
-}
 
 /// `json.Marshal` (`indent: None`) or `json.MarshalIndent(v, "", "  ")` of a value; the
 /// error is Go's text for values JSON cannot hold.
@@ -199,7 +198,19 @@ fn encode_at(
             }
             out.push('}');
         }
-        Value::Object(o) => return Err(format!("json: unsupported type: {}", o.type_name())),
+        Value::Object(o) => match o.json() {
+            Some(Ok(data)) => encode_at(out, &data, html, indent, depth)?,
+            Some(Err(e)) => {
+                return Err(format!(
+                    "json: error calling MarshalJSON for type {}: {e}",
+                    o.type_name()
+                ));
+            }
+            None => match o.underlying() {
+                Some(data) => encode_at(out, &data, html, indent, depth)?,
+                None => return Err(format!("json: unsupported type: {}", o.type_name())),
+            },
+        },
         Value::Func(f) => return Err(format!("json: unsupported type: {}", f.go_type())),
     }
     Ok(())
@@ -268,8 +279,11 @@ mod tests {
     #[test]
     fn sprig_from_json_gives_nil_for_bad_input() {
         // Sprig's own fromJson (Helm replaces it with one that returns {"Error": …}).
-        assert!(from_json("not json").is_none());
-        assert!(matches!(from_json("[1]"), Some(Value::List(_))));
+        assert!(super::super::gojson::decode("not json").is_err());
+        assert!(matches!(
+            super::super::gojson::decode("[1]"),
+            Ok(Value::List(_))
+        ));
     }
 
     #[test]

@@ -1,25 +1,41 @@
-//! Sprig v3.2.3's function library (what Helm and KUDO add to Go's templates), one file per
-//! family. Each function keeps Sprig's Go signature, so the engine checks arguments as Go's
-//! `text/template` does, and Sprig's behaviour at the edges: many functions return `""` or `0`
-//! instead of failing, and those that panic in Go report the panic's text as their error.
+//! Sprig's function library (what Helm and KUDO add to Go's templates), all of Sprig
+//! 3.3.0's map as Helm v4 builds it, one file per family. Each function keeps Sprig's Go
+//! signature, so the engine checks arguments as Go's `text/template` does (Go struct
+//! parameters such as `time.Time` and Sprig's `certificate` included), and Sprig's
+//! behaviour at the edges: many functions return `""` or `0` instead of failing, and those
+//! that panic in Go report the panic's text as their error.
 //!
-//! Not provided yet (a template using them fails with Go's `function "X" not defined`):
-//! dates (except `duration`, `durationRound`), crypto, the `xstrings` case conversions (`snakecase`,
-//! `camelcase`, `kebabcase`), the decimal float operations (`addf`, `subf`,
-//! `mulf`, `divf`, `add1f`), `getHostByName`, `urlParse`/`urlJoin`,
-//! and `mustFromJson` (Go's JSON error texts are not reproduced).
+//! Sprig 3.3.0 is what Helm v4 pins; KUDO's corpus renders used Sprig 3.2.3, which differs
+//! in two functions: it has no `sha512sum`, and its `camelcase` is xstrings 1.3's
+//! `ToCamelCase` (only `_` separates words and the other letters keep their case:
+//! `GOLANG_IS_GREAT` → `GOLANGISGREAT`, `some words` → `Some words`), where 3.3.0 calls
+//! xstrings 1.5's `ToPascalCase` (`GolangIsGreat`, `SomeWords`). This module follows 3.3.0.
+//!
+//! Helm replaces some of these in its own layer (`toJson`, `fromJson`, `mustToJson`, and
+//! `getHostByName`, which returns "" unless `--enable-dns`) and drops `env` and
+//! `expandenv`; KUDO drops the path functions and the environment. Those choices belong to
+//! the layers above; this map is Sprig's own.
 
 mod conv;
+mod crypto;
+mod dates;
 mod defaults;
 mod dicts;
 mod durations;
 mod encoding;
+mod floats;
+mod gojson;
+mod golayout;
+mod gotime;
 mod lists;
+mod network;
 mod paths;
 mod reflect;
 mod regex;
 mod semver;
 mod strings;
+mod urls;
+mod xstrings;
 
 use std::collections::BTreeMap;
 
@@ -29,6 +45,7 @@ use crate::{FuncError, Function, Value};
 // parsing and JSON encoding.
 pub(crate) use conv::{parse_float, parse_int};
 pub(crate) use defaults::to_json;
+pub(crate) use gojson::decode as decode_json;
 
 /// Sprig's functions by name, ready for [`crate::Templates::add_funcs`].
 pub fn functions() -> BTreeMap<String, Function> {
@@ -39,11 +56,17 @@ pub fn functions() -> BTreeMap<String, Function> {
     lists::register(&mut m);
     dicts::register(&mut m);
     durations::register(&mut m);
+    dates::register(&mut m);
+    floats::register(&mut m);
     encoding::register(&mut m);
+    crypto::register(&mut m);
     reflect::register(&mut m);
     paths::register(&mut m);
     regex::register(&mut m);
     semver::register(&mut m);
+    xstrings::register(&mut m);
+    urls::register(&mut m);
+    network::register(&mut m);
     m.0
 }
 
@@ -78,6 +101,18 @@ fn bound(what: &str, size: u64) -> Result<(), FuncError> {
 
 /// What Go's runtime says when Sprig calls `reflect.TypeOf(nil).Kind()`.
 const NIL_DEREF: &str = "runtime error: invalid memory address or nil pointer dereference";
+
+/// The host value of Rust type `T` inside `v`, if it holds one (Sprig's times, versions
+/// and certificates are [`crate::Object`]s).
+pub(crate) fn host<T: 'static>(v: &Value) -> Option<&T> {
+    match v {
+        Value::Object(o) => {
+            let any: &dyn std::any::Any = &**o;
+            any.downcast_ref::<T>()
+        }
+        _ => None,
+    }
+}
 
 /// Sprig's `strval`: a string as is, anything else as `fmt.Sprintf("%v")`.
 pub(crate) fn strval(v: &Value) -> String {
@@ -127,7 +162,8 @@ pub(crate) fn kind_of(v: &Value) -> &'static str {
         Value::Map(_) => "map",
         Value::Object(o) => match o.underlying() {
             Some(u) => kind_of(&u),
-            None => "ptr",
+            None if o.type_name().starts_with('*') => "ptr",
+            None => "struct",
         },
         Value::Func(_) => "func",
     }

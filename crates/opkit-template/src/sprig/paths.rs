@@ -1,17 +1,24 @@
 //! Sprig's slash-separated path functions (Go's `path` package: `base`, `dir`, `clean`,
-//! `ext`, `isAbs`) and the environment (`env`, `expandenv`, as Go's `os.Getenv` and
-//! `os.ExpandEnv`).
+//! `ext`, `isAbs`, and their `path/filepath` twins `osBase`, `osDir`, `osClean`, `osExt`,
+//! `osIsAbs`), the environment (`env`, `expandenv`, as Go's `os.Getenv` and
+//! `os.ExpandEnv`) and Sprig's `hello`.
 
 use super::{Funcs, s};
 use crate::ParamType::String as Str;
 use crate::{Function, Value};
 
 pub(super) fn register(m: &mut Funcs) {
-    let fns: [(&str, StrFn); 6] = [
+    // `os*` are Go's `path/filepath` forms, the same as `path` on the Unix systems Helm
+    // and KUDO render on.
+    let fns: [(&str, StrFn); 10] = [
         ("base", base),
+        ("osBase", base),
         ("dir", dir),
+        ("osDir", dir),
         ("clean", clean),
+        ("osClean", clean),
         ("ext", |p| ext(p).to_string()),
+        ("osExt", |p| ext(p).to_string()),
         ("env", |k| std::env::var(k).unwrap_or_default()),
         ("expandenv", |x| {
             expand(x, |k| std::env::var(k).unwrap_or_default())
@@ -23,10 +30,13 @@ pub(super) fn register(m: &mut Funcs) {
             Function::new(&[Str], move |a| Ok(Value::from(f(s(a, 0))))),
         );
     }
-    m.add(
-        "isAbs",
-        Function::new(&[Str], |a| Ok(Value::Bool(s(a, 0).starts_with('/')))),
-    );
+    for name in ["isAbs", "osIsAbs"] {
+        m.add(
+            name,
+            Function::new(&[Str], |a| Ok(Value::Bool(s(a, 0).starts_with('/')))),
+        );
+    }
+    m.add("hello", Function::new(&[], |_| Ok(Value::from("Hello!"))));
 }
 
 type StrFn = fn(&str) -> String;

@@ -1,6 +1,5 @@
-//! Sprig's `semverCompare` and `semver` (the version object; its comparison methods such as
-//! `LessThan` are not provided), with Masterminds/semver v3.4's rules (what Helm v4 builds
-//! with): loose versions (`v1.2`, `1`), constraints joined by `,`/space (and) and `||` (or),
+//! Sprig's `semverCompare` and `semver` (the version object and its methods), with
+//! Masterminds/semver v3.4's rules (what Helm v4 builds with): loose versions (`v1.2`, `1`), constraints joined by `,`/space (and) and `||` (or),
 //! `x`/`*` wildcards, `~`, `^`, hyphen ranges, and prereleases matched only by a constraint
 //! group that names one. The regular expressions are Masterminds' own.
 
@@ -26,7 +25,7 @@ pub(super) fn register(m: &mut Funcs) {
         "semver",
         Function::new(&[Str], |a| {
             let v = Version::parse(s(a, 0))?;
-            Ok(Value::Object(Arc::new(VersionObject(v))))
+            Ok(VersionObject::value(v, true))
         }),
     );
 }
@@ -70,25 +69,103 @@ struct Version {
     original: String,
 }
 
-/// Sprig's `semver` result, Go's `*semver.Version`: prints as its canonical form and has the
-/// methods `Major`, `Minor`, `Patch`, `Prerelease`, `Metadata`, `Original`, `String`.
-struct VersionObject(Version);
+/// Sprig's `semver` result, Go's `*semver.Version` (`pointer`), or the `semver.Version`
+/// value its `Inc*`/`Set*` methods return. Both print as the canonical form and have the
+/// value methods `Major`, `Minor`, `Patch`, `Prerelease`, `Metadata`, `String`,
+/// `IncMajor`, `IncMinor`, `IncPatch`, `SetPrerelease`, `SetMetadata`; only the pointer has
+/// `Original` and the comparisons (`Compare`, `LessThan`, `GreaterThan`, `Equal`,
+/// `LessThanEqual`, `GreaterThanEqual`), which take a `*semver.Version`.
+struct VersionObject {
+    v: Version,
+    pointer: bool,
+}
+
+/// The `*semver.Version` parameter type of the comparison methods.
+const VERSION_PTR: crate::ParamType = crate::ParamType::Struct("*semver.Version");
+
+impl VersionObject {
+    fn value(v: Version, pointer: bool) -> Value {
+        Value::Object(Arc::new(VersionObject { v, pointer }))
+    }
+
+    /// The version inside an argument the engine checked to be a `*semver.Version`.
+    fn of(v: &Value) -> Option<&Version> {
+        super::host::<VersionObject>(v).map(|x| &x.v)
+    }
+}
 
 impl Object for VersionObject {
     fn type_name(&self) -> String {
-        "*semver.Version".into()
+        if self.pointer {
+            "*semver.Version".into()
+        } else {
+            "semver.Version".into()
+        }
     }
 
     fn member(&self, name: &str) -> Option<Member> {
-        let v = self.0.clone();
+        let v = self.v.clone();
+        let cmp = |test: fn(Ordering) -> bool| {
+            let v = v.clone();
+            Member::Method(Function::new(
+                &[VERSION_PTR],
+                move |a| match VersionObject::of(&a[0]) {
+                    Some(o) => Ok(Value::Bool(test(v.compare(o)))),
+                    None => fail(super::NIL_DEREF),
+                },
+            ))
+        };
+        let set = |field: fn(&mut Version, String) -> Result<(), FuncError>| {
+            let v = v.clone();
+            Member::Method(Function::new(&[Str], move |a| {
+                let mut next = v.clone();
+                field(&mut next, s(a, 0).to_string())?;
+                next.original = format!("{}{}", next.v_prefix(), next.canonical());
+                Ok(VersionObject::value(next, false))
+            }))
+        };
         let value = match name {
             "Major" => Value::Int(v.major as i64),
             "Minor" => Value::Int(v.minor as i64),
             "Patch" => Value::Int(v.patch as i64),
             "Prerelease" => Value::from(v.pre.as_str()),
             "Metadata" => Value::from(v.metadata.as_str()),
-            "Original" => Value::from(v.original.as_str()),
             "String" => Value::from(v.canonical()),
+            "IncMajor" => VersionObject::value(v.inc(0), false),
+            "IncMinor" => VersionObject::value(v.inc(1), false),
+            "IncPatch" => VersionObject::value(v.inc(2), false),
+            "SetPrerelease" => {
+                return Some(set(|v, pre| {
+                    if !pre.is_empty() {
+                        validate_prerelease(&pre)?;
+                    }
+                    v.pre = pre;
+                    Ok(())
+                }));
+            }
+            "SetMetadata" => {
+                return Some(set(|v, meta| {
+                    if !meta.is_empty() {
+                        validate_metadata(&meta)?;
+                    }
+                    v.metadata = meta;
+                    Ok(())
+                }));
+            }
+            "Original" if self.pointer => Value::from(v.original.as_str()),
+            "Compare" if self.pointer => {
+                return Some(Member::Method(Function::new(&[VERSION_PTR], move |a| {
+                    match VersionObject::of(&a[0]) {
+                        Some(o) => Ok(Value::Int(v.compare(o) as i64)),
+                        None => fail(super::NIL_DEREF),
+                    }
+                })));
+            }
+            "LessThan" if self.pointer => return Some(cmp(Ordering::is_lt)),
+            "GreaterThan" if self.pointer => return Some(cmp(Ordering::is_gt)),
+            "Equal" if self.pointer => return Some(cmp(Ordering::is_eq)),
+            "LessThanEqual" if self.pointer => return Some(cmp(Ordering::is_le)),
+            "GreaterThanEqual" if self.pointer => return Some(cmp(Ordering::is_ge)),
             _ => return None,
         };
         Some(Member::Method(Function::new(&[], move |_| {
@@ -97,8 +174,40 @@ impl Object for VersionObject {
     }
 
     fn format(&self) -> String {
-        self.0.canonical()
+        self.v.canonical()
     }
+
+    /// Masterminds' `MarshalJSON`: the canonical form as a string.
+    fn json(&self) -> Option<Result<Value, String>> {
+        Some(Ok(Value::from(self.v.canonical())))
+    }
+}
+
+/// Masterminds' `validatePrerelease`.
+fn validate_prerelease(pre: &str) -> Result<(), FuncError> {
+    for p in pre.split('.') {
+        if p.is_empty() {
+            return fail("invalid prerelease string");
+        } else if p.bytes().all(|b| b.is_ascii_digit()) {
+            if p.len() > 1 && p.starts_with('0') {
+                return fail("version segment starts with 0");
+            }
+        } else if !p.chars().all(|c| ALLOWED.contains(c)) {
+            return fail("invalid prerelease string");
+        }
+    }
+    Ok(())
+}
+
+/// Masterminds' `validateMetadata`.
+fn validate_metadata(meta: &str) -> Result<(), FuncError> {
+    if meta
+        .split('.')
+        .any(|p| p.is_empty() || !p.chars().all(|c| ALLOWED.contains(c)))
+    {
+        return fail("invalid metadata string");
+    }
+    Ok(())
 }
 
 const ALLOWED: &str = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-0123456789";
@@ -130,26 +239,38 @@ impl Version {
             original: v.to_string(),
         };
         if !version.pre.is_empty() {
-            for p in version.pre.split('.') {
-                if p.is_empty() {
-                    return fail("invalid prerelease string");
-                } else if p.bytes().all(|b| b.is_ascii_digit()) {
-                    if p.len() > 1 && p.starts_with('0') {
-                        return fail("version segment starts with 0");
-                    }
-                } else if !p.chars().all(|c| ALLOWED.contains(c)) {
-                    return fail("invalid prerelease string");
-                }
-            }
+            validate_prerelease(&version.pre)?;
         }
-        if !meta.is_empty()
-            && meta
-                .split('.')
-                .any(|p| p.is_empty() || !p.chars().all(|c| ALLOWED.contains(c)))
-        {
-            return fail("invalid metadata string");
+        if !meta.is_empty() {
+            validate_metadata(meta)?;
         }
         Ok(version)
+    }
+
+    /// The `v` of the original text, which `Inc*` and `Set*` keep.
+    fn v_prefix(&self) -> &'static str {
+        if self.original.starts_with('v') {
+            "v"
+        } else {
+            ""
+        }
+    }
+
+    /// Masterminds' `IncMajor` (0), `IncMinor` (1), `IncPatch` (2): metadata and
+    /// prerelease dropped, and a prerelease patch becomes its release.
+    fn inc(&self, part: u8) -> Version {
+        let mut next = self.clone();
+        let had_pre = !next.pre.is_empty();
+        next.pre.clear();
+        next.metadata.clear();
+        match part {
+            0 => (next.major, next.minor, next.patch) = (self.major + 1, 0, 0),
+            1 => (next.minor, next.patch) = (self.minor + 1, 0),
+            _ if had_pre => {}
+            _ => next.patch = self.patch + 1,
+        }
+        next.original = format!("{}{}", next.v_prefix(), next.canonical());
+        next
     }
 
     /// Go's `Version.String()`: `MAJOR.MINOR.PATCH[-PRE][+META]`.

@@ -31,11 +31,13 @@ pub fn helm() -> Option<PathBuf> {
         .map(|_| PathBuf::from("helm"))
 }
 
-/// Runs `helm template RELEASE CHART_DIR` with private helm homes; stdout, or the error line.
+/// Runs `helm template RELEASE --enable-dns CHART_DIR` with private helm homes; stdout, or
+/// the error line. (`--enable-dns`: without it Helm replaces Sprig's `getHostByName` with one
+/// that returns "", a Helm-layer rule; these tests check Sprig's own behaviour.)
 pub fn helm_template(helm: &Path, release: &str, chart: &Path) -> Result<String, String> {
     let home = tempfile::tempdir().expect("temporary helm home");
     let out = Command::new(helm)
-        .args(["template", release])
+        .args(["template", release, "--enable-dns"])
         .arg(chart)
         .env("HELM_CACHE_HOME", home.path())
         .env("HELM_CONFIG_HOME", home.path())
