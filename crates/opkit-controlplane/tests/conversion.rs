@@ -688,3 +688,60 @@ async fn an_admission_webhook_for_one_version_sees_writes_to_another_converted_b
         json!({"host": "db2", "port": 9090})
     );
 }
+
+/// Stores an `admissionregistration.k8s.io/v1` object of `kind` with this `spec`.
+async fn admission_object(client: &kube::Client, kind: &str, name: &str, spec: Value) {
+    let gvk = GroupVersionKind::gvk("admissionregistration.k8s.io", "v1", kind);
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &ApiResource::from_gvk(&gvk));
+    let obj: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+        "metadata": {"name": name}, "spec": spec,
+    }))
+    .unwrap();
+    api.create(&PostParams::default(), &obj)
+        .await
+        .expect("the admission object is stored");
+}
+
+#[tokio::test]
+async fn an_admission_policy_for_one_version_evaluates_writes_to_another_converted() {
+    let (_plane, client, _conversion, _mode) = with_webhook().await;
+    admission_object(
+        &client,
+        "ValidatingAdmissionPolicy",
+        "low-ports",
+        json!({
+            "matchConstraints": {"resourceRules": [{"operations": ["CREATE"],
+                "apiGroups": [GROUP], "apiVersions": ["v1"], "resources": ["backends"]}]},
+            "validations": [{"expression": "object.spec.port < 10000",
+                "messageExpression": "'port ' + string(object.spec.port) + ' is too high'"}],
+        }),
+    )
+    .await;
+    admission_object(
+        &client,
+        "ValidatingAdmissionPolicyBinding",
+        "low-ports",
+        json!({"policyName": "low-ports", "validationActions": ["Deny"]}),
+    )
+    .await;
+    let v2 = backends(&client, "v2");
+    v2.create(
+        &PostParams::default(),
+        &backend("v2", "low", json!({"endpoint": "db:5432"})),
+    )
+    .await
+    .expect("a v2 write within the v1 policy is stored");
+    let refused = v2
+        .create(
+            &PostParams::default(),
+            &backend("v2", "high", json!({"endpoint": "db:20000"})),
+        )
+        .await
+        .map(|_| ())
+        .expect_err("the v1 policy sees the v2 write's port");
+    assert_eq!(
+        status(refused).message,
+        "ValidatingAdmissionPolicy 'low-ports' with binding 'low-ports' denied request: port 20000 is too high"
+    );
+}

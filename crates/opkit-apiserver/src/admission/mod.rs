@@ -141,7 +141,7 @@ impl Admission {
         }
         let write = webhook::Write { api, res, request };
         let object = (request.operation != Operation::Delete).then_some(&*obj);
-        policy::validate(&write, object, warnings)?;
+        policy::validate(&write, object, warnings).await?;
         webhook::validate(&write, object, warnings).await
     }
 }

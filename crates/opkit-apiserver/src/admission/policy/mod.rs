@@ -32,25 +32,34 @@ fn named_rule_matches(r: &NamedRule, a: &Attributes<'_>, version: &str, name: &s
         && (r.names.is_empty() || r.names.iter().any(|n| n == name))
 }
 
-/// Whether `m` selects the write (rules with `matchPolicy`, exclusions, selectors). With
-/// `empty_rules_match_all` (a binding's `matchResources`), no `resourceRules` means every
-/// resource the policy matches.
-fn selects(write: &Write<'_>, m: &Match, a: &Attributes<'_>, empty_rules_match_all: bool) -> bool {
+/// The version of the resource through which `m` selects the write (rules with
+/// `matchPolicy`, exclusions, selectors), if it does. With `empty_rules_match_all` (a
+/// binding's `matchResources`), no `resourceRules` means every resource the policy matches.
+fn selects(
+    write: &Write<'_>,
+    m: &Match,
+    a: &Attributes<'_>,
+    empty_rules_match_all: bool,
+) -> Option<String> {
     let name = write.request.name;
     let others = write.other_versions();
     let rule = |r: &NamedRule, a: &Attributes<'_>, v: &str| named_rule_matches(r, a, v, name);
-    let included = (empty_rules_match_all && m.rules.is_empty())
-        || matching::matched_version(&m.rules, m.exact, rule, a, &others).is_some();
-    if !included || matching::matched_version(&m.exclude, m.exact, rule, a, &others).is_some() {
-        return false;
+    let version = match empty_rules_match_all && m.rules.is_empty() {
+        true => Some(write.res.version.clone()),
+        false => matching::matched_version(&m.rules, m.exact, rule, a, &others),
+    }?;
+    if matching::matched_version(&m.exclude, m.exact, rule, a, &others).is_some() {
+        return None;
     }
-    matching::object_matches(&m.object_selector, a)
-        && matching::namespace_matches(&m.namespace_selector, a, |ns| write.namespace_labels(ns))
+    let selected = matching::object_matches(&m.object_selector, a)
+        && matching::namespace_matches(&m.namespace_selector, a, |ns| write.namespace_labels(ns));
+    selected.then_some(version)
 }
 
 /// Runs every bound policy over the write (`object` is `None` for a delete). A Deny binding's
-/// failure refuses the write; Warn adds a warning; Audit logs it.
-pub(crate) fn validate(
+/// failure refuses the write; Warn adds a warning; Audit logs it. A policy matched through
+/// `matchPolicy: Equivalent` sees the objects converted to the version it matched.
+pub(crate) async fn validate(
     write: &Write<'_>,
     object: Option<&Value>,
     warnings: &mut Vec<String>,
@@ -64,18 +73,31 @@ pub(crate) fn validate(
         return Ok(());
     }
     let a = write.attributes(object);
-    let mut inputs: Option<Inputs> = None;
+    // The inputs in each version a policy matched, built once per version.
+    let mut inputs_by_version: Vec<Inputs> = Vec::new();
     for (policy, bindings) in &set.policies {
-        if bindings.is_empty() || !selects(write, &policy.constraints, &a, false) {
+        if bindings.is_empty() {
             continue;
         }
+        let Some(version) = selects(write, &policy.constraints, &a, false) else {
+            continue;
+        };
         for binding in bindings {
             if let Some(m) = &binding.resources
-                && !selects(write, m, &a, true)
+                && selects(write, m, &a, true).is_none()
             {
                 continue;
             }
-            let inputs = inputs.get_or_insert_with(|| Inputs::new(write, object));
+            let known = inputs_by_version.iter().position(|i| i.version == version);
+            let at = match known {
+                Some(at) => at,
+                None => {
+                    let versioned = write.versioned(&version, object).await?;
+                    inputs_by_version.push(Inputs::new(write, versioned));
+                    inputs_by_version.len() - 1
+                }
+            };
+            let inputs = &inputs_by_version[at];
             let params = match params(write, policy, binding) {
                 Ok(params) => params,
                 Err(e) if policy.ignore_failures => {
@@ -207,6 +229,7 @@ fn params(write: &Write<'_>, policy: &Policy, binding: &Binding) -> Result<Vec<V
 
 /// What the expressions see (built once per write, only if a binding matches).
 struct Inputs {
+    version: String,
     object: Value,
     old_object: Value,
     request: Value,
@@ -214,8 +237,8 @@ struct Inputs {
 }
 
 impl Inputs {
-    fn new(write: &Write<'_>, object: Option<&Value>) -> Inputs {
-        let review = write.review("", &write.as_requested(object));
+    fn new(write: &Write<'_>, versioned: webhook::Versioned) -> Inputs {
+        let review = write.review("", &versioned);
         let request = serde_json::to_value(&review).unwrap_or(Value::Null);
         let r = write.request;
         let namespace_object = match r.namespace {
@@ -223,6 +246,7 @@ impl Inputs {
             _ => Value::Null,
         };
         Inputs {
+            version: versioned.version,
             object: review.object,
             old_object: review.old_object,
             request,

@@ -165,7 +165,7 @@ impl Write<'_> {
     }
 
     /// The write's objects as the request's version sees them (no conversion).
-    pub(in crate::admission) fn as_requested(&self, object: Option<&Value>) -> Versioned {
+    fn as_requested(&self, object: Option<&Value>) -> Versioned {
         Versioned {
             version: self.res.version.clone(),
             object: object.cloned().unwrap_or(Value::Null),
@@ -177,7 +177,11 @@ impl Write<'_> {
     /// them (the CRD's `spec.conversion`: a conversion webhook call for `Webhook`), so that a
     /// webhook matched through `matchPolicy: Equivalent` sees the shape of the version it
     /// registered for, as upstream's dispatchers convert with `ConvertToGVK`.
-    async fn versioned(&self, version: &str, object: Option<&Value>) -> ApiResult<Versioned> {
+    pub(in crate::admission) async fn versioned(
+        &self,
+        version: &str,
+        object: Option<&Value>,
+    ) -> ApiResult<Versioned> {
         let mut v = self.as_requested(object);
         if version == self.res.version {
             return Ok(v);
