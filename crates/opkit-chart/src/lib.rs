@@ -7,11 +7,30 @@
 //! Helm prints in `# Source:` headers and error messages.
 
 #![warn(missing_docs)]
+mod action;
 mod chart;
+mod engine;
+mod glob;
 mod load;
+mod manifest;
+mod objects;
+mod yaml;
 
+pub use action::{
+    Release, TemplateError, TemplateOptions, capabilities, render_release, template,
+    template_output, validate_release_name,
+};
 pub use chart::{Chart, Dependency, File, Maintainer, Metadata};
+pub use engine::{Engine, INCLUDE_RECURSION_MAX, LookupFn, RenderContext, RenderError};
 pub use load::LoadError;
+pub use manifest::{
+    HOOK_ANNOTATION, Head, Hook, INSTALL_ORDER, Manifest, ManifestError, sort_manifests,
+    split_manifests,
+};
+pub use objects::{
+    Capabilities, DEFAULT_API_VERSIONS, DEFAULT_KUBE_VERSION, KubeVersion, KubeVersionError,
+    ReleaseOptions,
+};
 
 /// The README's example, compiled and run as a doctest.
 #[doc = include_str!("../README.md")]
