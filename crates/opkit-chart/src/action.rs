@@ -89,7 +89,7 @@ static VALID_RELEASE_NAME: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the release name pattern compiles")
 });
 
-/// Helm's `ValidateReleaseName`, with the `release name "X": ` prefix `install` adds.
+/// Helm's `ValidateReleaseName`, with the prefixes `install` adds.
 pub fn validate_release_name(name: &str) -> Result<(), TemplateError> {
     let problem = if name.is_empty() {
         "no name provided".to_string()
@@ -102,7 +102,7 @@ pub fn validate_release_name(name: &str) -> Result<(), TemplateError> {
         return Ok(());
     };
     Err(TemplateError::Other(format!(
-        "release name {}: {problem}",
+        "release name check failed: release name {}: {problem}",
         opkit_template::sprintf("%q", &[Value::string(name)])
     )))
 }
@@ -385,13 +385,13 @@ mod tests {
         let err = validate_release_name("Rel").unwrap_err().to_string();
         assert!(
             err.starts_with(
-                "release name \"Rel\": invalid release name, must match regex ^[a-z0-9]"
+                "release name check failed: release name \"Rel\": invalid release name, must match regex ^[a-z0-9]"
             ),
             "{err}"
         );
         assert_eq!(
             validate_release_name("").unwrap_err().to_string(),
-            "release name \"\": no name provided"
+            "release name check failed: release name \"\": no name provided"
         );
     }
 

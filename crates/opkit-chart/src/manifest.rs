@@ -265,58 +265,62 @@ fn go_atoi(s: &str) -> Option<i64> {
     s.parse().ok()
 }
 
-/// Reads a document's head as Helm does (YAML to JSON, then into `SimpleHead`), with Go's
-/// error texts for the shapes it refuses.
+/// Reads a document's head as Helm does (`sigs.k8s.io/yaml`: YAML to JSON guided by the
+/// target type, so numbers and booleans become strings where `SimpleHead` has strings; then
+/// `encoding/json`), with Go's error texts for the shapes it refuses.
 fn read_head(doc: &str) -> Result<Head, String> {
-    let json: serde_json::Value = crate::yaml::to_json(doc)?;
+    use serde_json::Value as J;
+    let json: J = crate::yaml::to_json(doc)?;
+    let refuse = |v: &J, target: &str| {
+        format!(
+            "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into {target}",
+            json_kind(v)
+        )
+    };
+    let string = |v: Option<&J>, field: &str| match v {
+        None | Some(J::Null) => Ok(String::new()),
+        Some(J::String(s)) => Ok(s.clone()),
+        Some(J::Bool(b)) => Ok(b.to_string()),
+        Some(J::Number(n)) => Ok(match n.as_f64() {
+            Some(f) if !(n.is_i64() || n.is_u64()) => format!("{}", f as f32),
+            _ => n.to_string(),
+        }),
+        Some(other) => Err(refuse(
+            other,
+            &format!("Go struct field {field} of type string"),
+        )),
+    };
     let mut head = Head::default();
     let obj = match &json {
-        serde_json::Value::Null => return Ok(head),
-        serde_json::Value::Object(o) => o,
-        other => {
-            return Err(format!(
-                "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type releaseutil.SimpleHead",
-                json_kind(other)
+        J::Null => return Ok(head),
+        J::Object(o) => o,
+        other => return Err(refuse(other, "Go value of type util.SimpleHead")),
+    };
+    head.api_version = string(obj.get("apiVersion"), "SimpleHead.apiVersion")?;
+    head.kind = string(obj.get("kind"), "SimpleHead.kind")?;
+    let meta = match obj.get("metadata") {
+        None | Some(J::Null) => return Ok(head),
+        Some(J::Object(meta)) => meta,
+        Some(other) => {
+            return Err(refuse(
+                other,
+                "Go struct field SimpleHead.metadata of type struct { Name string \"json:\\\"name\\\"\"; Annotations map[string]string \"json:\\\"annotations\\\"\" }",
             ));
         }
     };
-    let string_field = |v: Option<&serde_json::Value>, field: &str| match v {
-        None | Some(serde_json::Value::Null) => Ok(String::new()),
-        Some(serde_json::Value::String(s)) => Ok(s.clone()),
-        Some(other) => Err(format!(
-            "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go struct field {field} of type string",
-            json_kind(other)
-        )),
-    };
-    head.api_version = string_field(obj.get("apiVersion"), "SimpleHead.apiVersion")?;
-    head.kind = string_field(obj.get("kind"), "SimpleHead.kind")?;
-    match obj.get("metadata") {
-        None | Some(serde_json::Value::Null) => {}
-        Some(serde_json::Value::Object(meta)) => {
-            head.name = string_field(meta.get("name"), "SimpleHead.metadata.name")?;
-            match meta.get("annotations") {
-                None | Some(serde_json::Value::Null) => {}
-                Some(serde_json::Value::Object(ann)) => {
-                    for (k, v) in ann {
-                        let v = match v {
-                            serde_json::Value::Null => String::new(),
-                            _ => string_field(Some(v), "SimpleHead.metadata.annotations")?,
-                        };
-                        head.annotations.insert(k.clone(), v);
-                    }
-                }
-                Some(other) => {
-                    return Err(format!(
-                        "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go struct field SimpleHead.metadata.annotations of type map[string]string",
-                        json_kind(other)
-                    ));
-                }
+    head.name = string(meta.get("name"), ".metadata.name")?;
+    match meta.get("annotations") {
+        None | Some(J::Null) => {}
+        Some(J::Object(ann)) => {
+            for (k, v) in ann {
+                let v = string(Some(v), ".metadata.annotations")?;
+                head.annotations.insert(k.clone(), v);
             }
         }
         Some(other) => {
-            return Err(format!(
-                "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go struct field SimpleHead.metadata of type struct {{ Name string \"json:\\\"name\\\"\"; Annotations map[string]string \"json:\\\"annotations\\\"\" }}",
-                json_kind(other)
+            return Err(refuse(
+                other,
+                "Go struct field .metadata.annotations of type map[string]string",
             ));
         }
     }
@@ -422,13 +426,23 @@ mod tests {
     }
 
     #[test]
-    fn a_non_string_kind_fails_with_go_json_text() {
-        let f = files(&[("c/templates/a.yaml", "kind: 3")]);
+    fn a_list_kind_fails_with_go_json_text_and_a_number_kind_is_a_string() {
+        let f = files(&[("c/templates/a.yaml", "kind: [1]")]);
         let err = sort_manifests(&f).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "YAML parse error on c/templates/a.yaml: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal number into Go struct field SimpleHead.kind of type string"
+            "YAML parse error on c/templates/a.yaml: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go struct field SimpleHead.kind of type string"
         );
+        let f = files(&[(
+            "c/templates/a.yaml",
+            "kind: 3\nmetadata:\n  name: true\n  annotations:\n    helm.sh/hook-weight: 1.5",
+        )]);
+        let (_, m) = sort_manifests(&f).unwrap();
+        assert_eq!(
+            (m[0].head.kind.as_str(), m[0].head.name.as_str()),
+            ("3", "true")
+        );
+        assert_eq!(m[0].head.annotations["helm.sh/hook-weight"], "1.5");
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! go-yaml's error texts (`yaml: line N: PROBLEM`), which `helm template` prints when a
 //! rendered manifest is not valid YAML. go-yaml is a port of libyaml, the parser under
 //! `serde_yaml`, so the problems are worded alike; only the line differs: go-yaml reports
-//! a scanner problem's line 1-based and a parser problem's 0-based.
+//! a scanner problem's line 1-based and a parser problem's 0-based, and neither when the
+//! problem is on the first line (its 0-based line is 0).
 
 /// Parses one YAML document into JSON data, or returns Go's error text.
 pub(crate) fn to_json(doc: &str) -> Result<serde_json::Value, String> {
@@ -27,10 +28,11 @@ fn go_yaml_message(e: &serde_yaml::Error) -> String {
         .unwrap_or(&shown)
         .to_string();
     let scanner = format!("{e:?}").contains("kind: SCANNER");
-    let line = e
-        .location()
-        .map(|l| if scanner { l.line() } else { l.line() - 1 })
-        .unwrap_or(0);
+    let line = match e.location().map(|l| l.line().saturating_sub(1)) {
+        Some(0) | None => 0,
+        Some(l) if scanner => l + 1,
+        Some(l) => l,
+    };
     if line == 0 {
         problem
     } else {
@@ -54,10 +56,16 @@ mod tests {
 
     #[test]
     fn scanner_errors_report_a_one_based_line() {
+        let err = to_json("x: 1\na: b: c").unwrap_err();
+        assert_eq!(
+            err,
+            "error converting YAML to JSON: yaml: line 2: mapping values are not allowed in this context"
+        );
+        // On the first line go-yaml names no line.
         let err = to_json("a: b: c").unwrap_err();
         assert_eq!(
             err,
-            "error converting YAML to JSON: yaml: line 1: mapping values are not allowed in this context"
+            "error converting YAML to JSON: yaml: mapping values are not allowed in this context"
         );
     }
 }
