@@ -34,20 +34,28 @@
 //! the module for what is not provided yet). Maps are shared and mutable like Go's
 //! ([`Dict`]), so Sprig's `set` and `merge` change the map every holder sees.
 //!
-//! Not implemented yet: Helm's layer (`include`, `tpl`,
-//! `toYaml`, chart loading, `opkit chart template`) come next on top of this crate; complex
-//! number constants (`1i`), which template data never holds, are rejected at parse time.
+//! Helm's data-format functions (`toYaml`, `fromYaml`, `toJson`, …) are
+//! [`formats::functions`], over [`yaml`]: YAML written and read byte for byte as Helm
+//! (`sigs.k8s.io/yaml` over go-yaml v2) does. KUDO's rendering mode (`missingkey=error`,
+//! its function map and variables) is [`kudo::Renderer`].
+//!
+//! Not implemented yet: the rest of Helm's layer (`include`, `tpl`, chart loading,
+//! `opkit chart template`) comes next on top of this crate; complex number constants
+//! (`1i`), which template data never holds, are rejected at parse time.
 
 #![warn(missing_docs)]
 mod error;
 mod exec;
+pub mod formats;
 mod funcs;
 mod gofmt;
+pub mod kudo;
 mod lex;
 mod parse;
 pub mod sprig;
 mod template;
 mod value;
+pub mod yaml;
 
 pub use error::Error;
 pub use template::{MAX_EXEC_DEPTH, MissingKey, Templates};

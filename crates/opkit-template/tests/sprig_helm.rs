@@ -13,92 +13,12 @@
 //! is the output with surrounding white space trimmed. Random functions are checked by shape
 //! inside the templates (`len`, `regexMatch`), so their printed results are deterministic.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod helm_oracle;
 
-use opkit_template::{Templates, Value};
+use helm_oracle::{check_against_helm, compare_chart, helm, helm_template, here, opkit_render};
+use opkit_template::Value;
 
 const CHART: &str = "sprig-chart";
-
-fn here() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests")
-}
-
-fn helm() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("HELM_BIN") {
-        return Some(PathBuf::from(p));
-    }
-    let tools = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.tools/bin/helm");
-    if tools.exists() {
-        return Some(tools);
-    }
-    let on_path = Command::new("helm").arg("version").output();
-    on_path
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|_| PathBuf::from("helm"))
-}
-
-/// Runs `helm template sprig CHART_DIR` with private helm homes; stdout, or the error line.
-fn helm_template(helm: &Path, chart: &Path) -> Result<String, String> {
-    let home = tempfile::tempdir().expect("temporary helm home");
-    let out = Command::new(helm)
-        .args(["template", "sprig"])
-        .arg(chart)
-        .env("HELM_CACHE_HOME", home.path())
-        .env("HELM_CONFIG_HOME", home.path())
-        .env("HELM_DATA_HOME", home.path())
-        .output()
-        .expect("helm runs");
-    if out.status.success() {
-        return Ok(String::from_utf8(out.stdout).expect("helm prints UTF-8"));
-    }
-    let err = String::from_utf8_lossy(&out.stderr);
-    let start = err
-        .find("Error: ")
-        .unwrap_or_else(|| panic!("helm failed without an error line: {err}"));
-    let block = err[start + "Error: ".len()..]
-        .split("\n\n")
-        .next()
-        .unwrap_or_default();
-    Err(go_error_text(block))
-}
-
-/// Go's one-line error text from helm's report. Helm reprints some execution errors as
-/// `NAME:L:C\n  executing "NAME" at <X>:\n    MESSAGE`; this puts them back in Go's form,
-/// `template: NAME:L:C: executing "NAME" at <X>: MESSAGE`.
-fn go_error_text(block: &str) -> String {
-    let lines: Vec<&str> = block.lines().collect();
-    match lines[..] {
-        [loc, exec, msg] if exec.starts_with("  executing ") => {
-            format!("template: {loc}: {} {}", exec.trim(), msg.trim())
-        }
-        _ => block.replace('\n', "\\n"),
-    }
-}
-
-/// Checks `recorded` against helm's live `output`; rewrites it when asked.
-fn check_against_helm(path: &Path, recorded: &str, live: &str) {
-    if std::env::var_os("SPRIG_GOLDEN_UPDATE").is_some() {
-        std::fs::write(path, live).expect("golden file written");
-        return;
-    }
-    assert!(
-        recorded == live,
-        "\n!!!!! {} differs from the live helm output; rerun with SPRIG_GOLDEN_UPDATE=1 \
-         if helm's behaviour is the new truth\n--- live ---\n{live}",
-        path.display()
-    );
-}
-
-/// Renders one template the way Helm does, or returns the engine's error text.
-fn opkit_render(name: &str, text: &str) -> Result<String, String> {
-    let mut t = Templates::new(name);
-    t.add_funcs(opkit_template::sprig::functions());
-    t.parse(name, text).map_err(|e| e.to_string())?;
-    let out = t.execute(name, &Value::Nil).map_err(|e| e.to_string())?;
-    Ok(out.replace("<no value>", "").trim().to_string())
-}
 
 /// Helm reports a `fail` call as `execution error at (NAME:L:C): MESSAGE` instead of Go's
 /// `template: NAME:L:C: executing … error calling fail: MESSAGE`; this applies that rewrite.
@@ -115,71 +35,14 @@ fn helm_fail_text(go: &str) -> String {
     }
 }
 
-/// The golden output split into `(file, content)` sections.
-fn sections(golden: &str) -> Vec<(String, String)> {
-    let marker = format!("---\n# Source: {CHART}/templates/");
-    golden
-        .split(&marker)
-        .skip(1)
-        .map(|s| {
-            let (file, body) = s.split_once('\n').expect("a header line");
-            (file.to_string(), body.trim_end_matches('\n').to_string())
-        })
-        .collect()
-}
-
 #[test]
 fn sprig_functions_render_what_helm_renders() {
-    let chart = here().join(CHART);
-    let golden_path = here().join("sprig-chart.golden.yaml");
-    let recorded = std::fs::read_to_string(&golden_path).unwrap_or_default();
-    match helm() {
-        Some(h) => {
-            let live = helm_template(&h, &chart).expect("helm renders the sprig chart");
-            check_against_helm(&golden_path, &recorded, &live);
-        }
-        None => eprintln!(
-            "\n!!!!! sprig_helm: helm not found (HELM_BIN, .tools/bin/helm, PATH); \
-             comparing with the recorded {}",
-            golden_path.display()
-        ),
-    }
-    let golden = std::fs::read_to_string(&golden_path).expect("golden file present");
-    let secs = sections(&golden);
-    let files: Vec<_> = std::fs::read_dir(chart.join("templates"))
-        .expect("templates dir")
-        .map(|e| {
-            e.expect("dir entry")
-                .file_name()
-                .into_string()
-                .expect("UTF-8 name")
-        })
-        .collect();
-    assert_eq!(
-        secs.len(),
-        files.len(),
-        "one golden section per template file"
+    let failures = compare_chart(
+        CHART,
+        "sprig-chart.golden.yaml",
+        &opkit_template::sprig::functions(),
+        &Value::Nil,
     );
-    let mut failures = Vec::new();
-    for (file, want) in &secs {
-        let text =
-            std::fs::read_to_string(chart.join("templates").join(file)).expect("template file");
-        let name = format!("{CHART}/templates/{file}");
-        match opkit_render(&name, &text) {
-            Ok(got) if got == *want => {}
-            Ok(got) => {
-                for (g, w) in got.lines().zip(want.lines()) {
-                    if g != w {
-                        failures.push(format!("{file}:\n  helm:  {w}\n  opkit: {g}"));
-                    }
-                }
-                if got.lines().count() != want.lines().count() {
-                    failures.push(format!("{file}: line counts differ\n{got}"));
-                }
-            }
-            Err(e) => failures.push(format!("{file}: opkit failed: {e}")),
-        }
-    }
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }
 
@@ -267,7 +130,7 @@ fn sprig_errors_read_as_in_helm() {
                 )
                 .expect("Chart.yaml");
                 std::fs::write(chart.join("templates/case.yaml"), text).expect("template");
-                let got = match helm_template(&h, &chart) {
+                let got = match helm_template(&h, "sprig", &chart) {
                     Ok(out) => format!("OK {}", out.replace('\n', "\\n")),
                     Err(e) => e,
                 };
@@ -281,6 +144,7 @@ fn sprig_errors_read_as_in_helm() {
         ),
     }
     let golden = std::fs::read_to_string(&golden_path).expect("error golden file present");
+    let funcs = opkit_template::sprig::functions();
     let mut failures = Vec::new();
     for line in golden.lines() {
         let (case, want) = line.split_once('\t').expect("case<TAB>error");
@@ -290,7 +154,7 @@ fn sprig_errors_read_as_in_helm() {
             .map(|(_, t)| *t)
             .unwrap_or_else(|| panic!("golden case {case} is not in ERROR_CASES"));
         let name = format!("{case}/templates/case.yaml");
-        let got = match opkit_render(&name, text) {
+        let got = match opkit_render(&name, text, &funcs, &Value::Nil) {
             Ok(out) => format!("OK ---\\n# Source: {name}\\n{out}\\n"),
             Err(e) => helm_fail_text(&e),
         };

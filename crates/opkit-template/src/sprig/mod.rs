@@ -25,6 +25,10 @@ use std::collections::BTreeMap;
 
 use crate::{FuncError, Function, Value};
 
+// Shared with the YAML layer (`crate::yaml`): Go's number parsing and JSON encoding.
+pub(crate) use conv::{parse_float, parse_int};
+pub(crate) use defaults::to_json;
+
 /// Sprig's functions by name, ready for [`crate::Templates::add_funcs`].
 pub fn functions() -> BTreeMap<String, Function> {
     let mut m = Funcs(BTreeMap::new());

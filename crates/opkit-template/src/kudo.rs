@@ -1,0 +1,195 @@
+//! KUDO's rendering mode (KUDO 0.19's `pkg/engine/renderer`), for the declarative-operator
+//! engine: each template is parsed in a fresh set named `gotpl` with
+//! `missingkey=error` (a missing key fails instead of printing `<no value>`, and nothing is
+//! stripped from the output), KUDO's function map (Sprig's text functions minus `env`,
+//! `expandenv`, `base`, `dir`, `clean`, `ext`, `isAbs`, plus `toYaml`, which is go-yaml v2's
+//! `Marshal` of the value itself and keeps its final line break) and KUDO's variables
+//! (`.OperatorName`, `.Name`, `.Namespace`, `.AppVersion`, `.OperatorVersion`,
+//! `.PlanName`, `.PhaseName`, `.StepName`, `.Params`, `.Pipes`).
+//!
+//! Parameters are typed as KUDO types them ([`wrap_param`], [`unwrap_param`]): a string
+//! parameter is the default printed with `%v` (a `params.yaml` number is a `float64`, so
+//! `1000000` becomes `1e+06`); an array or map parameter is YAML text decoded with
+//! `sigs.k8s.io/yaml` (numbers `float64`).
+//!
+//! KUDO was built with Sprig 3.2.3, which lacks `sha512sum`; this map leaves it out too.
+
+use std::collections::BTreeMap;
+
+use crate::ParamType::Any;
+use crate::yaml::{Target, YamlError};
+use crate::{Error, FuncError, Function, MissingKey, Templates, Value};
+
+/// Functions KUDO removes from Sprig's map so templates cannot reach the controller's
+/// environment, plus `sha512sum`, which Sprig 3.2.3 does not have.
+const REMOVED: &[&str] = &[
+    "env",
+    "expandenv",
+    "base",
+    "dir",
+    "clean",
+    "ext",
+    "isAbs",
+    "sha512sum",
+];
+
+/// Why a KUDO template did not render, with KUDO's wording.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// The template does not parse (`error parsing template: template: NAME:L: …`).
+    #[error("error parsing template: {0}")]
+    Parse(Error),
+    /// Execution failed, e.g. a missing key (`error rendering template: … map has no entry for key "X"`).
+    #[error("error rendering template: {0}")]
+    Render(Error),
+}
+
+/// The type a KUDO parameter declares in `params.yaml` (`type:`; `string` when absent).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ParamKind {
+    /// `string`: the value as text.
+    #[default]
+    String,
+    /// `array`: YAML text holding a list.
+    Array,
+    /// `map`: YAML text holding any YAML value.
+    Map,
+}
+
+impl ParamKind {
+    /// The kind named by `params.yaml`'s `type:` (`None` when the name is unknown).
+    pub fn from_name(name: &str) -> Option<ParamKind> {
+        match name {
+            "string" => Some(ParamKind::String),
+            "array" => Some(ParamKind::Array),
+            "map" => Some(ParamKind::Map),
+            _ => None,
+        }
+    }
+}
+
+/// KUDO's `WrapParamValue`: a parameter value as the text an `OperatorVersion` stores
+/// (`None` for a missing string value). Arrays and maps are written as YAML.
+pub fn wrap_param(v: &Value, kind: ParamKind) -> Result<Option<String>, YamlError> {
+    match kind {
+        ParamKind::Array | ParamKind::Map => crate::yaml::to_yaml(v).map(Some),
+        ParamKind::String if v.is_nil() => Ok(None),
+        ParamKind::String => Ok(Some(crate::sprig::strval(v))),
+    }
+}
+
+/// KUDO's `UnwrapParamValue`: the template value of a stored parameter text (`None` when
+/// unset): a string as is; an array or map decoded from YAML (a missing or `null` array
+/// is an empty list, a missing map is nil).
+pub fn unwrap_param(raw: Option<&str>, kind: ParamKind) -> Result<Value, YamlError> {
+    let text = raw.unwrap_or_default();
+    match kind {
+        ParamKind::String => Ok(Value::from(text)),
+        ParamKind::Array => crate::yaml::read(text, Target::List),
+        ParamKind::Map => crate::yaml::read(text, Target::Any),
+    }
+}
+
+/// The variables a KUDO template sees.
+#[derive(Clone, Debug, Default)]
+pub struct Variables {
+    /// `.OperatorName`.
+    pub operator_name: String,
+    /// `.Name`: the instance's name.
+    pub name: String,
+    /// `.Namespace`: the instance's namespace.
+    pub namespace: String,
+    /// `.AppVersion`.
+    pub app_version: String,
+    /// `.OperatorVersion`.
+    pub operator_version: String,
+    /// `.PlanName`.
+    pub plan_name: String,
+    /// `.PhaseName`.
+    pub phase_name: String,
+    /// `.StepName`.
+    pub step_name: String,
+    /// `.Params`: parameter name → value (see [`unwrap_param`]).
+    pub params: BTreeMap<String, Value>,
+    /// `.Pipes`: pipe key → the name of the artifact (ConfigMap or Secret) holding it.
+    pub pipes: BTreeMap<String, String>,
+}
+
+impl Variables {
+    /// The data map a template executes with.
+    pub fn to_value(&self) -> Value {
+        let s = |x: &String| Value::from(x.as_str());
+        let pipes = self
+            .pipes
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+            .collect();
+        Value::map(BTreeMap::from([
+            ("OperatorName".to_string(), s(&self.operator_name)),
+            ("Name".to_string(), s(&self.name)),
+            ("Namespace".to_string(), s(&self.namespace)),
+            ("AppVersion".to_string(), s(&self.app_version)),
+            ("OperatorVersion".to_string(), s(&self.operator_version)),
+            ("PlanName".to_string(), s(&self.plan_name)),
+            ("PhaseName".to_string(), s(&self.phase_name)),
+            ("StepName".to_string(), s(&self.step_name)),
+            ("Params".to_string(), Value::map(self.params.clone())),
+            ("Pipes".to_string(), Value::map(pipes)),
+        ]))
+    }
+}
+
+/// KUDO's template engine: its function map, ready to render templates.
+///
+/// ```
+/// use opkit_template::kudo::{Renderer, Variables};
+/// let r = Renderer::new();
+/// let vars = Variables { name: "inst".into(), ..Default::default() };
+/// assert_eq!(r.render("a.yaml", "name: {{ .Name | upper }}", &vars).unwrap(), "name: INST");
+/// let err = r.render("a.yaml", "{{ .Params.MISSING }}", &vars).unwrap_err();
+/// assert!(err.to_string().contains(r#"map has no entry for key "MISSING""#));
+/// ```
+#[derive(Clone)]
+pub struct Renderer {
+    funcs: BTreeMap<String, Function>,
+}
+
+impl Default for Renderer {
+    fn default() -> Self {
+        Renderer::new()
+    }
+}
+
+impl Renderer {
+    /// An engine with KUDO's function map.
+    pub fn new() -> Renderer {
+        let mut funcs = crate::sprig::functions();
+        for name in REMOVED {
+            funcs.remove(*name);
+        }
+        funcs.insert(
+            "toYaml".to_string(),
+            Function::new(&[Any], |a| {
+                crate::yaml::marshal_go(&a[0])
+                    .map(Value::from)
+                    .map_err(|e| FuncError::new(e.to_string()))
+            }),
+        );
+        Renderer { funcs }
+    }
+
+    /// Whether a function is in KUDO's map.
+    pub fn has_function(&self, name: &str) -> bool {
+        self.funcs.contains_key(name)
+    }
+
+    /// Renders template `name` (its text `text`) with `vars`, as KUDO's `Engine.Render`.
+    pub fn render(&self, name: &str, text: &str, vars: &Variables) -> Result<String, RenderError> {
+        let mut t = Templates::new("gotpl");
+        t.set_missing_key(MissingKey::Error);
+        t.add_funcs(self.funcs.clone());
+        t.parse(name, text).map_err(RenderError::Parse)?;
+        t.execute(name, &vars.to_value())
+            .map_err(RenderError::Render)
+    }
+}
