@@ -755,7 +755,7 @@ impl<'a> State<'a> {
 
     fn expected(&self, t: ParamType, n: &Arg) -> Error {
         let what = match t {
-            ParamType::Map => {
+            ParamType::Map | ParamType::Time => {
                 return self.errorf(format!("can't handle {n} for arg of type {}", t.go_name()));
             }
             ParamType::Bool => "bool",

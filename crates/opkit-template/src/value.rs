@@ -112,7 +112,7 @@ impl Dict {
 }
 
 /// A host value with fields and methods, such as Helm's `.Capabilities` or `.Files`.
-pub trait Object: Send + Sync {
+pub trait Object: Send + Sync + std::any::Any {
     /// Go's type name, used by `%T` and in error messages (e.g. `chartutil.Capabilities`).
     fn type_name(&self) -> String;
     /// The field or method called `name`, or `None` when the type has neither.
@@ -153,6 +153,8 @@ pub enum ParamType {
     String,
     /// `map[string]interface {}` (nil is accepted, as a nil map).
     Map,
+    /// Go's `time.Time`: an [`Object`] whose type name is `time.Time` (Sprig's dates).
+    Time,
 }
 
 impl ParamType {
@@ -165,6 +167,7 @@ impl ParamType {
             ParamType::Float64 => "float64",
             ParamType::String => "string",
             ParamType::Map => "map[string]interface {}",
+            ParamType::Time => "time.Time",
         }
     }
 
@@ -184,7 +187,8 @@ impl ParamType {
                 | (ParamType::Float64, Value::Float(_))
                 | (ParamType::String, Value::String(_))
                 | (ParamType::Map, Value::Map(_))
-        )
+        ) || (self == ParamType::Time
+            && matches!(v, Value::Object(o) if o.type_name() == "time.Time"))
     }
 }
 

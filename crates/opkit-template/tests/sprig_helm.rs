@@ -111,6 +111,38 @@ const ERROR_CASES: &[(&str, &str)] = &[
         "semver-bad-or",
         r#"{{ semverCompare ">1 || x y" "1.0.0" }}"#,
     ),
+    ("dateModify-of-string", r#"{{ dateModify "1h" "2024" }}"#),
+    (
+        "dateModify-of-piped-string",
+        r#"{{ "2024" | dateModify "1h" }}"#,
+    ),
+    ("dateModify-of-nil", r#"{{ dateModify "1h" nil }}"#),
+    ("unixEpoch-of-int", r#"{{ unixEpoch 5 }}"#),
+    ("mustDateModify-no-unit", r#"{{ mustDateModify "5" now }}"#),
+    (
+        "mustDateModify-unknown-unit",
+        r#"{{ mustDateModify "5d" now }}"#,
+    ),
+    ("mustDateModify-empty", r#"{{ mustDateModify "" now }}"#),
+    (
+        "mustToDate-bad-field",
+        r#"{{ mustToDate "2006-01-02" "2024-1-02" }}"#,
+    ),
+    (
+        "mustToDate-month-range",
+        r#"{{ mustToDate "2006-01-02" "2024-13-02" }}"#,
+    ),
+    (
+        "mustToDate-extra-text",
+        r#"{{ mustToDate "2006" "2024 \"é\"" }}"#,
+    ),
+    (
+        "mustToDate-day-range",
+        r#"{{ mustToDate "Jan 2 2006" "Feb 30 2023" }}"#,
+    ),
+    ("divf-by-zero", r#"{{ divf 1 0 }}"#),
+    ("addf-nan", r#"{{ addf 1 (float64 "NaN") }}"#),
+    ("mulf-inf", r#"{{ mulf (float64 "-Inf") 1 }}"#),
 ];
 
 #[test]

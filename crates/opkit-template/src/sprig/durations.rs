@@ -1,6 +1,7 @@
-//! Sprig's `duration` and `durationRound` (the date functions that need no clock or time
-//! zone): Go's `time.Duration` printing and `time.ParseDuration`, with Sprig's type rules
-//! (`duration` takes a string or an `int64` of seconds; anything else counts as 0).
+//! Sprig's `duration` and `durationRound`: Go's `time.Duration` printing and
+//! `time.ParseDuration`, with Sprig's type rules (`duration` takes a string or an `int64`
+//! of seconds, anything else counts as 0; `durationRound` also takes a `time.Time`, the
+//! time since it).
 
 use super::Funcs;
 use crate::ParamType::Any;
@@ -24,7 +25,7 @@ pub(super) fn register(m: &mut Funcs) {
             let d = match &a[0] {
                 Value::String(s) => parse_duration(s).unwrap_or(0),
                 Value::Int64(n) => *n,
-                _ => 0,
+                other => super::gotime::GoTime::of(other).map_or(0, |t| t.since()),
             };
             Ok(Value::from(round(d)))
         }),
@@ -105,71 +106,104 @@ fn round(d: i64) -> String {
     "0s".into()
 }
 
-/// Go's `time.ParseDuration`: `[-+]` then one or more `NUMBER[.FRACTION]UNIT`.
-pub(crate) fn parse_duration(s: &str) -> Option<i64> {
-    let (neg, mut rest) = match s.as_bytes().first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
+/// Go's `time.ParseDuration`: `[-+]` then one or more `NUMBER[.FRACTION]UNIT`, with Go's
+/// error texts (`time: invalid duration "x"`, `time: missing unit in duration "1"`,
+/// `time: unknown unit "d" in duration "1d"`).
+pub(crate) fn parse_duration(orig: &str) -> Result<i64, String> {
+    let quote = super::golayout::quote;
+    let invalid = || format!("time: invalid duration {}", quote(orig));
+    let (neg, mut rest) = match orig.as_bytes().first() {
+        Some(b'-') => (true, &orig[1..]),
+        Some(b'+') => (false, &orig[1..]),
+        _ => (false, orig),
     };
     if rest == "0" {
-        return Some(0);
+        return Ok(0);
     }
     if rest.is_empty() {
-        return None;
+        return Err(invalid());
     }
     let mut total: u64 = 0;
     while !rest.is_empty() {
+        if !rest.starts_with(|c: char| c == '.' || c.is_ascii_digit()) {
+            return Err(invalid());
+        }
         let int_len = rest.bytes().take_while(u8::is_ascii_digit).count();
         let int_part = &rest[..int_len];
         rest = &rest[int_len..];
         let mut frac_part = "";
+        let mut post = false;
         if let Some(r) = rest.strip_prefix('.') {
             let n = r.bytes().take_while(u8::is_ascii_digit).count();
             frac_part = &r[..n];
+            post = n > 0;
             rest = &r[n..];
         }
-        if int_part.is_empty() && frac_part.is_empty() {
-            return None;
+        if int_part.is_empty() && !post {
+            return Err(invalid());
         }
         let unit_len = rest
             .char_indices()
             .find(|(_, c)| *c == '.' || c.is_ascii_digit())
             .map_or(rest.len(), |(i, _)| i);
-        let unit: u64 = match &rest[..unit_len] {
+        if unit_len == 0 {
+            return Err(format!("time: missing unit in duration {}", quote(orig)));
+        }
+        let unit_text = &rest[..unit_len];
+        let unit: u64 = match unit_text {
             "ns" => 1,
             "us" | "µs" | "μs" => 1_000,
             "ms" => 1_000_000,
             "s" => 1_000_000_000,
             "m" => 60_000_000_000,
             "h" => 3_600_000_000_000,
-            _ => return None,
+            _ => {
+                return Err(format!(
+                    "time: unknown unit {} in duration {}",
+                    quote(unit_text),
+                    quote(orig)
+                ));
+            }
         };
         rest = &rest[unit_len..];
         let whole: u64 = if int_part.is_empty() {
             0
         } else {
-            int_part.parse().ok()?
+            int_part
+                .parse()
+                .ok()
+                .filter(|v| *v <= 1 << 63)
+                .ok_or_else(invalid)?
         };
-        let mut v = whole.checked_mul(unit)?;
-        if !frac_part.is_empty() {
-            let mut scale = 1f64;
-            let mut f = 0u64;
-            for d in frac_part.bytes().take(18) {
-                f = f * 10 + u64::from(d - b'0');
-                scale *= 10.0;
-            }
-            v = v.checked_add((f as f64 * (unit as f64 / scale)) as u64)?;
+        if whole > (1u64 << 63) / unit {
+            return Err(invalid());
         }
-        total = total.checked_add(v)?;
+        let mut v = whole * unit;
+        let (mut f, mut scale) = (0u64, 1f64);
+        for d in frac_part.bytes() {
+            match f.checked_mul(10).map(|x| x + u64::from(d - b'0')) {
+                Some(y) if f <= (i64::MAX as u64) / 10 && y <= 1 << 63 => {
+                    f = y;
+                    scale *= 10.0;
+                }
+                _ => break,
+            }
+        }
+        if f > 0 {
+            v = v.saturating_add((f as f64 * (unit as f64 / scale)) as u64);
+            if v > 1 << 63 {
+                return Err(invalid());
+            }
+        }
+        total = total.saturating_add(v);
         if total > 1 << 63 {
-            return None;
+            return Err(invalid());
         }
     }
     if neg {
-        Some((total as i64).wrapping_neg())
+        Ok((total as i64).wrapping_neg())
     } else {
-        i64::try_from(total).ok()
+        i64::try_from(total).map_err(|_| invalid())
     }
 }
 
@@ -188,11 +222,21 @@ mod tests {
 
     #[test]
     fn durations_parse_as_go() {
-        assert_eq!(parse_duration("1h30m"), Some(5_400_000_000_000));
-        assert_eq!(parse_duration("1.5s"), Some(1_500_000_000));
-        assert_eq!(parse_duration("-2ms"), Some(-2_000_000));
-        assert_eq!(parse_duration("3"), None);
-        assert_eq!(parse_duration(""), None);
-        assert_eq!(parse_duration("0"), Some(0));
+        assert_eq!(parse_duration("1h30m"), Ok(5_400_000_000_000));
+        assert_eq!(parse_duration("1.5s"), Ok(1_500_000_000));
+        assert_eq!(parse_duration("-2ms"), Ok(-2_000_000));
+        assert_eq!(
+            parse_duration("3"),
+            Err(r#"time: missing unit in duration "3""#.into())
+        );
+        assert_eq!(
+            parse_duration("1d"),
+            Err(r#"time: unknown unit "d" in duration "1d""#.into())
+        );
+        assert_eq!(
+            parse_duration(""),
+            Err(r#"time: invalid duration """#.into())
+        );
+        assert_eq!(parse_duration("0"), Ok(0));
     }
 }

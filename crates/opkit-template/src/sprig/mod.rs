@@ -10,16 +10,21 @@
 //! and `mustFromJson` (Go's JSON error texts are not reproduced).
 
 mod conv;
+mod dates;
 mod defaults;
 mod dicts;
 mod durations;
 mod encoding;
+mod floats;
+mod golayout;
+mod gotime;
 mod lists;
 mod paths;
 mod reflect;
 mod regex;
 mod semver;
 mod strings;
+mod xstrings;
 
 use std::collections::BTreeMap;
 
@@ -38,11 +43,14 @@ pub fn functions() -> BTreeMap<String, Function> {
     lists::register(&mut m);
     dicts::register(&mut m);
     durations::register(&mut m);
+    dates::register(&mut m);
+    floats::register(&mut m);
     encoding::register(&mut m);
     reflect::register(&mut m);
     paths::register(&mut m);
     regex::register(&mut m);
     semver::register(&mut m);
+    xstrings::register(&mut m);
     m.0
 }
 
@@ -126,6 +134,7 @@ pub(crate) fn kind_of(v: &Value) -> &'static str {
         Value::Map(_) => "map",
         Value::Object(o) => match o.underlying() {
             Some(u) => kind_of(&u),
+            None if gotime::GoTime::of(v).is_some() => "struct",
             None => "ptr",
         },
         Value::Func(_) => "func",

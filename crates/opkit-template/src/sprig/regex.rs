@@ -116,7 +116,12 @@ fn ascii_classes(p: &str) -> String {
     while let Some(c) = chars.next() {
         match c {
             '\\' => match chars.next() {
-                Some(e @ ('d' | 'D' | 'w' | 'W' | 's' | 'S' | 'b' | 'B')) if depth == 0 => {
+                // Negated classes as explicit sets: `(?-u:\S)` could match invalid UTF-8,
+                // which the crate refuses on strings.
+                Some('D') if depth == 0 => out.push_str("[^0-9]"),
+                Some('W') if depth == 0 => out.push_str("[^0-9A-Za-z_]"),
+                Some('S') if depth == 0 => out.push_str("[^\\t\\n\\f\\r ]"),
+                Some(e @ ('d' | 'w' | 's' | 'b' | 'B')) if depth == 0 => {
                     out.push_str("(?-u:\\");
                     out.push(e);
                     out.push(')');
@@ -189,6 +194,14 @@ mod tests {
         assert!(re.is_match("123"));
         assert!(!re.is_match("١٢٣"));
         assert!(compile(r"[\d]").unwrap().is_match("5"));
+    }
+
+    #[test]
+    fn negated_perl_classes_compile_and_match_any_other_character() {
+        let re = compile(r"^\S\D\W$").unwrap();
+        assert!(re.is_match("é١-"));
+        assert!(!re.is_match(" x-"));
+        assert!(compile(r"a\Bb").unwrap().is_match("ab"));
     }
 
     #[test]
