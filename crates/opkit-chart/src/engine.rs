@@ -78,6 +78,7 @@ impl Engine {
         let mut f = opkit_template::sprig::functions();
         f.remove("env");
         f.remove("expandenv");
+        f.extend(opkit_template::formats::functions());
         let included: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
         f.insert("include".into(), include_fn(included));
         f.insert("tpl".into(), tpl_fn(self.strict));

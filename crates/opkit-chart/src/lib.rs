@@ -14,7 +14,6 @@ mod glob;
 mod load;
 mod manifest;
 mod objects;
-mod yaml;
 
 pub use action::{
     Release, TemplateError, TemplateOptions, capabilities, render_release, template,

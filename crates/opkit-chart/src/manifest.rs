@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
+use opkit_template::Value;
 use regex::Regex;
 
 /// The kinds in the order Helm installs them (`releaseutil.InstallOrder`); other kinds
@@ -269,57 +270,55 @@ fn go_atoi(s: &str) -> Option<i64> {
 /// target type, so numbers and booleans become strings where `SimpleHead` has strings; then
 /// `encoding/json`), with Go's error texts for the shapes it refuses.
 fn read_head(doc: &str) -> Result<Head, String> {
-    use serde_json::Value as J;
-    let json: J = crate::yaml::to_json(doc)?;
-    let refuse = |v: &J, target: &str| {
+    let value = opkit_template::yaml::from_yaml(doc).map_err(|e| e.to_string())?;
+    let refuse = |v: &Value, target: &str| {
         format!(
             "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into {target}",
             json_kind(v)
         )
     };
-    let string = |v: Option<&J>, field: &str| match v {
-        None | Some(J::Null) => Ok(String::new()),
-        Some(J::String(s)) => Ok(s.clone()),
-        Some(J::Bool(b)) => Ok(b.to_string()),
-        Some(J::Number(n)) => Ok(match n.as_f64() {
-            Some(f) if !(n.is_i64() || n.is_u64()) => format!("{}", f as f32),
-            _ => n.to_string(),
-        }),
+    let string = |v: Option<Value>, field: &str| match v {
+        None | Some(Value::Nil) => Ok(String::new()),
+        Some(Value::String(s)) => Ok(s.to_string()),
+        Some(Value::Bool(b)) => Ok(b.to_string()),
+        Some(Value::Int(i) | Value::Int64(i)) => Ok(i.to_string()),
+        Some(Value::Float(f)) if f.fract() == 0.0 && f.abs() < 1e15 => Ok(format!("{f:.0}")),
+        Some(Value::Float(f)) => Ok(format!("{}", f as f32)),
         Some(other) => Err(refuse(
-            other,
+            &other,
             &format!("Go struct field {field} of type string"),
         )),
     };
     let mut head = Head::default();
-    let obj = match &json {
-        J::Null => return Ok(head),
-        J::Object(o) => o,
+    let obj = match &value {
+        Value::Nil => return Ok(head),
+        Value::Map(o) => o,
         other => return Err(refuse(other, "Go value of type util.SimpleHead")),
     };
     head.api_version = string(obj.get("apiVersion"), "SimpleHead.apiVersion")?;
     head.kind = string(obj.get("kind"), "SimpleHead.kind")?;
     let meta = match obj.get("metadata") {
-        None | Some(J::Null) => return Ok(head),
-        Some(J::Object(meta)) => meta,
+        None | Some(Value::Nil) => return Ok(head),
+        Some(Value::Map(meta)) => meta,
         Some(other) => {
             return Err(refuse(
-                other,
+                &other,
                 "Go struct field SimpleHead.metadata of type struct { Name string \"json:\\\"name\\\"\"; Annotations map[string]string \"json:\\\"annotations\\\"\" }",
             ));
         }
     };
     head.name = string(meta.get("name"), ".metadata.name")?;
     match meta.get("annotations") {
-        None | Some(J::Null) => {}
-        Some(J::Object(ann)) => {
-            for (k, v) in ann {
+        None | Some(Value::Nil) => {}
+        Some(Value::Map(ann)) => {
+            for (k, v) in ann.entries() {
                 let v = string(Some(v), ".metadata.annotations")?;
-                head.annotations.insert(k.clone(), v);
+                head.annotations.insert(k, v);
             }
         }
         Some(other) => {
             return Err(refuse(
-                other,
+                &other,
                 "Go struct field .metadata.annotations of type map[string]string",
             ));
         }
@@ -328,14 +327,14 @@ fn read_head(doc: &str) -> Result<Head, String> {
 }
 
 /// How Go's `encoding/json` names a JSON value's kind in its errors.
-fn json_kind(v: &serde_json::Value) -> &'static str {
+fn json_kind(v: &Value) -> &'static str {
     match v {
-        serde_json::Value::Null => "null",
-        serde_json::Value::Bool(_) => "bool",
-        serde_json::Value::Number(_) => "number",
-        serde_json::Value::String(_) => "string",
-        serde_json::Value::Array(_) => "array",
-        serde_json::Value::Object(_) => "object",
+        Value::Nil => "null",
+        Value::Bool(_) => "bool",
+        Value::Int(_) | Value::Int64(_) | Value::Float(_) => "number",
+        Value::String(_) => "string",
+        Value::List(_) => "array",
+        _ => "object",
     }
 }
 
