@@ -22,6 +22,22 @@ pub struct Chart {
     pub files: Vec<File>,
     /// The charts under `charts/`, in the order Helm loads them.
     pub dependencies: Vec<Chart>,
+    /// `Chart.lock` (or a v1 chart's `requirements.lock`), when the chart has one.
+    pub lock: Option<Lock>,
+}
+
+/// `Chart.lock` (Helm's `chart.Lock`): the dependencies `helm dependency update` resolved.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Lock {
+    /// When the lock was generated (RFC 3339), as written.
+    #[serde(default)]
+    pub generated: String,
+    /// A hash of the dependencies in `Chart.yaml` and their resolved versions.
+    #[serde(default)]
+    pub digest: String,
+    /// The resolved dependencies.
+    #[serde(default)]
+    pub dependencies: Vec<Dependency>,
 }
 
 /// One file of a chart: its path relative to the chart's root (with `/`) and its bytes.
@@ -46,6 +62,12 @@ pub struct Metadata {
     /// The chart's SemVer 2 version.
     #[serde(default)]
     pub version: String,
+    /// A comma-separated list of value paths that enable the chart (Helm 2's field, unused).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub condition: String,
+    /// Tags of the chart (Helm 2's field, unused).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tags: String,
     /// A SemVer range of Kubernetes versions the chart supports.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub kube_version: String,
@@ -103,6 +125,7 @@ pub struct Maintainer {
 #[serde(rename_all = "kebab-case")]
 pub struct Dependency {
     /// The dependency's chart name.
+    #[serde(default)]
     pub name: String,
     /// A SemVer range.
     #[serde(default, skip_serializing_if = "String::is_empty")]

@@ -5,22 +5,37 @@
 //! `.Files` serves) and the subcharts under `charts/`. Loading keeps Helm's file layout rules so
 //! that template names (`CHART/templates/FILE`, `CHART/charts/SUB/templates/FILE`) match what
 //! Helm prints in `# Source:` headers and error messages.
+//!
+//! The values a chart's templates see come from [`ValueOptions::merge_values`] (the user's
+//! `-f`/`--set*` values) and [`prepare`] (dependency processing, coalescing and
+//! `values.schema.json` validation), both following Helm v4's code and error texts.
 
 #![warn(missing_docs)]
 mod action;
+mod archive;
 mod chart;
+mod chartfile;
+mod dependencies;
 mod engine;
 mod glob;
+mod ignore;
 mod load;
 mod manifest;
 mod objects;
+mod options;
+mod prepare;
+mod schema;
+mod strvals;
+mod values;
 
 pub use action::{
     Release, TemplateError, TemplateOptions, capabilities, render_release, template,
     template_output, validate_release_name,
 };
-pub use chart::{Chart, Dependency, File, Maintainer, Metadata};
+pub use archive::{MAX_DECOMPRESSED_CHART_SIZE, MAX_DECOMPRESSED_FILE_SIZE};
+pub use chart::{Chart, Dependency, File, Lock, Maintainer, Metadata};
 pub use engine::{Engine, INCLUDE_RECURSION_MAX, LookupFn, RenderContext, RenderError};
+pub use ignore::IgnoreError;
 pub use load::LoadError;
 pub use manifest::{
     HOOK_ANNOTATION, Head, Hook, INSTALL_ORDER, Manifest, ManifestError, sort_manifests,
@@ -30,6 +45,9 @@ pub use objects::{
     Capabilities, DEFAULT_API_VERSIONS, DEFAULT_KUBE_VERSION, KubeVersion, KubeVersionError,
     ReleaseOptions,
 };
+pub use options::{ValueOptions, ValueOptionsError};
+pub use prepare::{PrepareError, prepare, prepare_with_warnings};
+pub use values::ValuesError;
 
 /// The README's example, compiled and run as a doctest.
 #[doc = include_str!("../README.md")]

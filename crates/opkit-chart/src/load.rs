@@ -1,79 +1,270 @@
-//! Loading a chart from a directory the way Helm's `loader.LoadDir` and `LoadFiles` do: which
-//! file goes where (`Chart.yaml`, `values.yaml`, `values.schema.json`, `templates/`, `charts/`,
-//! everything else), so template names and `.Files` match Helm's.
+//! Loading a chart the way Helm's `loader.Load`, `LoadDir`, `LoadArchive` and `LoadFiles` do:
+//! a directory (filtered by `.helmignore`) or a `.tgz`, which file goes where (`Chart.yaml`,
+//! `Chart.lock`, `values.yaml`, `values.schema.json`, v1 `requirements.yaml`/`.lock`,
+//! `templates/`, `charts/` with directory and archived subcharts, everything else), and
+//! `Chart.yaml`'s validation with Helm's error texts.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
-use opkit_template::Value;
+use opkit_template::{Function, Value};
 
-use crate::chart::{Chart, File, Metadata};
+use crate::archive::{MAX_DECOMPRESSED_FILE_SIZE, archive_files, is_gzip, strip_bom};
+use crate::chart::{Chart, File, Lock, Metadata};
+use crate::chartfile;
+use crate::ignore::{HELM_IGNORE, IgnoreError, Rules};
+use crate::values::read_values;
 
 /// Why a chart could not be loaded; the texts follow Helm's.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    /// A file or directory could not be read.
-    #[error("{}: {source}", path.display())]
-    Io {
-        /// The path being read.
-        path: PathBuf,
-        /// The underlying error.
-        source: std::io::Error,
-    },
+    /// A file or directory could not be read (Go's text, e.g. `stat x: no such file or directory`).
+    #[error("{0}")]
+    Io(String),
     /// The chart has no `Chart.yaml`.
     #[error("Chart.yaml file is missing")]
     MissingChartYaml,
-    /// `Chart.yaml` or `values.yaml` is not valid YAML of the right shape.
+    /// A chart file is not valid YAML of the right shape (`cannot load Chart.yaml: …`).
     #[error("cannot load {file}: {message}")]
     Parse {
-        /// The chart file (`Chart.yaml`, `values.yaml`).
+        /// The chart file (`Chart.yaml`, `values.yaml`, `Chart.lock`, …).
         file: String,
         /// The parser's message.
         message: String,
     },
-    /// Something Helm supports that this loader does not do yet.
-    #[error("{0} is not supported yet")]
-    Unsupported(String),
+    /// `Chart.yaml` breaks one of Helm's rules (`validation: chart.metadata.name is required`).
+    #[error("validation: {0}")]
+    Validation(String),
+    /// A chart archive is malformed or too large.
+    #[error("{0}")]
+    Archive(String),
+    /// `.helmignore` has a bad rule.
+    #[error("{0}")]
+    Ignore(#[from] IgnoreError),
+    /// A subchart under `charts/` failed to load.
+    #[error("error unpacking subchart {name} in {parent}: {source}")]
+    Subchart {
+        /// The entry under `charts/`.
+        name: String,
+        /// The parent chart's name.
+        parent: String,
+        /// Why.
+        source: Box<LoadError>,
+    },
 }
 
 impl Chart {
-    /// Loads the chart in directory `dir`, with its subcharts under `charts/`.
-    pub fn load(dir: &Path) -> Result<Chart, LoadError> {
+    /// Loads the chart at `path`: a chart directory or a chart archive (`.tgz`), with its
+    /// subcharts under `charts/` (Helm v4's `loader.Load`, which first reads `Chart.yaml`'s
+    /// `apiVersion` to pick the chart format).
+    pub fn load(path: &Path) -> Result<Chart, LoadError> {
+        let meta = std::fs::metadata(path).map_err(|e| go_io("stat", path, &e))?;
+        if !meta.is_dir() {
+            return Chart::load_file(path);
+        }
+        let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let chart_yaml = abs.join("Chart.yaml");
+        let data = std::fs::read(&chart_yaml).map_err(|e| {
+            LoadError::Io(format!(
+                "unable to detect chart at {}: {}",
+                chart_yaml.display(),
+                crate::options::go_io_error("open", &chart_yaml.display().to_string(), &e)
+            ))
+        })?;
+        check_api_version(&data)?;
+        Chart::load_dir(path)
+    }
+
+    /// Loads a chart directory, skipping what `.helmignore` (and Helm's default rule for
+    /// hidden templates) ignores (Helm's `LoadDir`).
+    pub fn load_dir(dir: &Path) -> Result<Chart, LoadError> {
+        let mut rules = match std::fs::read(dir.join(HELM_IGNORE)) {
+            Ok(text) => Rules::parse(&text)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Rules::default(),
+            Err(e) => return Err(go_io("open", &dir.join(HELM_IGNORE), &e)),
+        };
+        rules.add_defaults();
         let mut files = Vec::new();
-        read_tree(dir, dir, &mut files)?;
-        files.sort_by(|a, b| a.name.cmp(&b.name));
+        walk(dir, "", &rules, &mut files)?;
         from_files(files)
+    }
+
+    /// Loads a chart archive file (Helm v4's `LoadFile`).
+    pub fn load_file(path: &Path) -> Result<Chart, LoadError> {
+        let data = std::fs::read(path).map_err(|e| go_io("open", path, &e))?;
+        let name = path.display().to_string();
+        if !is_gzip(&data) {
+            if name.ends_with(".yml") || name.ends_with(".yaml") {
+                return Err(LoadError::Archive(format!(
+                    "file '{name}' seems to be a YAML file, but expected a gzipped archive"
+                )));
+            }
+            return Err(LoadError::Archive(format!(
+                "file '{name}' does not appear to be a gzipped archive; got '{}'",
+                content_type(&data)
+            )));
+        }
+        let files = archive_files(&data)
+            .map_err(|_| LoadError::Archive("unable to load chart archive".into()))?;
+        from_archive_files(files)
+    }
+
+    /// Loads a chart from the bytes of a gzipped chart archive (Helm v4's `LoadArchive`).
+    pub fn load_archive(data: &[u8]) -> Result<Chart, LoadError> {
+        let files = archive_files(data).map_err(|e| {
+            LoadError::Archive(if data.len() >= 10 && !is_gzip(data) {
+                format!("stream does not appear to be a valid chart file (details: {e})")
+            } else {
+                format!("unable to load chart archive: {e}")
+            })
+        })?;
+        from_archive_files(files)
     }
 }
 
-/// Every regular file under `dir`, named relative to `root` with `/`.
-fn read_tree(root: &Path, dir: &Path, out: &mut Vec<File>) -> Result<(), LoadError> {
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| LoadError::Io { path, source }
+/// An archive's files as a chart, once its `Chart.yaml` says it is one this loader reads.
+fn from_archive_files(files: Vec<File>) -> Result<Chart, LoadError> {
+    let Some(chart_yaml) = files.iter().find(|f| f.name == "Chart.yaml") else {
+        return Err(LoadError::Archive(
+            "unable to detect chart version, no Chart.yaml found".into(),
+        ));
     };
-    for entry in std::fs::read_dir(dir).map_err(io(dir))? {
-        let entry = entry.map_err(io(dir))?;
-        let path = entry.path();
-        let meta = std::fs::metadata(&path).map_err(io(&path))?;
-        if meta.is_dir() {
-            read_tree(root, &path, out)?;
+    check_api_version(&chart_yaml.data)?;
+    from_files(files)
+}
+
+/// Helm v4 reads `apiVersion` first: `v1`, `v2` (or none) are Helm's v2 chart format.
+fn check_api_version(chart_yaml: &[u8]) -> Result<(), LoadError> {
+    match chartfile::api_version(chart_yaml)
+        .map_err(|e| parse_err("Chart.yaml", e))?
+        .as_str()
+    {
+        "" | "v1" | "v2" => Ok(()),
+        "v3" => Err(LoadError::Archive(
+            "apiVersion v3 charts (Helm 4's experimental format) are not supported".into(),
+        )),
+        _ => Err(LoadError::Archive("unsupported chart version".into())),
+    }
+}
+
+/// A Go-style I/O error text: `OP PATH: reason`.
+fn go_io(op: &str, path: &Path, e: &std::io::Error) -> LoadError {
+    LoadError::Io(crate::options::go_io_error(
+        op,
+        &path.display().to_string(),
+        e,
+    ))
+}
+
+/// What Go's `http.DetectContentType` says of data that is not gzip, for the two answers a
+/// chart path gets in practice.
+fn content_type(data: &[u8]) -> &'static str {
+    let head = &data[..data.len().min(512)];
+    let binary = head.iter().any(|&b| {
+        b <= 0x08 || b == 0x0B || (0x0E..=0x1A).contains(&b) || (0x1C..=0x1F).contains(&b)
+    });
+    if binary {
+        "application/octet-stream"
+    } else {
+        "text/plain; charset=utf-8"
+    }
+}
+
+/// Walks `dir` in Go's `filepath.Walk` order (names sorted within each directory), following
+/// symbolic links, keeping regular files `rules` do not ignore.
+fn walk(dir: &Path, rel: &str, rules: &Rules, out: &mut Vec<File>) -> Result<(), LoadError> {
+    let here = if rel.is_empty() {
+        dir.to_path_buf()
+    } else {
+        dir.join(rel)
+    };
+    let mut names: Vec<String> = std::fs::read_dir(&here)
+        .map_err(|e| go_io("open", &here, &e))?
+        .map(|e| {
+            e.map(|e| e.file_name().to_string_lossy().into_owned())
+                .map_err(|err| go_io("readdirent", &here, &err))
+        })
+        .collect::<Result<_, _>>()?;
+    names.sort();
+    for name in names {
+        let n = if rel.is_empty() {
+            name.clone()
         } else {
-            let rel = path.strip_prefix(root).unwrap_or(&path);
-            let name = rel
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy())
-                .collect::<Vec<_>>()
-                .join("/");
-            let data = std::fs::read(&path).map_err(io(&path))?;
-            out.push(File { name, data });
+            format!("{rel}/{name}")
+        };
+        let path: PathBuf = dir.join(&n);
+        let meta = std::fs::metadata(&path).map_err(|e| go_io("stat", &path, &e))?;
+        if meta.is_dir() {
+            if !rules.ignore(&n, true) {
+                walk(dir, &n, rules, out)?;
+            }
+            continue;
         }
+        if rules.ignore(&n, false) {
+            continue;
+        }
+        if !meta.is_file() {
+            return Err(LoadError::Io(format!(
+                "cannot load irregular file {} as it has file mode type bits set",
+                path.display()
+            )));
+        }
+        if meta.len() > MAX_DECOMPRESSED_FILE_SIZE {
+            return Err(LoadError::Io(format!(
+                "chart file {name:?} is larger than the maximum file size {MAX_DECOMPRESSED_FILE_SIZE}"
+            )));
+        }
+        let data = std::fs::read(&path)
+            .map_err(|e| LoadError::Io(format!("error reading {n}: {}", go_err_text(&e))))?;
+        out.push(File {
+            name: n,
+            data: strip_bom(data),
+        });
     }
     Ok(())
 }
 
-/// Sorts loaded files into a chart, as Helm's `LoadFiles` does.
+fn go_err_text(e: &std::io::Error) -> String {
+    let s = crate::options::go_io_error("", "", e);
+    s.trim_start_matches(' ')
+        .trim_start_matches(": ")
+        .to_string()
+}
+
+fn parse_err(file: &str, e: impl std::fmt::Display) -> LoadError {
+    LoadError::Parse {
+        file: file.into(),
+        message: e.to_string(),
+    }
+}
+
+fn parse_lock(file: &str, data: &[u8]) -> Result<Lock, LoadError> {
+    let v = opkit_template::yaml::from_yaml(&String::from_utf8_lossy(data))
+        .map_err(|e| parse_err(file, e))?;
+    let json = match crate::values::to_json(&v) {
+        serde_json::Value::Null => serde_json::json!({}),
+        other => other,
+    };
+    serde_json::from_value(json).map_err(|e| parse_err(file, e))
+}
+
+/// Sorts loaded files into a chart and loads its subcharts, as Helm's `LoadFiles` does.
 fn from_files(files: Vec<File>) -> Result<Chart, LoadError> {
     let mut metadata: Option<Metadata> = None;
+    let (mut null_maintainer, mut null_dependency) = (false, false);
+    for f in &files {
+        if f.name == "Chart.yaml" {
+            let cf = chartfile::read_metadata(&f.data, metadata.as_ref())
+                .map_err(|e| parse_err("Chart.yaml", e))?;
+            let mut md = cf.metadata;
+            null_maintainer |= cf.null_maintainer;
+            null_dependency |= cf.null_dependency;
+            if md.api_version.is_empty() {
+                md.api_version = "v1".into();
+            }
+            metadata = Some(md);
+        }
+    }
     let mut chart = Chart {
         metadata: Metadata::default(),
         templates: Vec::new(),
@@ -81,67 +272,457 @@ fn from_files(files: Vec<File>) -> Result<Chart, LoadError> {
         schema: None,
         files: Vec::new(),
         dependencies: Vec::new(),
+        lock: None,
     };
-    let mut subcharts: Vec<(String, Vec<File>)> = Vec::new();
+    let mut subcharts: std::collections::BTreeMap<String, Vec<File>> = Default::default();
     for f in files {
         match f.name.as_str() {
-            "Chart.yaml" => {
-                metadata = Some(
-                    serde_yaml::from_slice(&f.data).map_err(|e| LoadError::Parse {
-                        file: "Chart.yaml".into(),
-                        message: e.to_string(),
-                    })?,
-                );
+            "Chart.yaml" => {}
+            "Chart.lock" => chart.lock = Some(parse_lock("Chart.lock", &f.data)?),
+            "values.yaml" => {
+                chart.values = read_values(&f.data).map_err(|e| parse_err("values.yaml", e))?;
             }
-            "values.yaml" => chart.values = parse_values(&f.data)?,
             "values.schema.json" => chart.schema = Some(f.data),
-            "requirements.yaml" | "requirements.lock" => {
-                return Err(LoadError::Unsupported(format!(
-                    "{} (apiVersion v1 chart dependencies)",
-                    f.name
-                )));
+            "requirements.yaml" => {
+                let cf = chartfile::read_metadata(&f.data, metadata.as_ref())
+                    .map_err(|e| parse_err("requirements.yaml", e))?;
+                null_maintainer |= cf.null_maintainer;
+                null_dependency |= cf.null_dependency;
+                let v1 = cf.metadata.api_version == "v1";
+                metadata = Some(cf.metadata);
+                if v1 {
+                    chart.files.push(f);
+                }
+            }
+            "requirements.lock" => {
+                chart.lock = Some(parse_lock("requirements.lock", &f.data)?);
+                let md = metadata.get_or_insert_with(Metadata::default);
+                if md.api_version == "v1" {
+                    chart.files.push(f);
+                }
             }
             name if name.starts_with("templates/") => chart.templates.push(f),
             name if name.starts_with("charts/") => {
-                let rest = &name["charts/".len()..];
-                let Some((sub, inner)) = rest.split_once('/') else {
-                    if rest.ends_with(".tgz") || rest.ends_with(".tar.gz") {
-                        return Err(LoadError::Unsupported(format!(
-                            "the archived subchart {name}"
-                        )));
-                    }
-                    // Helm ignores other files directly under charts/ (e.g. `.prov`).
+                if name.ends_with(".prov") {
+                    chart.files.push(f);
                     continue;
-                };
-                let file = File {
-                    name: inner.to_string(),
-                    data: f.data,
-                };
-                match subcharts.iter_mut().find(|(n, _)| n == sub) {
-                    Some((_, files)) => files.push(file),
-                    None => subcharts.push((sub.to_string(), vec![file])),
                 }
+                let rest = &name["charts/".len()..];
+                let sub = rest.split('/').next().unwrap_or(rest).to_string();
+                subcharts.entry(sub).or_default().push(File {
+                    name: rest.to_string(),
+                    data: f.data,
+                });
             }
             _ => chart.files.push(f),
         }
     }
     chart.metadata = metadata.ok_or(LoadError::MissingChartYaml)?;
-    for (_, files) in subcharts {
-        chart.dependencies.push(from_files(files)?);
+    validate(&mut chart.metadata, null_maintainer, null_dependency)?;
+    let parent = chart.metadata.name.clone();
+    for (name, files) in subcharts {
+        if name.starts_with('_') || name.starts_with('.') {
+            continue;
+        }
+        let sub_err = |source: LoadError| LoadError::Subchart {
+            name: name.clone(),
+            parent: parent.clone(),
+            source: Box::new(source),
+        };
+        let sub = if name.ends_with(".tgz") {
+            let file = &files[0];
+            if file.name != name {
+                return Err(LoadError::Archive(format!(
+                    "error unpacking subchart tar in {parent}: expected {name}, got {}",
+                    file.name
+                )));
+            }
+            archive_files(&file.data)
+                .and_then(from_files)
+                .map_err(sub_err)?
+        } else {
+            let inner = files
+                .into_iter()
+                .filter_map(|f| {
+                    let (_, rest) = f.name.split_once('/')?;
+                    Some(File {
+                        name: rest.to_string(),
+                        data: f.data,
+                    })
+                })
+                .collect();
+            from_files(inner).map_err(sub_err)?
+        };
+        chart.dependencies.push(sub);
     }
     Ok(chart)
 }
 
-/// Reads `values.yaml` as Helm does (YAML → JSON → Go values: numbers are `float64`).
-fn parse_values(data: &[u8]) -> Result<Value, LoadError> {
-    let err = |e: &dyn std::fmt::Display| LoadError::Parse {
-        file: "values.yaml".into(),
-        message: e.to_string(),
-    };
-    let json: serde_json::Value = serde_yaml::from_slice(data).map_err(|e| err(&e))?;
-    Ok(match json {
-        serde_json::Value::Null => Value::map(Default::default()),
-        serde_json::Value::Object(_) => Value::from_json(&json),
-        _ => return Err(err(&"the values are not a map")),
+/// Go's `unicode.IsSpace` / `IsPrint` clean-up Helm applies to metadata strings.
+fn sanitize(s: &mut String) {
+    if s.chars()
+        .all(|c| c == ' ' || (!c.is_whitespace() && !c.is_control()))
+    {
+        return;
+    }
+    *s = s
+        .chars()
+        .filter_map(|c| {
+            if c.is_whitespace() {
+                Some(' ')
+            } else if c.is_control() {
+                None
+            } else {
+                Some(c)
+            }
+        })
+        .collect();
+}
+
+/// Sprig's `semver` (Masterminds' loose parsing, what Helm validates versions with).
+fn semver_fns() -> &'static (Function, Function) {
+    static F: OnceLock<(Function, Function)> = OnceLock::new();
+    F.get_or_init(|| {
+        let fns = opkit_template::sprig::functions();
+        (fns["semver"].clone(), fns["semverCompare"].clone())
     })
+}
+
+/// Whether `v` is a version Masterminds/semver accepts.
+pub(crate) fn is_valid_semver(v: &str) -> bool {
+    semver_fns().0.call(&[Value::string(v)]).is_ok()
+}
+
+/// Helm's `IsCompatibleRange`: whether version `v` satisfies the constraint `range`; a bad
+/// constraint or version is not compatible.
+pub(crate) fn is_compatible_range(range: &str, v: &str) -> bool {
+    matches!(
+        semver_fns()
+            .1
+            .call(&[Value::string(range), Value::string(v)]),
+        Ok(Value::Bool(true))
+    )
+}
+
+/// Helm's `Metadata.Validate`.
+fn validate(
+    md: &mut Metadata,
+    null_maintainer: bool,
+    null_dependency: bool,
+) -> Result<(), LoadError> {
+    let v = |m: String| Err(LoadError::Validation(m));
+    for s in [
+        &mut md.name,
+        &mut md.description,
+        &mut md.home,
+        &mut md.icon,
+        &mut md.condition,
+        &mut md.tags,
+        &mut md.app_version,
+        &mut md.kube_version,
+    ] {
+        sanitize(s);
+    }
+    md.sources.iter_mut().for_each(sanitize);
+    md.keywords.iter_mut().for_each(sanitize);
+    if md.api_version.is_empty() {
+        return v("chart.metadata.apiVersion is required".into());
+    }
+    if md.name.is_empty() {
+        return v("chart.metadata.name is required".into());
+    }
+    if md.name == "." || md.name == ".." {
+        return v(format!("chart.metadata.name {:?} is not allowed", md.name));
+    }
+    if md.name.contains('/') {
+        return v(format!("chart.metadata.name {:?} is invalid", md.name));
+    }
+    if md.version.is_empty() {
+        return v("chart.metadata.version is required".into());
+    }
+    if !is_valid_semver(&md.version) {
+        return v(format!(
+            "chart.metadata.version {:?} is invalid",
+            md.version
+        ));
+    }
+    if !matches!(md.chart_type.as_str(), "" | "application" | "library") {
+        return v("chart.metadata.type must be application or library".into());
+    }
+    if null_maintainer {
+        return v("maintainers must not contain empty or null nodes".into());
+    }
+    for m in &mut md.maintainers {
+        sanitize(&mut m.name);
+        sanitize(&mut m.email);
+        sanitize(&mut m.url);
+    }
+    if null_dependency {
+        return v("dependencies must not contain empty or null nodes".into());
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for d in &mut md.dependencies {
+        sanitize(&mut d.name);
+        sanitize(&mut d.version);
+        sanitize(&mut d.repository);
+        sanitize(&mut d.condition);
+        d.tags.iter_mut().for_each(sanitize);
+        if !d.alias.is_empty()
+            && !d
+                .alias
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return v(format!(
+                "dependency {:?} has disallowed characters in the alias",
+                d.name
+            ));
+        }
+        let key = if d.alias.is_empty() {
+            &d.name
+        } else {
+            &d.alias
+        };
+        if !seen.insert(key.clone()) {
+            return v(format!(
+                "more than one dependency with name or alias {key:?}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::archive::tests::tgz;
+
+    fn write(dir: &Path, files: &[(&str, &str)]) {
+        for (name, data) in files {
+            let p = dir.join(name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, data).unwrap();
+        }
+    }
+
+    const CHART: &str = "apiVersion: v2\nname: demo\nversion: 0.1.0\n";
+
+    #[test]
+    fn a_directory_is_sorted_into_templates_values_files_and_subcharts() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            &[
+                ("Chart.yaml", CHART),
+                ("values.yaml", "a: 1\n"),
+                ("values.schema.json", "{}"),
+                ("templates/cm.yaml", "x"),
+                ("templates/.hidden.yaml", "x"),
+                ("files/a-b/x.txt", "x"),
+                ("files/a/x.txt", "x"),
+                (
+                    "charts/sub/Chart.yaml",
+                    "apiVersion: v2\nname: sub\nversion: 1.0.0\n",
+                ),
+                ("charts/sub/templates/s.yaml", "s"),
+                ("charts/_skip/Chart.yaml", "name: skip"),
+                ("charts/sub-1.0.0.tgz.prov", "sig"),
+                (
+                    "Chart.lock",
+                    "digest: sha256:x\ndependencies:\n- name: sub\n  version: 1.0.0\n",
+                ),
+            ],
+        );
+        let c = Chart::load(dir.path()).unwrap();
+        assert_eq!(c.name(), "demo");
+        let names = |fs: &[File]| fs.iter().map(|f| f.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&c.templates), ["templates/cm.yaml"]);
+        assert_eq!(
+            names(&c.files),
+            [
+                "charts/sub-1.0.0.tgz.prov",
+                "files/a/x.txt",
+                "files/a-b/x.txt"
+            ]
+        );
+        assert_eq!(c.values.to_string(), "map[a:1]");
+        assert!(c.schema.is_some());
+        assert_eq!(c.lock.as_ref().unwrap().dependencies[0].name, "sub");
+        assert_eq!(c.dependencies.len(), 1);
+        assert_eq!(c.dependencies[0].name(), "sub");
+        assert_eq!(names(&c.dependencies[0].templates), ["templates/s.yaml"]);
+    }
+
+    #[test]
+    fn helmignore_rules_drop_files_and_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            &[
+                ("Chart.yaml", CHART),
+                (".helmignore", "*.bak\nci/\n"),
+                ("templates/a.yaml", "x"),
+                ("templates/a.yaml.bak", "x"),
+                ("ci/values.yaml", "x"),
+            ],
+        );
+        let c = Chart::load(dir.path()).unwrap();
+        assert_eq!(c.templates.len(), 1);
+        assert_eq!(
+            c.files.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(),
+            [".helmignore"]
+        );
+    }
+
+    #[test]
+    fn an_archive_with_an_archived_subchart_loads() {
+        let sub = tgz(&[
+            (
+                "sub/Chart.yaml",
+                b"apiVersion: v2\nname: sub\nversion: 1.0.0\n",
+            ),
+            ("sub/values.yaml", b"s: 1\n"),
+        ]);
+        let top = tgz(&[
+            ("demo/Chart.yaml", CHART.as_bytes()),
+            ("demo/templates/a.yaml", b"a"),
+            ("demo/charts/sub-1.0.0.tgz", &sub),
+        ]);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("demo-0.1.0.tgz");
+        std::fs::write(&path, &top).unwrap();
+        let c = Chart::load(&path).unwrap();
+        assert_eq!(c.templates[0].name, "templates/a.yaml");
+        assert_eq!(c.dependencies[0].name(), "sub");
+        assert_eq!(c.dependencies[0].values.to_string(), "map[s:1]");
+    }
+
+    #[test]
+    fn chart_yaml_validation_has_helms_errors() {
+        let err = |chart_yaml: &str| {
+            let dir = tempfile::tempdir().unwrap();
+            write(dir.path(), &[("Chart.yaml", chart_yaml)]);
+            Chart::load(dir.path()).unwrap_err().to_string()
+        };
+        assert_eq!(
+            err("apiVersion: v2\nversion: 1.0.0\n"),
+            "validation: chart.metadata.name is required"
+        );
+        assert_eq!(
+            err("apiVersion: v2\nname: x\n"),
+            "validation: chart.metadata.version is required"
+        );
+        assert_eq!(
+            err("apiVersion: v2\nname: x\nversion: one\n"),
+            "validation: chart.metadata.version \"one\" is invalid"
+        );
+        assert_eq!(
+            err("apiVersion: v2\nname: a/b\nversion: 1.0.0\n"),
+            "validation: chart.metadata.name \"a/b\" is invalid"
+        );
+        assert_eq!(
+            err("apiVersion: v2\nname: x\nversion: 1.0.0\ntype: plugin\n"),
+            "validation: chart.metadata.type must be application or library"
+        );
+        assert_eq!(
+            err(
+                "apiVersion: v2\nname: x\nversion: 1.0.0\ndependencies:\n- name: a\n- name: b\n  alias: a\n"
+            ),
+            "validation: more than one dependency with name or alias \"a\""
+        );
+        assert_eq!(
+            err(
+                "apiVersion: v2\nname: x\nversion: 1.0.0\ndependencies:\n- name: a\n  alias: a.b\n"
+            ),
+            "validation: dependency \"a\" has disallowed characters in the alias"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &[("values.yaml", "a: 1")]);
+        let abs = std::path::absolute(dir.path()).unwrap().join("Chart.yaml");
+        assert_eq!(
+            Chart::load(dir.path()).unwrap_err().to_string(),
+            format!(
+                "unable to detect chart at {0}: open {0}: no such file or directory",
+                abs.display()
+            )
+        );
+        assert_eq!(
+            Chart::load_dir(dir.path()).unwrap_err().to_string(),
+            "Chart.yaml file is missing"
+        );
+        assert_eq!(
+            err("apiVersion: v9\nname: x\nversion: 1.0.0\n"),
+            "unsupported chart version"
+        );
+        assert_eq!(
+            err("apiVersion: v2\nname: x\nversion: 1.0.0\nmaintainers:\n- null\n"),
+            "validation: maintainers must not contain empty or null nodes"
+        );
+        assert_eq!(
+            err("apiVersion: v2\nname: [x\n"),
+            "cannot load Chart.yaml: error converting YAML to JSON: yaml: line 2: did not find expected ',' or ']'"
+        );
+    }
+
+    #[test]
+    fn a_v1_chart_reads_its_dependencies_from_requirements_yaml() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            &[
+                ("Chart.yaml", "name: old\nversion: 1.0.0\n"),
+                (
+                    "requirements.yaml",
+                    "dependencies:\n- name: sub\n  version: ~1.0\n  condition: sub.enabled\n",
+                ),
+                ("charts/sub/Chart.yaml", "name: sub\nversion: 1.0.1\n"),
+            ],
+        );
+        let c = Chart::load(dir.path()).unwrap();
+        assert_eq!(c.metadata.api_version, "v1");
+        assert_eq!(c.metadata.dependencies[0].condition, "sub.enabled");
+        assert_eq!(c.files[0].name, "requirements.yaml");
+    }
+
+    #[test]
+    fn a_broken_subchart_names_itself_and_its_parent() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            &[("Chart.yaml", CHART), ("charts/bad/values.yaml", "a: 1")],
+        );
+        assert_eq!(
+            Chart::load(dir.path()).unwrap_err().to_string(),
+            "error unpacking subchart bad in demo: Chart.yaml file is missing"
+        );
+    }
+
+    #[test]
+    fn a_file_that_is_not_an_archive_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("values.yaml");
+        std::fs::write(&p, "a: 1").unwrap();
+        assert_eq!(
+            Chart::load(&p).unwrap_err().to_string(),
+            format!(
+                "file '{}' seems to be a YAML file, but expected a gzipped archive",
+                p.display()
+            )
+        );
+        let p = dir.path().join("chart.bin");
+        std::fs::write(&p, "a: 1").unwrap();
+        assert_eq!(
+            Chart::load(&p).unwrap_err().to_string(),
+            format!(
+                "file '{}' does not appear to be a gzipped archive; got 'text/plain; charset=utf-8'",
+                p.display()
+            )
+        );
+        assert_eq!(
+            Chart::load(Path::new("/nonexistent/chart"))
+                .unwrap_err()
+                .to_string(),
+            "stat /nonexistent/chart: no such file or directory"
+        );
+    }
 }

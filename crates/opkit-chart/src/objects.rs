@@ -495,10 +495,8 @@ pub(crate) fn chart_value(m: &Metadata, is_root: bool) -> Value {
     );
     out.insert("Icon".into(), s(&m.icon));
     out.insert("APIVersion".into(), s(&m.api_version));
-    // `Chart.yaml`'s own `condition` and `tags` (not the dependencies') are not kept by
-    // the chart model; Helm ignores them too, so they are always empty here.
-    out.insert("Condition".into(), s(""));
-    out.insert("Tags".into(), s(""));
+    out.insert("Condition".into(), s(&m.condition));
+    out.insert("Tags".into(), s(&m.tags));
     out.insert("AppVersion".into(), s(&m.app_version));
     out.insert("Deprecated".into(), Value::Bool(m.deprecated));
     out.insert(

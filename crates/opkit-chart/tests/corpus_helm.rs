@@ -7,21 +7,17 @@
 
 use std::path::{Path, PathBuf};
 
-use opkit_chart::{Chart, Engine, TemplateOptions};
+use opkit_chart::{Chart, Engine, TemplateOptions, ValueOptions};
 
 /// Corpus charts that do not render identically yet, and why.
 const NOT_YET: &[(&str, &str)] = &[
     (
-        "grafana",
-        "`--set` needs values merging (opkit_chart::ValueOptions, branch `chart`)",
-    ),
-    (
         "nginx",
-        "Sprig's genCA and the `common` library subchart's values coalescing",
+        "Sprig's genCA is not provided yet (crypto functions, branch `sprig2`)",
     ),
     (
         "prometheus",
-        "Sprig's htpasswd and subchart values coalescing",
+        "Sprig's htpasswd is not provided yet (crypto functions, branch `sprig2`)",
     ),
 ];
 
@@ -40,19 +36,22 @@ fn render(dir: &Path, cmd: &str) -> Result<String, String> {
         release_name: name.to_string(),
         ..TemplateOptions::default()
     };
+    let mut user = ValueOptions::default();
     let mut i = 0;
     while i < flags.len() {
-        match (flags[i], flags.get(i + 1)) {
-            ("--namespace" | "-n", Some(ns)) => opts.namespace = ns.to_string(),
-            (flag, _) => return Err(format!("{flag} is not supported by this harness yet")),
+        let value = flags.get(i + 1).map(|v| v.to_string());
+        match (flags[i], value) {
+            ("--namespace" | "-n", Some(ns)) => opts.namespace = ns,
+            ("--set", Some(v)) => user.values.push(v),
+            ("--set-string", Some(v)) => user.string_values.push(v),
+            ("-f" | "--values", Some(v)) => user.value_files.push(v),
+            (flag, _) => return Err(format!("{flag} is not supported by this harness")),
         }
         i += 2;
     }
-    let chart = Chart::load(&dir.join(chart)).map_err(|e| e.to_string())?;
-    if !chart.dependencies.is_empty() {
-        return Err("subchart values coalescing is not available yet".into());
-    }
-    let values = chart.values.clone();
+    let user = user.merge_values().map_err(|e| e.to_string())?;
+    let mut chart = Chart::load(&dir.join(chart)).map_err(|e| e.to_string())?;
+    let values = opkit_chart::prepare(&mut chart, &user).map_err(|e| e.to_string())?;
     opkit_chart::template(&Engine::new(), &chart, &values, &opts).map_err(|e| e.to_string())
 }
 

@@ -159,11 +159,11 @@ fn cases() -> Vec<(&'static str, Vec<&'static str>, TemplateOptions)> {
     ]
 }
 
-/// Renders a chart directory with opkit as `helm template` does, with the chart's own
-/// values as the coalesced values (the test charts need no coalescing).
+/// Renders a chart directory with opkit as `helm template` does (no user values).
 fn opkit_template(dir: &Path, opts: &TemplateOptions) -> Result<String, String> {
-    let chart = Chart::load(dir).map_err(|e| e.to_string())?;
-    let values = chart.values.clone();
+    let mut chart = Chart::load(dir).map_err(|e| e.to_string())?;
+    let values = opkit_chart::prepare(&mut chart, &opkit_template::Value::map(Default::default()))
+        .map_err(|e| e.to_string())?;
     opkit_chart::template(&Engine::new(), &chart, &values, opts).map_err(|e| e.to_string())
 }
 

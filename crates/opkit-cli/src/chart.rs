@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use opkit_chart::{Chart, Engine, KubeVersion, TemplateOptions};
+use opkit_chart::{Chart, Engine, KubeVersion, TemplateOptions, ValueOptions};
 use opkit_template::{Templates, Value};
 
 /// `opkit chart …`.
@@ -102,19 +102,26 @@ fn template(args: &TemplateArgs, cwd: &Path) -> Result<String, String> {
     }
     let (name, chart_ref) = name_and_chart(args)?;
     opts.release_name = name;
+    let user_values = user_values(args)?;
     let chart_dir = cwd.join(&chart_ref);
-    let chart = Chart::load(&chart_dir).map_err(|e| e.to_string())?;
+    let mut chart = Chart::load(&chart_dir).map_err(|e| e.to_string())?;
     if !matches!(chart.metadata.chart_type.as_str(), "" | "application") {
         return Err(format!(
             "{} charts are not installable",
             chart.metadata.chart_type
         ));
     }
-    let values = render_values(args, &chart)?;
+    // Helm checks the name before it processes the dependencies.
+    opkit_chart::validate_release_name(&opts.release_name).map_err(|e| e.to_string())?;
+    let values = opkit_chart::prepare(&mut chart, &user_values).map_err(|e| e.to_string())?;
     opts.namespace = args
         .namespace
         .clone()
-        .or_else(|| std::env::var("HELM_NAMESPACE").ok().filter(|n| !n.is_empty()))
+        .or_else(|| {
+            std::env::var("HELM_NAMESPACE")
+                .ok()
+                .filter(|n| !n.is_empty())
+        })
         .unwrap_or_else(|| "default".into());
     opts.api_versions = args.api_versions.clone();
     opts.is_upgrade = args.is_upgrade;
@@ -160,28 +167,19 @@ fn name_from_template(text: &str) -> Result<String, String> {
         .map_err(|e| e.to_string())
 }
 
-/// The `.Values` tree of the top chart. Merging `-f`/`--set*` and coalescing subchart
-/// values belong to the chart layer's values support, which this command does not have
-/// yet: until then it renders only a chart without subcharts and without user values,
-/// whose values are the chart's own, and says so for anything else.
-fn render_values(args: &TemplateArgs, chart: &Chart) -> Result<Value, String> {
-    let user_values = !(args.values.is_empty()
-        && args.set.is_empty()
-        && args.set_string.is_empty()
-        && args.set_json.is_empty()
-        && args.set_file.is_empty()
-        && args.set_literal.is_empty());
-    if user_values {
-        return Err(
-            "opkit chart template: -f/--values and --set* are not supported yet (values merging is not built)"
-                .into(),
-        );
-    }
-    if !chart.dependencies.is_empty() {
-        return Err(
-            "opkit chart template: charts with subcharts are not supported yet (values coalescing is not built)"
-                .into(),
-        );
-    }
-    Ok(chart.values.clone())
+/// The user's values: `-f` files, then `--set*` flags, merged as Helm's `values.Options`.
+fn user_values(args: &TemplateArgs) -> Result<Value, String> {
+    let options = ValueOptions {
+        value_files: args
+            .values
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect(),
+        string_values: args.set_string.clone(),
+        values: args.set.clone(),
+        file_values: args.set_file.clone(),
+        json_values: args.set_json.clone(),
+        literal_values: args.set_literal.clone(),
+    };
+    options.merge_values().map_err(|e| e.to_string())
 }

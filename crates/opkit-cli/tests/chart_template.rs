@@ -40,8 +40,14 @@ fn the_render_chart_prints_what_helm_template_prints() {
             &["rel", "render-chart", "-n", "ns1", "--include-crds"],
         ),
         ("unnamed", &["render-chart"]),
-        ("skip-tests", &["rel", "render-chart", "-n", "ns1", "--skip-tests"]),
-        ("no-hooks", &["rel", "render-chart", "-n", "ns1", "--no-hooks"]),
+        (
+            "skip-tests",
+            &["rel", "render-chart", "-n", "ns1", "--skip-tests"],
+        ),
+        (
+            "no-hooks",
+            &["rel", "render-chart", "-n", "ns1", "--no-hooks"],
+        ),
         (
             "show-only",
             &[
@@ -72,8 +78,9 @@ fn the_render_chart_prints_what_helm_template_prints() {
         ),
     ];
     for (golden, args) in cases {
-        let want = std::fs::read_to_string(chart_tests().join(format!("render-golden/{golden}.yaml")))
-            .expect("recorded helm output");
+        let want =
+            std::fs::read_to_string(chart_tests().join(format!("render-golden/{golden}.yaml")))
+                .expect("recorded helm output");
         let got = stdout_of(&opkit_template(&chart_tests(), args));
         assert!(got == want, "case {golden} differs from helm:\n{got}");
     }
@@ -131,7 +138,12 @@ fn corpus_commands_print_what_helm_printed() {
     }
     // The charts opkit renders byte-identically so far (see opkit-chart's corpus_helm
     // test for the others and why).
-    for name in ["cert-manager", "ingress-nginx", "kube-state-metrics"] {
+    for name in [
+        "cert-manager",
+        "grafana",
+        "ingress-nginx",
+        "kube-state-metrics",
+    ] {
         let cmd = std::fs::read_to_string(corpus.join(format!("golden/{name}.cmd"))).unwrap();
         let words: Vec<&str> = cmd.split_whitespace().collect();
         assert_eq!(&words[..2], ["helm", "template"], "{name}.cmd");

@@ -1,17 +1,20 @@
 //! Helm v4's data-format functions (`pkg/engine/funcs.go`): `toYaml`, `mustToYaml`,
-//! `fromYaml`, `fromYamlArray`, `toJson`, `mustToJson`, `fromJson`, `fromJsonArray`.
+//! `fromYaml`, `fromYamlArray`, `toJson`, `mustToJson`, `fromJson`, `fromJsonArray`,
+//! `toToml`, `fromToml`.
 //! Helm adds them over Sprig's map, so a chart's `toJson` is Helm's. Each keeps Helm's
 //! error behaviour: `toYaml`/`toJson` print nothing on error, the `must` forms fail the
-//! template, `fromYaml`/`fromJson` return a map whose `Error` key holds the error text,
-//! and the `Array` forms a one-element list with it.
+//! template, `fromYaml`/`fromJson`/`fromToml` return a map whose `Error` key holds the
+//! error text, the `Array` forms a one-element list with it, and `toToml` prints its
+//! error text.
 //!
-//! Not provided yet (a template using them fails with `function "X" not defined`):
-//! `toYamlPretty` (go-yaml v3's writer), `toToml`/`mustToToml`/`fromToml` (BurntSushi's
-//! TOML), and Helm's duration helpers.
+//! Not provided yet (a template using it fails with `function "X" not defined`):
+//! `toYamlPretty` (go-yaml v3's writer). Helm v4.1's map has no `mustToToml` and no
+//! duration helpers (they came later).
 
 use std::collections::BTreeMap;
 
 use crate::ParamType::{Any, String as Str};
+use crate::toml::TomlError;
 use crate::yaml::{Target, YamlError};
 use crate::{FuncError, Function, Value};
 
@@ -38,13 +41,13 @@ pub fn functions() -> BTreeMap<String, Function> {
     add(
         "fromYaml",
         Function::new(&[Str], |a| {
-            Ok(or_error_map(crate::yaml::read(text(a), Target::Map)))
+            Ok(or_error_map(crate::yaml::from_yaml_map(text(a))))
         }),
     );
     add(
         "fromYamlArray",
         Function::new(&[Str], |a| {
-            Ok(or_error_list(crate::yaml::read(text(a), Target::List)))
+            Ok(or_error_list(crate::yaml::from_yaml_array(text(a))))
         }),
     );
     add(
@@ -61,6 +64,19 @@ pub fn functions() -> BTreeMap<String, Function> {
             crate::sprig::to_json(&a[0], true, None)
                 .map(Value::from)
                 .map_err(FuncError::new)
+        }),
+    );
+    add(
+        "toToml",
+        Function::new(&[Any], |a| match crate::toml::to_toml(&a[0]) {
+            Ok(text) | Err(TomlError::Encode(text)) => Ok(Value::from(text)),
+            Err(TomlError::Panic(msg)) => Err(FuncError::new(msg)),
+        }),
+    );
+    add(
+        "fromToml",
+        Function::new(&[Str], |a| {
+            Ok(or_error_map(crate::toml::from_toml(text(a))))
         }),
     );
     add(
@@ -106,8 +122,12 @@ fn or_error_list<E: std::fmt::Display>(r: Result<Value, E>) -> Value {
     r.unwrap_or_else(|e| Value::list(vec![Value::from(e.to_string())]))
 }
 
-/// Go's `json.Unmarshal` into a map or a slice (numbers `float64`).
+/// Go's `json.Unmarshal` into a map or a slice (numbers `float64`), with Go's syntax error
+/// texts.
 fn read_json(text: &str, target: Target) -> Result<Value, String> {
+    if let Some(e) = crate::json_syntax::syntax_error(text) {
+        return Err(e);
+    }
     let v: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
     let kind = match (&v, target) {
         (serde_json::Value::Null, Target::List) => return Ok(Value::list(Vec::new())),

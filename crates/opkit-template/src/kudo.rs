@@ -193,3 +193,72 @@ impl Renderer {
             .map_err(RenderError::Render)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn yaml(text: &str) -> Value {
+        crate::yaml::from_yaml(text).expect("test YAML reads")
+    }
+
+    #[test]
+    fn string_parameters_are_their_default_printed_with_percent_v() {
+        let wrap = |v: Value| wrap_param(&v, ParamKind::String).expect("wraps");
+        assert_eq!(wrap(yaml("1000000")).as_deref(), Some("1e+06"));
+        assert_eq!(wrap(yaml("3")).as_deref(), Some("3"));
+        assert_eq!(wrap(yaml("true")).as_deref(), Some("true"));
+        assert_eq!(wrap(yaml("[1, a]")).as_deref(), Some("[1 a]"));
+        assert_eq!(wrap(Value::Nil), None);
+        let v = unwrap_param(None, ParamKind::String).expect("unwraps");
+        assert_eq!(v.as_str(), Some(""));
+    }
+
+    #[test]
+    fn array_and_map_parameters_round_trip_through_yaml() {
+        let list = yaml("[{name: a, port: 80}, yes]");
+        let text = wrap_param(&list, ParamKind::Array).expect("wraps");
+        assert_eq!(text.as_deref(), Some("- name: a\n  port: 80\n- true\n"));
+        let back = unwrap_param(text.as_deref(), ParamKind::Array).expect("unwraps");
+        assert_eq!(back.to_string(), "[map[name:a port:80] true]");
+        let none = unwrap_param(Some("null\n"), ParamKind::Array).expect("unwraps");
+        assert_eq!(none.to_string(), "[]");
+        assert!(
+            unwrap_param(None, ParamKind::Map)
+                .expect("unwraps")
+                .is_nil()
+        );
+        let err = unwrap_param(Some("a: 1"), ParamKind::Array).expect_err("not a list");
+        assert!(err.to_string().contains("cannot unmarshal object"), "{err}");
+    }
+
+    #[test]
+    fn missing_keys_and_removed_functions_fail_with_kudo_wording() {
+        let r = Renderer::new();
+        let vars = Variables::default();
+        let err = r.render("t.yaml", "{{ .Nope }}", &vars).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "error rendering template: template: t.yaml:1:3: executing \"t.yaml\" at <.Nope>: \
+             map has no entry for key \"Nope\""
+        );
+        for f in [
+            "env",
+            "expandenv",
+            "base",
+            "dir",
+            "clean",
+            "ext",
+            "isAbs",
+            "sha512sum",
+        ] {
+            assert!(!r.has_function(f), "{f}");
+        }
+        let err = r.render("t.yaml", "{{ env \"HOME\" }}", &vars).unwrap_err();
+        assert!(
+            err.to_string().starts_with("error parsing template: "),
+            "{err}"
+        );
+        assert!(r.has_function("toYaml") && r.has_function("sha256sum"));
+    }
+}

@@ -49,11 +49,13 @@ mod exec;
 pub mod formats;
 mod funcs;
 mod gofmt;
+mod json_syntax;
 pub mod kudo;
 mod lex;
 mod parse;
 pub mod sprig;
 mod template;
+mod toml;
 mod value;
 pub mod yaml;
 

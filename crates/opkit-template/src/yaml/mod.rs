@@ -112,16 +112,28 @@ pub fn from_yaml(text: &str) -> Result<Value, YamlError> {
     read(text, Target::Any)
 }
 
+/// `sigs.k8s.io/yaml.Unmarshal` into `map[string]interface{}` (how Helm reads a values file
+/// and `fromYaml` reads its argument): an empty or `null` document is an empty map, any
+/// other non-map fails with Go's `json: cannot unmarshal … into Go value of type …` text.
+pub fn from_yaml_map(text: &str) -> Result<Value, YamlError> {
+    read(text, Target::Map)
+}
+
+/// `sigs.k8s.io/yaml.Unmarshal` into `[]interface{}` (`fromYamlArray`): an empty or `null`
+/// document is an empty list.
+pub fn from_yaml_array(text: &str) -> Result<Value, YamlError> {
+    read(text, Target::List)
+}
+
 /// `sigs.k8s.io/yaml.Unmarshal` into a map (`Map`), a list (`List`) or anything (`Any`).
 pub(crate) fn read(text: &str, target: Target) -> Result<Value, YamlError> {
-    let decoded = if text.len() <= SMALL_INPUT {
-        decode::decode(text)
+    let value = if text.len() <= SMALL_INPUT {
+        read_any(text)
     } else {
-        crate::template::on_large_stack(|| decode::decode(text))
+        crate::template::on_large_stack(|| read_any(text))
             .unwrap_or_else(|| Err("cannot start a thread to read YAML".into()))
-    };
-    let doc = decoded.map_err(YamlError::Convert)?.unwrap_or(Yaml::Null);
-    let value = to_json_value(&doc).map_err(YamlError::Convert)?;
+    }
+    .map_err(YamlError::Convert)?;
     let kind = match &value {
         Value::Nil => return Ok(empty_of(target)),
         Value::Map(_) if target != Target::List => return Ok(value),
@@ -143,6 +155,13 @@ pub(crate) fn read(text: &str, target: Target) -> Result<Value, YamlError> {
     }
 }
 
+/// The first document as JSON-like data (nil when there is none). Deeply nested input is
+/// read, converted and its intermediate tree dropped all on the caller's (large) stack.
+fn read_any(text: &str) -> Result<Value, String> {
+    let doc = decode::decode(text)?.unwrap_or(Yaml::Null);
+    to_json_value(&doc)
+}
+
 /// What decoding JSON `null` leaves in a target: Go's nil map or slice, which templates
 /// see as empty.
 fn empty_of(target: Target) -> Value {
@@ -162,7 +181,11 @@ fn from_json(v: &serde_json::Value) -> Yaml {
         serde_json::Value::Number(n) => match (n.as_i64(), n.as_u64()) {
             (Some(i), _) => Yaml::Int(i),
             (None, Some(u)) => Yaml::Uint(u),
-            _ => Yaml::Float(n.as_f64().unwrap_or_default()),
+            // Go writes the float -0 as `-0`, which parses as the int 0.
+            _ => match n.as_f64().unwrap_or_default() {
+                0.0 => Yaml::Int(0),
+                f => Yaml::Float(f),
+            },
         },
         serde_json::Value::String(s) => Yaml::Str(s.clone()),
         serde_json::Value::Array(a) => Yaml::Seq(a.iter().map(from_json).collect()),
