@@ -1,15 +1,13 @@
 //! Helm v4's data-format functions (`pkg/engine/funcs.go`): `toYaml`, `mustToYaml`,
-//! `fromYaml`, `fromYamlArray`, `toJson`, `mustToJson`, `fromJson`, `fromJsonArray`,
-//! `toToml`, `fromToml`.
+//! `toYamlPretty`, `fromYaml`, `fromYamlArray`, `toJson`, `mustToJson`, `fromJson`,
+//! `fromJsonArray`, `toToml`, `fromToml`.
 //! Helm adds them over Sprig's map, so a chart's `toJson` is Helm's. Each keeps Helm's
 //! error behaviour: `toYaml`/`toJson` print nothing on error, the `must` forms fail the
 //! template, `fromYaml`/`fromJson`/`fromToml` return a map whose `Error` key holds the
 //! error text, the `Array` forms a one-element list with it, and `toToml` prints its
 //! error text.
 //!
-//! Not provided yet (a template using it fails with `function "X" not defined`):
-//! `toYamlPretty` (go-yaml v3's writer). Helm v4.1's map has no `mustToToml` and no
-//! duration helpers (they came later).
+//! Helm v4.1's map has no `mustToToml` and no duration helpers (they came later).
 
 use std::collections::BTreeMap;
 
@@ -36,6 +34,16 @@ pub fn functions() -> BTreeMap<String, Function> {
             helm_yaml(&a[0])
                 .map(Value::from)
                 .map_err(|e| FuncError::new(e.to_string()))
+        }),
+    );
+    add(
+        "toYamlPretty",
+        Function::new(&[Any], |a| {
+            let mut s = crate::yaml::marshal_pretty(&a[0]).unwrap_or_default();
+            if s.ends_with('\n') {
+                s.pop();
+            }
+            Ok(Value::from(s))
         }),
     );
     add(

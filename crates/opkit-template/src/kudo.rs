@@ -2,8 +2,9 @@
 //! engine: each template is parsed in a fresh set named `gotpl` with
 //! `missingkey=error` (a missing key fails instead of printing `<no value>`, and nothing is
 //! stripped from the output), KUDO's function map (Sprig's text functions minus `env`,
-//! `expandenv`, `base`, `dir`, `clean`, `ext`, `isAbs`, plus `toYaml`, which is go-yaml v2's
-//! `Marshal` of the value itself and keeps its final line break) and KUDO's variables
+//! `expandenv`, `base`, `dir`, `clean`, `ext`, `isAbs`, plus `toYaml`, which is go-yaml
+//! v2.3.0's `Marshal` of the value itself: it keeps its final line break and, unlike later
+//! go-yaml v2 releases, does not fold long strings) and KUDO's variables
 //! (`.OperatorName`, `.Name`, `.Namespace`, `.AppVersion`, `.OperatorVersion`,
 //! `.PlanName`, `.PhaseName`, `.StepName`, `.Params`, `.Pipes`).
 //!
@@ -13,6 +14,12 @@
 //! `sigs.k8s.io/yaml` (numbers `float64`).
 //!
 //! KUDO was built with Sprig 3.2.3, which lacks `sha512sum`; this map leaves it out too.
+//! Sprig 3.2.3 converts numbers with spf13/cast 1.3.1, which does not read `"3.0"` as the
+//! int 3 (cast 1.4+ trims a zero decimal part, so Helm's `int "3.0"` is 3): the functions
+//! that convert with it (`int`, `int64`, `add`, `add1`, `sub`, `mul`, `div`, `mod`, `max`,
+//! `biggest`, `min`, `slice`, `mustSlice`) see such a string as 0 here, as in KUDO.
+//! Other differences of Sprig 3.2.3's dependencies (mergo 0.3.11's `merge`,
+//! semver 3.2.0's prerelease rules, xstrings 1.3.3) are not reproduced.
 
 use std::collections::BTreeMap;
 
@@ -32,6 +39,66 @@ const REMOVED: &[&str] = &[
     "isAbs",
     "sha512sum",
 ];
+
+/// Sprig functions whose arguments Sprig 3.2.3 converts with spf13/cast 1.3.1.
+const CAST_1_3_FUNCTIONS: &[&str] = &[
+    "int",
+    "int64",
+    "add",
+    "add1",
+    "sub",
+    "mul",
+    "div",
+    "mod",
+    "max",
+    "biggest",
+    "min",
+    "slice",
+    "mustSlice",
+];
+
+/// cast's `trimZeroDecimal` (cast 1.4+): `"3.00"` → `"3"`.
+fn trim_zero_decimal(s: &str) -> &str {
+    let b = s.as_bytes();
+    let mut found_zero = false;
+    for i in (1..=b.len()).rev() {
+        match b[i - 1] {
+            b'.' if found_zero => return &s[..i - 1],
+            b'.' => {}
+            b'0' => found_zero = true,
+            _ => return s,
+        }
+    }
+    s
+}
+
+/// The argument as spf13/cast 1.3.1 sees it: a string that only cast 1.4+ reads as an int
+/// (`"3.0"`) fails to convert, which cast turns into 0.
+fn cast_1_3_arg(v: &Value) -> Value {
+    match v.as_str() {
+        Some(s)
+            if crate::sprig::parse_int(s, 0).is_none()
+                && crate::sprig::parse_int(trim_zero_decimal(s), 0).is_some() =>
+        {
+            Value::Int(0)
+        }
+        _ => v.clone(),
+    }
+}
+
+/// `f` with its arguments converted as cast 1.3.1 converts them.
+fn with_cast_1_3(f: Function) -> Function {
+    let params = f.params().to_vec();
+    let variadic = f.variadic_param();
+    let call = move |a: &[Value]| {
+        let args: Vec<Value> = a.iter().map(cast_1_3_arg).collect();
+        f.call(&args)
+    };
+    match variadic {
+        Some(v) => Function::variadic(&params, v, call),
+        None => Function::new(&params, call),
+    }
+}
 
 /// Why a KUDO template did not render, with KUDO's wording.
 #[derive(Debug, thiserror::Error)]
@@ -69,10 +136,11 @@ impl ParamKind {
 }
 
 /// KUDO's `WrapParamValue`: a parameter value as the text an `OperatorVersion` stores
-/// (`None` for a missing string value). Arrays and maps are written as YAML.
+/// (`None` for a missing string value). Arrays and maps are written as YAML (by
+/// `sigs.k8s.io/yaml` over go-yaml v2.3.0: long strings are not folded).
 pub fn wrap_param(v: &Value, kind: ParamKind) -> Result<Option<String>, YamlError> {
     match kind {
-        ParamKind::Array | ParamKind::Map => crate::yaml::to_yaml(v).map(Some),
+        ParamKind::Array | ParamKind::Map => crate::yaml::to_yaml_unfolded(v).map(Some),
         ParamKind::String if v.is_nil() => Ok(None),
         ParamKind::String => Ok(Some(crate::sprig::strval(v))),
     }
@@ -167,6 +235,11 @@ impl Renderer {
         for name in REMOVED {
             funcs.remove(*name);
         }
+        for name in CAST_1_3_FUNCTIONS {
+            if let Some(f) = funcs.remove(*name) {
+                funcs.insert(name.to_string(), with_cast_1_3(f));
+            }
+        }
         funcs.insert(
             "toYaml".to_string(),
             Function::new(&[Any], |a| {
@@ -230,6 +303,37 @@ mod tests {
         );
         let err = unwrap_param(Some("a: 1"), ParamKind::Array).expect_err("not a list");
         assert!(err.to_string().contains("cannot unmarshal object"), "{err}");
+    }
+
+    #[test]
+    fn to_yaml_does_not_fold_long_strings_as_go_yaml_2_3_did() {
+        let r = Renderer::new();
+        let words = "word ".repeat(30);
+        let vars = Variables {
+            params: BTreeMap::from([("W".to_string(), Value::from(words.trim()))]),
+            ..Default::default()
+        };
+        let out = r
+            .render("t", "{{ toYaml .Params }}", &vars)
+            .expect("renders");
+        assert_eq!(out, format!("W: {}\n", words.trim()));
+    }
+
+    #[test]
+    fn numbers_convert_as_sprig_3_2_3_with_cast_1_3_does() {
+        let r = Renderer::new();
+        let vars = Variables::default();
+        let out = r
+            .render(
+                "t",
+                r#"{{ int "3.0" }} {{ int64 "3.00" }} {{ add "1.0" 2 }} {{ int "3" }} {{ int "0x1F" }} {{ int "3.5" }} {{ max "5.0" 1 }} {{ slice (list 1 2 3) "1.0" }}"#,
+                &vars,
+            )
+            .expect("renders");
+        assert_eq!(out, "0 0 2 3 31 0 1 [1 2 3]");
+        assert_eq!(trim_zero_decimal("10.00"), "10");
+        assert_eq!(trim_zero_decimal("10.50"), "10.50");
+        assert_eq!(trim_zero_decimal("100"), "100");
     }
 
     #[test]

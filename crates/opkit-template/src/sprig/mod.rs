@@ -30,7 +30,8 @@ use std::collections::BTreeMap;
 
 use crate::{FuncError, Function, Value};
 
-// Shared with the YAML layer (`crate::yaml`): Go's number parsing and JSON encoding.
+// Shared with the data-format and KUDO layers (`crate::yaml`, `crate::kudo`): Go's number
+// parsing and JSON encoding.
 pub(crate) use conv::{parse_float, parse_int};
 pub(crate) use defaults::to_json;
 

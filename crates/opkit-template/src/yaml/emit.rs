@@ -6,10 +6,25 @@
 //! libyaml) so that `toYaml` output equals Helm's.
 
 use super::Yaml;
+use super::order::key_order;
 use super::resolve::{Resolved, is_base60_float, resolve};
 
 const BEST_INDENT: i32 = 2;
-const BEST_WIDTH: usize = 80;
+/// go-yaml v2 folds long plain and quoted strings past this column.
+const V2_WIDTH: usize = 80;
+
+/// Which go-yaml writes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Dialect {
+    /// go-yaml v2.4's `Marshal` (Helm's `toYaml`): long strings folded at column 80.
+    V2,
+    /// go-yaml v2.3.0's `Marshal`, which KUDO 0.19 links (its `toYaml`): the same writer,
+    /// but that release did not fold long strings.
+    V2NoWrap,
+    /// go-yaml v3's `Encoder` with `SetIndent(2)` (Helm's `toYamlPretty`): sequences inside
+    /// mappings indented, no folding, tabs allowed in literal blocks, v3's key order.
+    V3Indent2,
+}
 /// The longest key (in bytes) written as a simple `key: value`; longer ones get `? key`.
 const MAX_SIMPLE_KEY: usize = 128;
 
@@ -22,9 +37,14 @@ enum Style {
     Literal,
 }
 
-/// Writes one YAML document holding `doc`, as `yaml.Marshal` does.
-pub(crate) fn emit(doc: &Yaml) -> String {
+/// Writes one YAML document holding `doc`, as `yaml.Marshal` (or v3's encoder) does.
+pub(crate) fn emit(doc: &Yaml, dialect: Dialect) -> String {
     let mut e = Emitter {
+        dialect,
+        width: match dialect {
+            Dialect::V2 => V2_WIDTH,
+            Dialect::V2NoWrap | Dialect::V3Indent2 => usize::MAX,
+        },
         out: Vec::new(),
         column: 0,
         indent: -1,
@@ -41,6 +61,9 @@ pub(crate) fn emit(doc: &Yaml) -> String {
 }
 
 struct Emitter {
+    dialect: Dialect,
+    /// The column past which long strings are folded.
+    width: usize,
     out: Vec<u8>,
     column: usize,
     indent: i32,
@@ -127,7 +150,7 @@ impl Emitter {
     }
 
     fn block_seq(&mut self, items: &[Yaml]) {
-        let indentless = self.mapping && !self.indention;
+        let indentless = self.dialect != Dialect::V3Indent2 && self.mapping && !self.indention;
         self.increase_indent(false, indentless);
         for item in items {
             self.write_indent();
@@ -145,7 +168,7 @@ impl Emitter {
             if i > 0 {
                 self.write_indicator(b",", false, false, false);
             }
-            if self.column > BEST_WIDTH {
+            if self.column > self.width {
                 self.write_indent();
             }
             self.node(item, false, false);
@@ -155,11 +178,19 @@ impl Emitter {
         self.write_indicator(b"]", false, false, false);
     }
 
+    /// The entries in the key order of this dialect (Go maps have none; the encoder sorts).
+    fn sorted<'e>(&self, entries: &'e [(Yaml, Yaml)]) -> Vec<&'e (Yaml, Yaml)> {
+        let mut sorted: Vec<_> = entries.iter().collect();
+        let v3 = self.dialect == Dialect::V3Indent2;
+        sorted.sort_by(|(a, _), (b, _)| key_order(a, b, v3));
+        sorted
+    }
+
     fn block_map(&mut self, entries: &[(Yaml, Yaml)]) {
         self.increase_indent(false, false);
-        for (k, v) in entries {
+        for (k, v) in self.sorted(entries) {
             self.write_indent();
-            if simple_key(k) {
+            if simple_key(k, self.dialect) {
                 self.node(k, true, true);
                 self.write_indicator(b":", false, false, false);
             } else {
@@ -177,20 +208,20 @@ impl Emitter {
         self.write_indicator(b"{", true, true, false);
         self.increase_indent(true, false);
         self.flow_level += 1;
-        for (i, (k, v)) in entries.iter().enumerate() {
+        for (i, (k, v)) in self.sorted(entries).into_iter().enumerate() {
             if i > 0 {
                 self.write_indicator(b",", false, false, false);
             }
-            if self.column > BEST_WIDTH {
+            if self.column > self.width {
                 self.write_indent();
             }
-            if simple_key(k) {
+            if simple_key(k, self.dialect) {
                 self.node(k, true, true);
                 self.write_indicator(b":", false, false, false);
             } else {
                 self.write_indicator(b"?", true, false, false);
                 self.node(k, true, false);
-                if self.column > BEST_WIDTH {
+                if self.column > self.width {
                     self.write_indent();
                 }
                 self.write_indicator(b":", true, false, false);
@@ -203,7 +234,7 @@ impl Emitter {
     }
 
     fn scalar(&mut self, text: &str, requested: Style) {
-        let a = analyze(text.as_bytes());
+        let a = analyze(text.as_bytes(), self.dialect);
         let style = self.select_style(requested, &a, text);
         self.increase_indent(true, false);
         let value = text.as_bytes();
@@ -313,7 +344,7 @@ impl Emitter {
         let mut i = 0;
         while i < value.len() {
             if is_space(value, i) {
-                if allow_breaks && !spaces && self.column > BEST_WIDTH && !is_space(value, i + 1) {
+                if allow_breaks && !spaces && self.column > self.width && !is_space(value, i + 1) {
                     self.write_indent();
                     i += 1;
                 } else {
@@ -350,7 +381,7 @@ impl Emitter {
             if is_space(value, i) {
                 if allow_breaks
                     && !spaces
-                    && self.column > BEST_WIDTH
+                    && self.column > self.width
                     && i > 0
                     && i < value.len() - 1
                     && !is_space(value, i + 1)
@@ -439,7 +470,7 @@ impl Emitter {
             } else if is_space(value, i) {
                 if allow_breaks
                     && !spaces
-                    && self.column > BEST_WIDTH
+                    && self.column > self.width
                     && i > 0
                     && i < value.len() - 1
                 {
@@ -517,18 +548,18 @@ impl Emitter {
 }
 
 /// `yaml_emitter_check_simple_key` for the nodes plain data has.
-fn simple_key(k: &Yaml) -> bool {
+fn simple_key(k: &Yaml, dialect: Dialect) -> bool {
     match k {
         Yaml::Seq(items) => items.is_empty(),
         Yaml::Map(entries) => entries.is_empty(),
         scalar => scalar_of(scalar).is_some_and(|(text, _)| {
-            !analyze(text.as_bytes()).multiline && text.len() <= MAX_SIMPLE_KEY
+            !analyze(text.as_bytes(), dialect).multiline && text.len() <= MAX_SIMPLE_KEY
         }),
     }
 }
 
 /// `yaml_emitter_analyze_scalar`.
-fn analyze(value: &[u8]) -> Analysis {
+fn analyze(value: &[u8], dialect: Dialect) -> Analysis {
     if value.is_empty() {
         return Analysis {
             multiline: false,
@@ -542,6 +573,7 @@ fn analyze(value: &[u8]) -> Analysis {
     let mut flow_indicators = false;
     let mut line_breaks = false;
     let mut special_characters = false;
+    let mut tab_characters = false;
     let mut leading_space = false;
     let mut leading_break = false;
     let mut trailing_space = false;
@@ -595,7 +627,9 @@ fn analyze(value: &[u8]) -> Analysis {
                 _ => {}
             }
         }
-        if !is_printable(value, i) {
+        if dialect == Dialect::V3Indent2 && value[i] == b'\t' {
+            tab_characters = true;
+        } else if !is_printable(value, i) {
             special_characters = true;
         }
         if is_space(value, i) {
@@ -649,10 +683,12 @@ fn analyze(value: &[u8]) -> Analysis {
         a.block_plain_allowed = false;
         a.single_quoted_allowed = false;
     }
-    if space_break || special_characters {
+    if space_break || tab_characters || special_characters {
         a.flow_plain_allowed = false;
         a.block_plain_allowed = false;
         a.single_quoted_allowed = false;
+    }
+    if space_break || special_characters {
         a.block_allowed = false;
     }
     if line_breaks {

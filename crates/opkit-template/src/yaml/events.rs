@@ -44,6 +44,8 @@ pub(crate) struct ParseError {
 pub(crate) struct Parser<'a> {
     raw: Box<MaybeUninit<unsafe_libyaml::yaml_parser_t>>,
     done: bool,
+    /// The input after any byte-order mark (libyaml's marks count from there).
+    text: &'a [u8],
     _input: PhantomData<&'a [u8]>,
 }
 
@@ -69,6 +71,7 @@ impl<'a> Parser<'a> {
         Ok(Parser {
             raw,
             done: false,
+            text: input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(input),
             _input: PhantomData,
         })
     }
@@ -87,13 +90,56 @@ impl<'a> Parser<'a> {
                 self.done = true;
                 return Err(error_of(parser));
             }
-            let out = convert(&*ev.as_ptr());
+            let event = &*ev.as_ptr();
+            let slash = event.type_ == unsafe_libyaml::YAML_SCALAR_EVENT
+                && event.data.scalar.style == unsafe_libyaml::YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+            let (start, end) = (
+                event.start_mark.index as usize,
+                event.end_mark.index as usize,
+            );
+            let out = convert(event);
             unsafe_libyaml::yaml_event_delete(ev.as_mut_ptr());
+            if slash && let Some(e) = self.slash_escape(start, end) {
+                self.done = true;
+                return Err(e);
+            }
             if matches!(out, Event::StreamEnd) {
                 self.done = true;
             }
             Ok(out)
         }
+    }
+}
+
+impl Parser<'_> {
+    /// libyaml accepts YAML 1.2's `\/` escape in a double-quoted scalar; go-yaml v2 (YAML
+    /// 1.1) stops there with `found unknown escape character`. `start..end` is the
+    /// scalar's source.
+    fn slash_escape(&self, start: usize, end: usize) -> Option<ParseError> {
+        let raw = self.text.get(start..end)?;
+        let mut i = 0;
+        while i + 1 < raw.len() {
+            if raw[i] == b'\\' {
+                if raw[i + 1] == b'/' {
+                    let before = &self.text[..start + i];
+                    let line = before.iter().filter(|&&c| c == b'\n').count()
+                        + before
+                            .windows(2)
+                            .filter(|w| w[0] == b'\r' && w[1] != b'\n')
+                            .count();
+                    let message = if line == 0 {
+                        "yaml: found unknown escape character".to_string()
+                    } else {
+                        format!("yaml: line {}: found unknown escape character", line + 1)
+                    };
+                    return Some(ParseError { message });
+                }
+                i += 2;
+            } else {
+                i += 1;
+            }
+        }
+        None
     }
 }
 

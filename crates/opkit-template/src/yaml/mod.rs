@@ -6,13 +6,17 @@
 //! `fromYaml` is `sigs.k8s.io/yaml.Unmarshal`: go-yaml v2's reader (YAML 1.1 typing:
 //! `yes`, `on`, `off` are booleans), keys turned into strings, then Go's JSON decoding
 //! (every number a `float64`). KUDO's `toYaml` is go-yaml v2's `Marshal` of the Go values
-//! directly (ints stay ints). This module reproduces all three byte for byte:
+//! directly (ints stay ints), Helm's `toYamlPretty` go-yaml v3's encoder with two-space
+//! indentation. This module reproduces them byte for byte:
 //!
-//! * [`to_yaml`] and [`from_yaml`] are the `sigs.k8s.io/yaml` pair (for the template
-//!   functions and for the chart layer, which reads values files and manifests with them);
-//! * the writer is a port of go-yaml v2's emitter (`emit`), the reader uses libyaml
-//!   (`events`, the library go-yaml v2 was ported from, so the same documents fail with
-//!   the same `yaml: line N: …` texts) and go-yaml's decoding rules (`decode`, `resolve`).
+//! * [`to_yaml`] and [`from_yaml`] (with [`from_yaml_map`], [`from_yaml_array`]) are the
+//!   `sigs.k8s.io/yaml` pair, for the template functions and for the chart layer, which
+//!   reads values files and manifests with them;
+//! * the writer is a port of go-yaml v2's emitter (`emit`, with v3's few differences as a
+//!   dialect) and its key order (`order`); the reader uses libyaml (`events`, the library
+//!   go-yaml v2 was ported from, so the same documents fail with the same `yaml: line N: …`
+//!   texts; its one YAML 1.2 addition, the `\/` escape, is refused as go-yaml does) and
+//!   go-yaml's decoding rules (`decode`, `resolve`).
 //!
 //! Why not `serde_norway` (the workspace's YAML crate) for reading: it resolves plain
 //! scalars by YAML 1.2 rules (`yes` stays a string, `0o17` is octal but `017` is not) and
@@ -21,16 +25,16 @@
 mod decode;
 mod emit;
 mod events;
+mod order;
 mod resolve;
 
-use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 use crate::Value;
 
 /// Inputs longer than this are read on a thread with a large stack: nesting (up to
 /// go-yaml's 10000 levels) needs at least one input byte per level.
-const SMALL_INPUT: usize = 1000;
+const SMALL_INPUT: usize = 512;
 /// How deep a value is followed when written directly (KUDO's `toYaml`); only a map
 /// that holds itself gets this deep, and Helm's JSON step has the same bound.
 const MAX_WRITE_DEPTH: usize = 100;
@@ -65,7 +69,7 @@ pub(crate) enum Yaml {
     Float(f64),
     Str(String),
     Seq(Vec<Yaml>),
-    /// `map[interface{}]interface{}`; the writer sorts the keys.
+    /// `map[interface{}]interface{}` (unordered, as Go's maps): the writer sorts the keys.
     Map(Vec<(Yaml, Yaml)>),
 }
 
@@ -87,17 +91,39 @@ pub(crate) enum Target {
 /// assert_eq!(to_yaml(&v).unwrap(), "a:\n  x: 1000000\n  \"y\": 0.5\nb:\n- 1\n- \"yes\"\n");
 /// ```
 pub fn to_yaml(v: &Value) -> Result<String, YamlError> {
-    let json = crate::sprig::to_json(v, false, None).map_err(YamlError::Marshal)?;
-    let parsed: serde_json::Value =
-        serde_json::from_str(&json).map_err(|e| YamlError::Marshal(e.to_string()))?;
-    Ok(emit::emit(&from_json(&parsed)))
+    via_json(v, emit::Dialect::V2)
 }
 
-/// go-yaml v2's `Marshal(v)` of the template value itself (KUDO's `toYaml`): like
+/// `sigs.k8s.io/yaml.Marshal(v)` as KUDO 0.19 links it (over go-yaml v2.3.0, which does not
+/// fold long strings): how KUDO stores array and map parameters as text.
+pub(crate) fn to_yaml_unfolded(v: &Value) -> Result<String, YamlError> {
+    via_json(v, emit::Dialect::V2NoWrap)
+}
+
+/// Go's JSON of `v`, read by go-yaml and written back in `dialect`.
+fn via_json(v: &Value, dialect: emit::Dialect) -> Result<String, YamlError> {
+    let json = crate::sprig::to_json(v, false, None).map_err(YamlError::Marshal)?;
+    // The JSON text read back by go-yaml's own rules, as sigs.k8s.io/yaml does: numbers get
+    // their type from their text, and a raw NEL in a string folds into a space.
+    let doc = decode::decode(&json)
+        .map_err(YamlError::Write)?
+        .unwrap_or(Yaml::Null);
+    Ok(emit::emit(&doc, dialect))
+}
+
+/// go-yaml v2.3.0's `Marshal(v)` of the template value itself (KUDO 0.19's `toYaml`): like
 /// [`to_yaml`] but without the JSON step, so an `int` stays an `int` and a float prints
-/// with go-yaml's `%g` (`1e+06`).
+/// with go-yaml's `%g` (`1e+06`), and without folding long strings (v2.3.0 did not).
 pub(crate) fn marshal_go(v: &Value) -> Result<String, YamlError> {
-    Ok(emit::emit(&from_value(v, 0)?))
+    Ok(emit::emit(&from_value(v, 0)?, emit::Dialect::V2NoWrap))
+}
+
+/// go-yaml v3's `Encoder` with `SetIndent(2)` over the template value itself (Helm's
+/// `toYamlPretty`): like [`marshal_go`] but sequences inside mappings are indented, long
+/// strings are not folded, multi-line strings with tabs stay literal blocks, and keys sort
+/// by v3's slightly different order.
+pub(crate) fn marshal_pretty(v: &Value) -> Result<String, YamlError> {
+    Ok(emit::emit(&from_value(v, 0)?, emit::Dialect::V3Indent2))
 }
 
 /// `sigs.k8s.io/yaml.Unmarshal` into `interface{}`: the first document of `text` as
@@ -172,31 +198,6 @@ fn empty_of(target: Target) -> Value {
     }
 }
 
-/// go-yaml's reading of the JSON text `json.Marshal` produced: a number is an `int` when
-/// its text parses as one (`int64`, then `uint64`), else a `float64`.
-fn from_json(v: &serde_json::Value) -> Yaml {
-    match v {
-        serde_json::Value::Null => Yaml::Null,
-        serde_json::Value::Bool(b) => Yaml::Bool(*b),
-        serde_json::Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => Yaml::Int(i),
-            (None, Some(u)) => Yaml::Uint(u),
-            // Go writes the float -0 as `-0`, which parses as the int 0.
-            _ => match n.as_f64().unwrap_or_default() {
-                0.0 => Yaml::Int(0),
-                f => Yaml::Float(f),
-            },
-        },
-        serde_json::Value::String(s) => Yaml::Str(s.clone()),
-        serde_json::Value::Array(a) => Yaml::Seq(a.iter().map(from_json).collect()),
-        serde_json::Value::Object(o) => Yaml::Map(sorted(
-            o.iter()
-                .map(|(k, v)| (Yaml::Str(k.clone()), from_json(v)))
-                .collect(),
-        )),
-    }
-}
-
 /// A template value as the Go value go-yaml's writer is handed (KUDO's `toYaml`).
 fn from_value(v: &Value, depth: usize) -> Result<Yaml, YamlError> {
     if depth > MAX_WRITE_DEPTH {
@@ -215,12 +216,12 @@ fn from_value(v: &Value, depth: usize) -> Result<Yaml, YamlError> {
                 .map(|x| from_value(x, depth + 1))
                 .collect::<Result<_, _>>()?,
         ),
-        Value::Map(m) => Yaml::Map(sorted(
+        Value::Map(m) => Yaml::Map(
             m.entries()
                 .iter()
                 .map(|(k, x)| Ok((Yaml::Str(k.clone()), from_value(x, depth + 1)?)))
                 .collect::<Result<_, YamlError>>()?,
-        )),
+        ),
         other => {
             return Err(YamlError::Write(format!(
                 "cannot marshal type: {}",
@@ -228,127 +229,6 @@ fn from_value(v: &Value, depth: usize) -> Result<Yaml, YamlError> {
             )));
         }
     })
-}
-
-/// Map entries in go-yaml's key order.
-fn sorted(mut entries: Vec<(Yaml, Yaml)>) -> Vec<(Yaml, Yaml)> {
-    entries.sort_by(|(a, _), (b, _)| key_order(a, b));
-    entries
-}
-
-/// Go's `reflect.Kind` number of a key, which orders keys of different kinds.
-fn kind_rank(k: &Yaml) -> u8 {
-    match k {
-        Yaml::Bool(_) => 1,
-        Yaml::Int(_) => 2,
-        Yaml::Uint(_) => 11,
-        Yaml::Float(_) => 14,
-        Yaml::Null => 20,
-        Yaml::Map(_) => 21,
-        Yaml::Seq(_) => 23,
-        Yaml::Str(_) => 24,
-    }
-}
-
-fn key_number(k: &Yaml) -> Option<f64> {
-    match k {
-        Yaml::Bool(b) => Some(if *b { 1.0 } else { 0.0 }),
-        Yaml::Int(i) => Some(*i as f64),
-        Yaml::Uint(u) => Some(*u as f64),
-        Yaml::Float(f) => Some(*f),
-        _ => None,
-    }
-}
-
-/// go-yaml's `keyList.Less` as an ordering: numbers by value, strings letter by letter
-/// with runs of digits compared as numbers (`a2` before `a10`), letters before other
-/// characters.
-fn key_order(a: &Yaml, b: &Yaml) -> Ordering {
-    if less(a, b) {
-        Ordering::Less
-    } else if less(b, a) {
-        Ordering::Greater
-    } else {
-        Ordering::Equal
-    }
-}
-
-fn less(a: &Yaml, b: &Yaml) -> bool {
-    let (ak, bk) = (kind_rank(a), kind_rank(b));
-    if let (Some(af), Some(bf)) = (key_number(a), key_number(b)) {
-        if af != bf {
-            return af < bf;
-        }
-        if ak != bk {
-            return ak < bk;
-        }
-        return match (a, b) {
-            (Yaml::Int(x), Yaml::Int(y)) => x < y,
-            (Yaml::Uint(x), Yaml::Uint(y)) => x < y,
-            (Yaml::Float(x), Yaml::Float(y)) => x < y,
-            (Yaml::Bool(x), Yaml::Bool(y)) => !x && *y,
-            _ => false,
-        };
-    }
-    let (Yaml::Str(a), Yaml::Str(b)) = (a, b) else {
-        return ak < bk;
-    };
-    let ar: Vec<char> = a.chars().collect();
-    let br: Vec<char> = b.chars().collect();
-    for i in 0..ar.len().min(br.len()) {
-        if ar[i] == br[i] {
-            continue;
-        }
-        let al = ar[i].is_alphabetic();
-        let bl = br[i].is_alphabetic();
-        if al && bl {
-            return ar[i] < br[i];
-        }
-        if al || bl {
-            return bl;
-        }
-        let (mut an, mut bn) = (0i64, 0i64);
-        if ar[i] == '0' || br[i] == '0' {
-            let mut j = i;
-            while j > 0 && go_is_digit(ar[j - 1]) {
-                j -= 1;
-                if ar[j] != '0' {
-                    an = 1;
-                    bn = 1;
-                    break;
-                }
-            }
-        }
-        let mut ai = i;
-        while ai < ar.len() && go_is_digit(ar[ai]) {
-            an = an.wrapping_mul(10).wrapping_add(digit_value(ar[ai]));
-            ai += 1;
-        }
-        let mut bi = i;
-        while bi < br.len() && go_is_digit(br[bi]) {
-            bn = bn.wrapping_mul(10).wrapping_add(digit_value(br[bi]));
-            bi += 1;
-        }
-        if an != bn {
-            return an < bn;
-        }
-        if ai != bi {
-            return ai < bi;
-        }
-        return ar[i] < br[i];
-    }
-    ar.len() < br.len()
-}
-
-/// Go's `unicode.IsDigit` (any decimal digit, not only ASCII). Rust has no test for the
-/// `Nd` category alone, so other numeric characters outside ASCII (`½`, `Ⅻ`) count too.
-fn go_is_digit(c: char) -> bool {
-    c.is_ascii_digit() || (!c.is_ascii() && c.is_numeric())
-}
-
-/// `int64(r - '0')` as go-yaml computes it, also for non-ASCII digits.
-fn digit_value(c: char) -> i64 {
-    c as i64 - '0' as i64
 }
 
 /// `sigs.k8s.io/yaml`'s YAML→JSON step and Go's JSON decoding into `interface{}`: keys
