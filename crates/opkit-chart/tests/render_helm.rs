@@ -376,3 +376,66 @@ fn endless_include_recursion_stops_at_helms_limit() {
     assert!(err.starts_with("template: e/templates/t.yaml:1:50: executing \"e/templates/t.yaml\" at <include \"r\" .>: error calling include: template: e/templates/t.yaml:1:19: executing \"r\" at <include \"r\" .>: "), "{}", &err[..300]);
     assert!(err.ends_with(": error calling include: rendering template has a nested reference name: r: unable to execute template\n\nUse --debug flag to render out invalid YAML"));
 }
+
+/// stdout with the output directory written `OUT`, then every file written under it
+/// (`=== PATH` and its contents), in path order.
+fn output_dir_report(stdout: &str, out: &Path) -> String {
+    let mut report = stdout.replace(&out.display().to_string(), "OUT");
+    let mut files = Vec::new();
+    let mut dirs = vec![out.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).expect("output dir") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    for f in files {
+        let rel = f.strip_prefix(out).unwrap().display().to_string();
+        report += &format!("=== {rel}\n{}", std::fs::read_to_string(&f).unwrap());
+    }
+    report
+}
+
+#[test]
+fn output_dir_writes_the_files_helm_writes() {
+    let helm = find_helm();
+    if helm.is_none() {
+        say_no_helm();
+    }
+    let recording = tests_dir().join("render-golden/output-dir.txt");
+    let tmp = tempfile::tempdir().unwrap();
+    if let Some(helm) = &helm {
+        let out = tmp.path().join("helm");
+        let out_arg = out.display().to_string();
+        let stdout = run_helm(
+            helm,
+            &tests_dir(),
+            &[
+                "rel",
+                "render-chart",
+                "--include-crds",
+                "--release-name",
+                "--output-dir",
+                &out_arg,
+            ],
+        )
+        .expect("helm writes the files");
+        check_recording(&recording, &output_dir_report(&stdout, &out));
+    }
+    let out = tmp.path().join("opkit");
+    let opts = TemplateOptions {
+        release_name: "rel".into(),
+        include_crds: true,
+        use_release_name: true,
+        output_dir: Some(out.clone()),
+        ..TemplateOptions::default()
+    };
+    let stdout = opkit_template(&tests_dir().join("render-chart"), &opts).expect("opkit writes");
+    let expected = std::fs::read_to_string(&recording).expect("recorded helm output");
+    assert_eq!(output_dir_report(&stdout, &out), expected);
+}
