@@ -11,22 +11,40 @@
 //! `values.schema.json` validation), both following Helm v4's code and error texts.
 
 #![warn(missing_docs)]
+mod action;
 mod archive;
 mod chart;
 mod chartfile;
 mod dependencies;
+mod engine;
+mod glob;
 mod ignore;
 mod load;
+mod manifest;
+mod objects;
 mod options;
 mod prepare;
 mod schema;
 mod strvals;
 mod values;
 
+pub use action::{
+    Release, TemplateError, TemplateOptions, capabilities, render_release, template,
+    template_output, validate_release_name,
+};
 pub use archive::{MAX_DECOMPRESSED_CHART_SIZE, MAX_DECOMPRESSED_FILE_SIZE};
 pub use chart::{Chart, Dependency, File, Lock, Maintainer, Metadata};
+pub use engine::{Engine, INCLUDE_RECURSION_MAX, LookupFn, RenderContext, RenderError};
 pub use ignore::IgnoreError;
 pub use load::LoadError;
+pub use manifest::{
+    HOOK_ANNOTATION, Head, Hook, INSTALL_ORDER, Manifest, ManifestError, sort_manifests,
+    split_manifests,
+};
+pub use objects::{
+    Capabilities, DEFAULT_API_VERSIONS, DEFAULT_KUBE_VERSION, KubeVersion, KubeVersionError,
+    ReleaseOptions,
+};
 pub use options::{ValueOptions, ValueOptionsError};
 pub use prepare::{PrepareError, prepare, prepare_with_warnings};
 pub use values::ValuesError;

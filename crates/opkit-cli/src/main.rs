@@ -3,9 +3,11 @@
 //! `opkit demo` shows two operators at work; `opkit up` runs the embedded Kubernetes-compatible
 //! control plane until SIGINT or SIGTERM; `opkit kubeconfig` issues kubeconfigs for other users
 //! and service accounts; `init`, `create api`, `generate manifests`, `run`, `install`, `deploy`
-//! (and `create webhook`) and their undoing are the operator project workflow of kubebuilder and operator-sdk.
+//! (and `create webhook`) and their undoing are the operator project workflow of kubebuilder and operator-sdk;
+//! `chart template` is `helm template`.
 
 mod build;
+mod chart;
 mod cluster;
 mod create_webhook;
 mod demo;
@@ -63,6 +65,9 @@ enum Command {
     Deploy(cluster::DeployArgs),
     /// Delete everything in config/default from the cluster.
     Undeploy(cluster::ClusterArgs),
+    /// Helm charts: `chart template` renders a chart as `helm template` does.
+    #[command(subcommand)]
+    Chart(chart::ChartCommand),
 }
 
 #[derive(Subcommand)]
@@ -174,6 +179,7 @@ fn main() -> ExitCode {
             Command::Uninstall(args) => done(cluster::uninstall(args, &cwd).await),
             Command::Deploy(args) => done(cluster::deploy(args, &cwd).await),
             Command::Undeploy(args) => done(cluster::undeploy(args, &cwd).await),
+            Command::Chart(cmd) => Ok(chart::run(cmd, &cwd)),
         }
     });
     match result {

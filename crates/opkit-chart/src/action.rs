@@ -1,0 +1,411 @@
+//! `helm template` as a library (Helm's `action.Install` in client-only dry-run mode plus
+//! `pkg/cmd/template.go`): the release's capabilities and options, the render, NOTES.txt
+//! set aside, manifests and hooks sorted, CRDs, and the text `helm template` prints (or the
+//! files it writes with `--output-dir`), byte for byte.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+use opkit_template::Value;
+use regex::Regex;
+
+use crate::chart::Chart;
+use crate::engine::{Engine, RenderContext};
+use crate::manifest::{Hook, sort_manifests, split_manifests, trim_space};
+use crate::objects::{Capabilities, KubeVersion, ReleaseOptions};
+
+/// The flags of `helm template` that shape the release and its output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TemplateOptions {
+    /// The release name (`release-name` unless given).
+    pub release_name: String,
+    /// `-n/--namespace`.
+    pub namespace: String,
+    /// `--kube-version` (Helm's default otherwise).
+    pub kube_version: Option<KubeVersion>,
+    /// `-a/--api-versions`, added to Helm's default set.
+    pub api_versions: Vec<String>,
+    /// `--is-upgrade`.
+    pub is_upgrade: bool,
+    /// `--include-crds`.
+    pub include_crds: bool,
+    /// `--skip-tests`.
+    pub skip_tests: bool,
+    /// `--no-hooks`.
+    pub no_hooks: bool,
+    /// `-s/--show-only` patterns.
+    pub show_only: Vec<String>,
+    /// `--output-dir`.
+    pub output_dir: Option<PathBuf>,
+    /// `--release-name`: put the files under `OUTPUT_DIR/RELEASE`.
+    pub use_release_name: bool,
+}
+
+impl Default for TemplateOptions {
+    fn default() -> Self {
+        TemplateOptions {
+            release_name: "release-name".into(),
+            namespace: "default".into(),
+            kube_version: None,
+            api_versions: Vec::new(),
+            is_upgrade: false,
+            include_crds: false,
+            skip_tests: false,
+            no_hooks: false,
+            show_only: Vec::new(),
+            output_dir: None,
+            use_release_name: false,
+        }
+    }
+}
+
+/// Why `helm template` failed; the text is Helm's.
+#[derive(Debug, thiserror::Error)]
+pub enum TemplateError {
+    /// Rendering the release failed (Helm then has a partial release and suggests `--debug`).
+    #[error("{0}\n\nUse --debug flag to render out invalid YAML")]
+    Render(String),
+    /// Anything else.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// A rendered release: what `helm template` prints comes from it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Release {
+    /// CRDs (with `--include-crds`) and manifests, each as `---\n# Source: NAME\nDOC\n`.
+    pub manifest: String,
+    /// The hooks in Helm's order.
+    pub hooks: Vec<Hook>,
+    /// The top chart's rendered NOTES.txt.
+    pub notes: String,
+    /// Lines `wrote PATH` for each file written to `--output-dir`, in order.
+    pub written: Vec<String>,
+}
+
+static VALID_RELEASE_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+        .expect("the release name pattern compiles")
+});
+
+/// Helm's `ValidateReleaseName`, with the prefixes `install` adds.
+pub fn validate_release_name(name: &str) -> Result<(), TemplateError> {
+    let problem = if name.is_empty() {
+        "no name provided".to_string()
+    } else if name.len() > 53 || !VALID_RELEASE_NAME.is_match(name) {
+        format!(
+            "invalid release name, must match regex {} and the length must not be longer than 53",
+            VALID_RELEASE_NAME.as_str()
+        )
+    } else {
+        return Ok(());
+    };
+    Err(TemplateError::Other(format!(
+        "release name check failed: release name {}: {problem}",
+        opkit_template::sprintf("%q", &[Value::string(name)])
+    )))
+}
+
+/// The capabilities `helm template` renders with: Helm's defaults, the given Kubernetes
+/// version, and the extra API versions after the default ones.
+pub fn capabilities(opts: &TemplateOptions) -> Capabilities {
+    let mut caps = Capabilities::default();
+    if let Some(k) = &opts.kube_version {
+        caps.kube_version = k.clone();
+    }
+    caps.api_versions.extend(opts.api_versions.iter().cloned());
+    caps
+}
+
+/// Renders the release for `chart` (dependencies already processed) with its coalesced
+/// `values`, as `helm install --dry-run=client` does; with `--output-dir`, the CRDs and
+/// manifests are written there.
+pub fn render_release(
+    engine: &Engine,
+    chart: &Chart,
+    values: &Value,
+    opts: &TemplateOptions,
+) -> Result<Release, TemplateError> {
+    validate_release_name(&opts.release_name)?;
+    let caps = capabilities(opts);
+    let ctx = RenderContext {
+        release: ReleaseOptions {
+            name: opts.release_name.clone(),
+            namespace: opts.namespace.clone(),
+            revision: 1,
+            is_install: !opts.is_upgrade,
+            is_upgrade: opts.is_upgrade,
+        },
+        capabilities: caps.clone(),
+    };
+    let wanted = &chart.metadata.kube_version;
+    if !wanted.is_empty() && !kube_version_compatible(wanted, &caps.kube_version.normalized) {
+        return Err(TemplateError::Render(format!(
+            "chart requires kubeVersion: {wanted} which is incompatible with Kubernetes {}",
+            caps.kube_version.version
+        )));
+    }
+    let mut files = engine
+        .render(chart, values, &ctx)
+        .map_err(|e| TemplateError::Render(e.0))?;
+
+    let top_notes = format!("{}/templates/NOTES.txt", chart.name());
+    let mut notes = String::new();
+    files.retain(|name, text| {
+        if !name.ends_with("NOTES.txt") {
+            return true;
+        }
+        if *name == top_notes {
+            notes.push_str(text);
+        }
+        false
+    });
+
+    let (hooks, manifests) =
+        sort_manifests(&files).map_err(|e| TemplateError::Render(e.to_string()))?;
+    let mut out = Output::new(opts);
+    let mut manifest = String::new();
+    if opts.include_crds {
+        for (name, data) in crd_objects(chart, chart.name()) {
+            let data = String::from_utf8_lossy(data);
+            match &opts.output_dir {
+                None => manifest.push_str(&format!("---\n# Source: {name}\n{data}\n")),
+                Some(dir) => out
+                    .write(&dir.to_string_lossy(), &name, &data)
+                    .map_err(TemplateError::Render)?,
+            }
+        }
+    }
+    for m in &manifests {
+        match &out.dir {
+            None => manifest.push_str(&format!("---\n# Source: {}\n{}\n", m.name, m.content)),
+            Some(dir) => {
+                let dir = dir.clone();
+                out.write(&dir, &m.name, &m.content)
+                    .map_err(TemplateError::Render)?;
+            }
+        }
+    }
+    Ok(Release {
+        manifest,
+        hooks,
+        notes,
+        written: out.written,
+    })
+}
+
+/// What `helm template` prints for a rendered release (writing hooks to `--output-dir`
+/// when given): the manifests, the hooks unless `--no-hooks` (tests left out with
+/// `--skip-tests`), or only the documents whose template matches a `--show-only` pattern.
+pub fn template_output(release: &Release, opts: &TemplateOptions) -> Result<String, TemplateError> {
+    let mut stdout: String = release
+        .written
+        .iter()
+        .map(|w| format!("wrote {w}\n"))
+        .collect();
+    let mut manifests = format!("{}\n", trim_space(&release.manifest));
+    if !opts.no_hooks {
+        let mut out = Output::new(opts);
+        for h in &release.hooks {
+            if opts.skip_tests && h.is_test() {
+                continue;
+            }
+            match &out.dir {
+                None => manifests.push_str(&format!("---\n# Source: {}\n{}\n", h.path, h.manifest)),
+                Some(dir) => {
+                    let dir = dir.clone();
+                    out.append_if_exists = true;
+                    out.write(&dir, &h.path, &h.manifest)
+                        .map_err(TemplateError::Other)?;
+                }
+            }
+        }
+        stdout.extend(out.written.iter().map(|w| format!("wrote {w}\n")));
+    }
+    if opts.show_only.is_empty() {
+        stdout.push_str(&manifests);
+        return Ok(stdout);
+    }
+    static SOURCE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new("# Source: [^/]+/(.+)").expect("the pattern compiles"));
+    let docs = split_manifests(&manifests);
+    let mut shown = Vec::new();
+    for pattern in &opts.show_only {
+        let pattern = pattern.replace(std::path::MAIN_SEPARATOR, "/");
+        let mut missing = true;
+        for doc in &docs {
+            let Some(path) = SOURCE.captures(doc).and_then(|c| c.get(1)) else {
+                continue;
+            };
+            if crate::glob::path_match(&pattern, path.as_str()) {
+                shown.push(doc.as_str());
+                missing = false;
+            }
+        }
+        if missing {
+            return Err(TemplateError::Other(format!(
+                "could not find template {pattern} in chart"
+            )));
+        }
+    }
+    for doc in shown {
+        stdout.push_str(&format!("---\n{doc}\n"));
+    }
+    Ok(stdout)
+}
+
+/// Renders `chart` with `values` and returns what `helm template` prints.
+pub fn template(
+    engine: &Engine,
+    chart: &Chart,
+    values: &Value,
+    opts: &TemplateOptions,
+) -> Result<String, TemplateError> {
+    let release = render_release(engine, chart, values, opts)?;
+    template_output(&release, opts)
+}
+
+/// Helm's `IsCompatibleRange`: whether `version` satisfies the SemVer `constraint` (a
+/// version or constraint that does not parse is not compatible).
+fn kube_version_compatible(constraint: &str, version: &str) -> bool {
+    let funcs = opkit_template::sprig::functions();
+    let Some(compare) = funcs.get("semverCompare") else {
+        return false;
+    };
+    matches!(
+        compare.call(&[Value::string(constraint), Value::string(version)]),
+        Ok(Value::Bool(true))
+    )
+}
+
+/// The chart's and its subcharts' `crds/*.{yaml,yml,json}` files with the names Helm
+/// prints (`CHART/crds/FILE`, `CHART/charts/SUB/crds/FILE`).
+fn crd_objects<'c>(chart: &'c Chart, full_path: &str) -> Vec<(String, &'c [u8])> {
+    let mut out = Vec::new();
+    for f in &chart.files {
+        let ext = f.name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+        if f.name.starts_with("crds/") && matches!(ext.as_deref(), Some("yaml" | "yml" | "json")) {
+            out.push((format!("{full_path}/{}", f.name), f.data.as_slice()));
+        }
+    }
+    for dep in &chart.dependencies {
+        out.extend(crd_objects(
+            dep,
+            &format!("{full_path}/charts/{}", dep.name()),
+        ));
+    }
+    out
+}
+
+/// Files written under `--output-dir`, as Helm's `writeToFile` writes them.
+struct Output {
+    /// Where manifests and hooks go (`OUTPUT_DIR[/RELEASE]`).
+    dir: Option<String>,
+    /// Files already written in this phase (later documents are appended).
+    written_names: BTreeMap<String, ()>,
+    /// Hooks also append to a file that exists on disk.
+    append_if_exists: bool,
+    written: Vec<String>,
+}
+
+impl Output {
+    fn new(opts: &TemplateOptions) -> Output {
+        let dir = opts.output_dir.as_ref().map(|d| {
+            let d = d.to_string_lossy().into_owned();
+            if opts.use_release_name {
+                go_clean(&format!("{d}/{}", opts.release_name))
+            } else {
+                d
+            }
+        });
+        Output {
+            dir,
+            written_names: BTreeMap::new(),
+            append_if_exists: false,
+            written: Vec::new(),
+        }
+    }
+
+    fn write(&mut self, dir: &str, name: &str, data: &str) -> Result<(), String> {
+        let file = format!("{dir}/{name}");
+        let path = Path::new(&file);
+        let exists = self.append_if_exists && path.exists();
+        let append = exists || self.written_names.contains_key(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        }
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(!append)
+            .truncate(!append)
+            .append(append)
+            .open(path)
+            .map_err(|e| format!("open {file}: {e}"))?;
+        use std::io::Write as _;
+        write!(f, "---\n# Source: {name}\n{data}\n").map_err(|e| format!("write {file}: {e}"))?;
+        self.written_names.insert(name.to_string(), ());
+        self.written.push(file);
+        Ok(())
+    }
+}
+
+/// Go's `filepath.Clean` for `/`-separated paths.
+fn go_clean(path: &str) -> String {
+    let rooted = path.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for p in path.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                if parts.last().is_some_and(|l| *l != "..") {
+                    parts.pop();
+                } else if !rooted {
+                    parts.push("..");
+                }
+            }
+            _ => parts.push(p),
+        }
+    }
+    let joined = parts.join("/");
+    match (rooted, joined.is_empty()) {
+        (true, _) => format!("/{joined}"),
+        (false, true) => ".".into(),
+        (false, false) => joined,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn release_names_follow_helms_rule() {
+        assert!(validate_release_name("rel-1.a").is_ok());
+        let err = validate_release_name("Rel").unwrap_err().to_string();
+        assert!(
+            err.starts_with(
+                "release name check failed: release name \"Rel\": invalid release name, must match regex ^[a-z0-9]"
+            ),
+            "{err}"
+        );
+        assert_eq!(
+            validate_release_name("").unwrap_err().to_string(),
+            "release name check failed: release name \"\": no name provided"
+        );
+    }
+
+    #[test]
+    fn go_clean_resolves_dots_and_slashes() {
+        assert_eq!(go_clean("out//rel"), "out/rel");
+        assert_eq!(go_clean("./out/../x/"), "x");
+        assert_eq!(go_clean("/a/../../b"), "/b");
+    }
+
+    #[test]
+    fn kube_version_ranges_are_checked_like_helm() {
+        assert!(kube_version_compatible(">=1.20.0-0", "v1.35.0"));
+        assert!(!kube_version_compatible("<1.20.0", "v1.35.0"));
+        assert!(!kube_version_compatible("not a range", "v1.35.0"));
+    }
+}

@@ -1,0 +1,3 @@
+{{- define "shared.greeting" -}}
+sub loses
+{{- end -}}

@@ -1,0 +1,185 @@
+//! `opkit chart template [NAME] CHART`: `helm template` (Helm v4) on opkit's chart engine.
+//! The flags, the order of the checks, what goes to stdout and the `Error: …` line on
+//! stderr are helm's, so scripts and golden files written for `helm template` keep working.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use opkit_chart::{Chart, Engine, KubeVersion, TemplateOptions, ValueOptions};
+use opkit_template::{Templates, Value};
+
+/// `opkit chart …`.
+#[derive(Subcommand)]
+pub(crate) enum ChartCommand {
+    /// Render a chart's templates locally and print the manifests, as `helm template` does.
+    Template(TemplateArgs),
+}
+
+/// The arguments and flags of `helm template`.
+#[derive(Args)]
+pub(crate) struct TemplateArgs {
+    /// `[NAME] CHART`: the release name (default `release-name`) and the chart directory.
+    #[arg(value_name = "[NAME] CHART", required = true, num_args = 1..)]
+    args: Vec<String>,
+    /// Values files (can be given several times or comma-separated).
+    #[arg(short = 'f', long = "values", value_delimiter = ',')]
+    values: Vec<PathBuf>,
+    /// Set values on the command line (`a.b=c,d=e`).
+    #[arg(long = "set")]
+    set: Vec<String>,
+    /// Set string values on the command line.
+    #[arg(long = "set-string")]
+    set_string: Vec<String>,
+    /// Set JSON values on the command line.
+    #[arg(long = "set-json")]
+    set_json: Vec<String>,
+    /// Set values from files (`key=path`).
+    #[arg(long = "set-file")]
+    set_file: Vec<String>,
+    /// Set a literal string value.
+    #[arg(long = "set-literal")]
+    set_literal: Vec<String>,
+    /// The namespace (default: `$HELM_NAMESPACE`, else `default`).
+    #[arg(short = 'n', long)]
+    namespace: Option<String>,
+    /// Include the CRDs (`crds/`) in the output.
+    #[arg(long)]
+    include_crds: bool,
+    /// Leave test hooks out.
+    #[arg(long)]
+    skip_tests: bool,
+    /// Leave all hooks out.
+    #[arg(long)]
+    no_hooks: bool,
+    /// Only show the manifests rendered from these templates (globs allowed).
+    #[arg(short = 's', long = "show-only")]
+    show_only: Vec<String>,
+    /// Write the manifests to files under this directory instead of stdout.
+    #[arg(long)]
+    output_dir: Option<PathBuf>,
+    /// The Kubernetes version for `.Capabilities.KubeVersion`.
+    #[arg(long)]
+    kube_version: Option<String>,
+    /// Extra API versions for `.Capabilities.APIVersions` (repeatable, comma-separated).
+    #[arg(short = 'a', long = "api-versions", value_delimiter = ',')]
+    api_versions: Vec<String>,
+    /// Set `.Release.IsUpgrade` instead of `.Release.IsInstall`.
+    #[arg(long)]
+    is_upgrade: bool,
+    /// Use the release name in the `--output-dir` path.
+    #[arg(long)]
+    release_name: bool,
+    /// A template for the release name (Sprig functions, no data).
+    #[arg(long)]
+    name_template: Option<String>,
+    /// Generate the release name (ignored by `template`, which uses `release-name`).
+    #[arg(short = 'g', long)]
+    generate_name: bool,
+}
+
+/// Runs `opkit chart …`: prints helm's output, or `Error: …` on stderr and fails.
+pub(crate) fn run(cmd: ChartCommand, cwd: &Path) -> ExitCode {
+    let ChartCommand::Template(args) = cmd;
+    match template(&args, cwd) {
+        Ok(out) => {
+            print!("{out}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("Error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `helm template`'s steps, in helm's order; stdout's text or the error's.
+fn template(args: &TemplateArgs, cwd: &Path) -> Result<String, String> {
+    let mut opts = TemplateOptions::default();
+    if let Some(v) = &args.kube_version {
+        opts.kube_version =
+            Some(KubeVersion::parse(v).map_err(|e| format!("invalid kube version '{v}': {e}"))?);
+    }
+    let (name, chart_ref) = name_and_chart(args)?;
+    opts.release_name = name;
+    let user_values = user_values(args)?;
+    let chart_dir = cwd.join(&chart_ref);
+    let mut chart = Chart::load(&chart_dir).map_err(|e| e.to_string())?;
+    if !matches!(chart.metadata.chart_type.as_str(), "" | "application") {
+        return Err(format!(
+            "{} charts are not installable",
+            chart.metadata.chart_type
+        ));
+    }
+    // Helm checks the name before it processes the dependencies.
+    opkit_chart::validate_release_name(&opts.release_name).map_err(|e| e.to_string())?;
+    let values = opkit_chart::prepare(&mut chart, &user_values).map_err(|e| e.to_string())?;
+    opts.namespace = args
+        .namespace
+        .clone()
+        .or_else(|| {
+            std::env::var("HELM_NAMESPACE")
+                .ok()
+                .filter(|n| !n.is_empty())
+        })
+        .unwrap_or_else(|| "default".into());
+    opts.api_versions = args.api_versions.clone();
+    opts.is_upgrade = args.is_upgrade;
+    opts.include_crds = args.include_crds;
+    opts.skip_tests = args.skip_tests;
+    opts.no_hooks = args.no_hooks;
+    opts.show_only = args.show_only.clone();
+    opts.output_dir = args.output_dir.clone();
+    opts.use_release_name = args.release_name;
+    opkit_chart::template(&Engine::new(), &chart, &values, &opts).map_err(|e| e.to_string())
+}
+
+/// Helm's `NameAndChart` for `template` (whose default name is `release-name`).
+fn name_and_chart(args: &TemplateArgs) -> Result<(String, String), String> {
+    match &args.args[..] {
+        [chart] => match &args.name_template {
+            Some(t) => Ok((name_from_template(t)?, chart.clone())),
+            None => Ok(("release-name".into(), chart.clone())),
+        },
+        [name, chart] => {
+            if args.generate_name {
+                return Err("cannot set --generate-name and also specify a name".into());
+            }
+            if args.name_template.is_some() {
+                return Err("cannot set --name-template and also specify a name".into());
+            }
+            Ok((name.clone(), chart.clone()))
+        }
+        [_, _, rest @ ..] => Err(format!(
+            "expected at most two arguments, unexpected arguments: {}",
+            rest.join(", ")
+        )),
+        [] => Err("requires at least 1 arg(s), only received 0".into()),
+    }
+}
+
+/// Helm's `TemplateName`: the name template run with Sprig and no data.
+fn name_from_template(text: &str) -> Result<String, String> {
+    let mut t = Templates::new("name-template");
+    t.add_funcs(opkit_template::sprig::functions());
+    t.parse("name-template", text).map_err(|e| e.to_string())?;
+    t.execute("name-template", &Value::Nil)
+        .map_err(|e| e.to_string())
+}
+
+/// The user's values: `-f` files, then `--set*` flags, merged as Helm's `values.Options`.
+fn user_values(args: &TemplateArgs) -> Result<Value, String> {
+    let options = ValueOptions {
+        value_files: args
+            .values
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect(),
+        string_values: args.set_string.clone(),
+        values: args.set.clone(),
+        file_values: args.set_file.clone(),
+        json_values: args.set_json.clone(),
+        literal_values: args.set_literal.clone(),
+    };
+    options.merge_values().map_err(|e| e.to_string())
+}
