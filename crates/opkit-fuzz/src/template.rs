@@ -226,15 +226,18 @@ pub fn template_values(text: &str, values: &Json, set_ints: bool) {
     let parsed = set.parse("t", text).map(|_| ());
     check_time(started, text);
     match parsed {
-        Ok(()) => execute_checked(&set, "t", values, set_ints, !calls_random(text)),
+        Ok(()) => {
+            execute_checked(&set, "t", values, set_ints, !calls_random(text));
+        }
         Err(e) => assert_go_error(&e, text),
     }
 }
 
 /// Whole charts: every file of `files` (name, text) parsed into one set, as Helm does, then
 /// every template whose base name does not start with `_` executed with `values` (see
-/// [`execute_checked`]). Files that do not parse are refused with a parse error.
-pub fn chart_values(files: &[(String, String)], values: &Json, set_ints: bool) {
+/// [`execute_checked`]). Files that do not parse are refused with a parse error. Returns how
+/// many templates rendered.
+pub fn chart_values(files: &[(String, String)], values: &Json, set_ints: bool) -> usize {
     let mut set = bounded_templates();
     let mut parsed = Vec::new();
     let deterministic = !files.iter().any(|(_, text)| calls_random(text));
@@ -244,22 +247,24 @@ pub fn chart_values(files: &[(String, String)], values: &Json, set_ints: bool) {
             Err(e) => assert_go_error(&e, name),
         }
     }
-    for name in parsed {
-        let base = name.rsplit('/').next().unwrap_or(name);
-        if !base.starts_with('_') {
-            execute_checked(&set, name, values, set_ints, deterministic);
-        }
-    }
+    parsed
+        .into_iter()
+        .filter(|name| !name.rsplit('/').next().unwrap_or(name).starts_with('_'))
+        .filter(|name| execute_checked(&set, name, values, set_ints, deterministic))
+        .count()
 }
 
-/// A template set with Sprig, Helm's data-format functions, an `include` and a `tpl` as
-/// Helm defines them, bounded by [`MAX_DEPTH`], [`MAX_OUTPUT`] and [`MAX_STEPS`].
+/// A template set with Sprig, Helm's data-format functions, and Helm's `include`, `tpl`,
+/// `required`, `fail` and `lookup` (as `helm template` has it: an empty map), bounded by [`MAX_DEPTH`], [`MAX_OUTPUT`] and [`MAX_STEPS`].
 pub fn bounded_templates() -> Templates {
     let mut set = Templates::new("gotpl");
     set.add_funcs(opkit_template::sprig::functions())
         .add_funcs(opkit_template::formats::functions())
         .add_func("include", include())
         .add_func("tpl", tpl())
+        .add_func("required", required())
+        .add_func("fail", fail())
+        .add_func("lookup", lookup())
         .set_max_depth(MAX_DEPTH)
         .set_max_output(Some(MAX_OUTPUT))
         .set_max_steps(Some(MAX_STEPS));
@@ -297,16 +302,39 @@ pub fn calls_random(text: &str) -> bool {
     RANDOM.iter().any(|r| text.contains(r))
 }
 
+/// Helm's `required MSG VALUE`: `VALUE`, or the error `MSG` when it is nil or `""`.
+fn required() -> Function {
+    Function::new(&[ParamType::String, ParamType::Any], |a| match &a[1] {
+        Value::Nil => Err(FuncError::new(a[0].as_str().unwrap_or_default())),
+        Value::String(s) if s.is_empty() => Err(FuncError::new(a[0].as_str().unwrap_or_default())),
+        v => Ok(v.clone()),
+    })
+}
+
+/// Helm's `fail MSG`: always the error `MSG`.
+fn fail() -> Function {
+    Function::new(&[ParamType::String], |a| {
+        Err(FuncError::new(a[0].as_str().unwrap_or_default()))
+    })
+}
+
+/// Helm's `lookup` without a cluster (`helm template`): an empty map.
+fn lookup() -> Function {
+    let s = ParamType::String;
+    Function::new(&[s, s, s, s], |_| Ok(Value::map(Default::default())))
+}
+
 /// Executes template `name` of `set` twice with fresh data built from `values` (Sprig's
 /// `set` changes maps in place): each run ends within [`MAX_TIME`] with at most
 /// [`MAX_OUTPUT`] bytes or with an error in Go's form; both runs agree when `deterministic`.
+/// Returns whether it rendered.
 pub fn execute_checked(
     set: &Templates,
     name: &str,
     values: &Json,
     set_ints: bool,
     deterministic: bool,
-) {
+) -> bool {
     let run = || {
         let started = Instant::now();
         let result = set.execute(name, &helm_data(values, set_ints));
@@ -325,6 +353,7 @@ pub fn execute_checked(
     if deterministic {
         assert_eq!(first, run(), "{name}: two runs on the same values differ");
     }
+    first.is_ok()
 }
 
 /// The data a chart's template sees: `.Values` and a fixed release, chart and capabilities.
