@@ -10,6 +10,10 @@
 //! The set is bounded as Helm bounds a render: `include` and `template` nest at most 1000
 //! deep (Helm's `recursionMaxNums` for `include`), plus a work bound (template nodes visited)
 //! and an output bound, which Helm has not but a controller needs.
+//!
+//! Helm's own functions (`include`, `tpl`, `required`, `fail`, `lookup`) are small versions
+//! here, enough for real charts' templates to parse and run; the chart render engine in
+//! `opkit-chart` (with `.Files`, subchart scoping) is not a target yet.
 
 use std::time::{Duration, Instant};
 
@@ -255,7 +259,8 @@ pub fn chart_values(files: &[(String, String)], values: &Json, set_ints: bool) -
 }
 
 /// A template set with Sprig, Helm's data-format functions, and Helm's `include`, `tpl`,
-/// `required`, `fail` and `lookup` (as `helm template` has it: an empty map), bounded by [`MAX_DEPTH`], [`MAX_OUTPUT`] and [`MAX_STEPS`].
+/// `required`, `fail` and `lookup` (as `helm template` has it: an empty map), bounded by
+/// [`MAX_DEPTH`], [`MAX_OUTPUT`] and [`MAX_STEPS`].
 pub fn bounded_templates() -> Templates {
     let mut set = Templates::new("gotpl");
     set.add_funcs(opkit_template::sprig::functions())
