@@ -9,6 +9,10 @@
 //! never accept garbage silently. Example-based tests check the behaviour we thought of; these
 //! targets check properties over inputs nobody thought of.
 //!
+//! The chart and KUDO engines render templates and values that package authors and users
+//! write, inside the controller: any template with any values must give output or an error,
+//! in bounded time and space.
+//!
 //! # How
 //!
 //! Every target is a function of raw bytes (`fn(&[u8])`), so the same code runs under two
@@ -36,6 +40,10 @@
 //! | [`schema`] | `opkit_schema::Schema` | compile total; prune and defaults idempotent |
 //! | [`cel`] | `opkit_cel::Validator` | compile and evaluate total, bounded, deterministic |
 //! | [`request`] | `ApiServer::serve` | Status bodies; no 500; no hang; still serving |
+//! | [`template`] | `opkit_template::Templates` + Sprig + formats | output or Go error; bounded; deterministic |
+//! | [`yaml`] | `opkit_template::yaml` | read or refuse; written data reads back the same |
+//! | [`json_toml`] | `fromJson`, `fromJsonArray`, `fromToml`, `toToml` | total; re-encoding is a fixed point |
+//! | [`kudo`] | `opkit_template::kudo` | parameters round-trip; render or KUDO error; bounded |
 
 #![warn(missing_docs)]
 
@@ -44,13 +52,18 @@ pub mod input;
 
 mod apply;
 mod cel;
+mod formats;
+mod kudo;
 mod patch;
 mod request;
 mod schema;
+mod template;
 mod text;
 
 pub use apply::{ApplyKind, apply_values, strip_nulls};
 pub use cel::{RULE_TOKENS, cel_values};
+pub use formats::{DOC_TOKENS, YAML_TOKENS, json_toml_str, yaml_str};
+pub use kudo::{KUDO_SEED, KUDO_TOKENS, kudo_values};
 pub use patch::{
     MetaChoice, json_patch_diff, json_patch_ops, merge_patch_values, pointers,
     strategic_merge_values,
@@ -60,6 +73,10 @@ pub use request::{
     still_serving,
 };
 pub use schema::schema_values;
+pub use template::{
+    MAX_DEPTH, MAX_OUTPUT, MAX_STEPS, MAX_TIME, SEED_TEMPLATES, TEMPLATE_TOKENS, bounded_templates,
+    calls_random, chart_values, edit, execute_checked, helm_data, template_values,
+};
 pub use text::{field_selector_str, jsonpath_str, label_selector_str, names_and_labels_str};
 
 /// Label selectors (`a=b,c!=d,e in (x,y),!f`) from raw bytes.
@@ -115,4 +132,25 @@ pub fn cel(data: &[u8]) {
 /// Whole HTTP requests through the in-process control plane, from raw bytes.
 pub fn request(data: &[u8]) {
     request::request_target(data);
+}
+
+/// Go templates with Sprig and Helm's format functions on JSON-like values, from raw bytes.
+pub fn template(data: &[u8]) {
+    template::template(data);
+}
+
+/// YAML read and written as Helm does (`sigs.k8s.io/yaml`), from raw bytes.
+pub fn yaml(data: &[u8]) {
+    formats::yaml(data);
+}
+
+/// JSON and TOML through Helm's `fromJson`, `fromJsonArray`, `fromToml` and `toToml`, from
+/// raw bytes.
+pub fn json_toml(data: &[u8]) {
+    formats::json_toml(data);
+}
+
+/// KUDO templates with stored parameters, from raw bytes.
+pub fn kudo(data: &[u8]) {
+    kudo::kudo(data);
 }

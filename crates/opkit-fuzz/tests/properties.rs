@@ -6,7 +6,13 @@
 //! Case counts are explicit and small so that the whole file stays well under a minute in a
 //! debug build on two slow cores; the long runs belong to `fuzz/` (see its README).
 
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use opkit_fuzz::input::Input;
+use opkit_fuzz::kudo_values;
 use opkit_fuzz::{ApplyKind, MetaChoice, fixtures};
+use opkit_template::kudo::ParamKind;
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 
@@ -362,5 +368,208 @@ proptest! {
     #[test]
     fn request_from_bytes(data in bytes(256)) {
         opkit_fuzz::request(&data);
+    }
+}
+
+/// Cases for templates (a template set with Sprig per case, two executions).
+const TEMPLATES: u32 = 256;
+/// Cases for whole corpus charts with edited values (every template of a chart executed).
+const CHARTS: u32 = 24;
+
+/// A chart of the shared corpus: every file under a `templates/` directory (its own and its
+/// subcharts', named by their path from the chart's parent, as Helm names them) and its
+/// `values.yaml` as JSON.
+struct CorpusChart {
+    name: String,
+    files: Vec<(String, String)>,
+    values: Value,
+}
+
+/// The corpus charts (`../shared/corpus/helm/charts`, read at test time; empty, with a loud
+/// note, when the corpus is absent).
+fn corpus_charts() -> &'static [CorpusChart] {
+    static CHARTS: OnceLock<Vec<CorpusChart>> = OnceLock::new();
+    CHARTS.get_or_init(|| {
+        let root =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/helm/charts");
+        let Ok(dir) = std::fs::read_dir(&root) else {
+            eprintln!(
+                "\n!!!!! opkit-fuzz: ../shared/corpus/helm not found; corpus charts skipped\n"
+            );
+            return Vec::new();
+        };
+        let mut charts: Vec<CorpusChart> = dir
+            .flatten()
+            .filter(|e| e.path().join("Chart.yaml").is_file())
+            .map(|e| load_chart(&root, &e.path()))
+            .collect();
+        charts.sort_by(|a, b| a.name.cmp(&b.name));
+        charts
+    })
+}
+
+fn load_chart(root: &Path, dir: &Path) -> CorpusChart {
+    let mut files = Vec::new();
+    collect_templates(root, dir, false, &mut files);
+    files.sort();
+    let text = std::fs::read_to_string(dir.join("values.yaml")).unwrap_or_default();
+    let values = opkit_template::yaml::from_yaml_map(&text).expect("corpus values.yaml reads");
+    let json = opkit_template::formats::functions()["mustToJson"]
+        .call(&[values])
+        .expect("corpus values encode");
+    let values = serde_json::from_str(json.as_str().unwrap_or_default()).expect("JSON");
+    let name = dir
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    CorpusChart {
+        name,
+        files,
+        values,
+    }
+}
+
+fn collect_templates(root: &Path, dir: &Path, in_templates: bool, out: &mut Vec<(String, String)>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let templates = in_templates || entry.file_name() == "templates";
+        if path.is_dir() {
+            collect_templates(root, &path, templates, out);
+        } else if in_templates && let Ok(text) = std::fs::read_to_string(&path) {
+            let name = path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .into_owned();
+            out.push((name, text));
+        }
+    }
+}
+
+/// Every corpus chart with its own values, numbers as values files give them and as `--set`
+/// does: no panic, bounded, errors in Go's form; and most templates render (the harness has no
+/// `.Files`, `.Capabilities.APIVersions` or subchart scoping, so some fail cleanly).
+#[test]
+fn corpus_charts_render_with_their_own_values_or_fail_cleanly() {
+    for chart in corpus_charts() {
+        let templates = chart
+            .files
+            .iter()
+            .filter(|(name, _)| !name.rsplit('/').next().unwrap_or(name).starts_with('_'))
+            .count();
+        for set_ints in [false, true] {
+            let rendered = opkit_fuzz::chart_values(&chart.files, &chart.values, set_ints);
+            assert!(
+                rendered * 2 >= templates,
+                "{}: only {rendered} of {templates} templates render with the chart's values",
+                chart.name
+            );
+        }
+    }
+}
+
+#[test]
+fn seed_templates_render_with_no_values() {
+    for seed in opkit_fuzz::SEED_TEMPLATES {
+        opkit_fuzz::template_values(seed, &Value::Null, false);
+    }
+}
+
+proptest! {
+    #![proptest_config(config(TEMPLATES))]
+
+    #[test]
+    fn template_from_bytes(data in bytes(256)) {
+        opkit_fuzz::template(&data);
+    }
+
+    #[test]
+    fn template_from_tokens_with_generated_values(
+        text in tokens(opkit_fuzz::TEMPLATE_TOKENS, 40),
+        values in json(3),
+        set_ints in any::<bool>(),
+    ) {
+        opkit_fuzz::template_values(&text, &values, set_ints);
+    }
+
+    #[test]
+    fn edited_seed_templates_with_generated_values(
+        seed in proptest::sample::select(opkit_fuzz::SEED_TEMPLATES),
+        edits in bytes(48),
+        values in json(3),
+        set_ints in any::<bool>(),
+    ) {
+        let text = opkit_fuzz::edit(&mut Input::new(&edits), seed, 6);
+        opkit_fuzz::template_values(&text, &values, set_ints);
+    }
+
+    #[test]
+    fn yaml_from_bytes(data in bytes(128)) {
+        opkit_fuzz::yaml(&data);
+    }
+
+    #[test]
+    fn yaml_from_tokens(text in tokens(opkit_fuzz::YAML_TOKENS, 40)) {
+        opkit_fuzz::yaml_str(&text);
+    }
+
+    #[test]
+    fn json_toml_from_bytes(data in bytes(128)) {
+        opkit_fuzz::json_toml(&data);
+    }
+
+    #[test]
+    fn json_toml_from_tokens(text in tokens(opkit_fuzz::DOC_TOKENS, 32)) {
+        opkit_fuzz::json_toml_str(&text);
+    }
+
+    #[test]
+    fn kudo_from_bytes(data in bytes(256)) {
+        opkit_fuzz::kudo(&data);
+    }
+
+    #[test]
+    fn kudo_edited_seed_with_generated_parameters(
+        edits in bytes(48),
+        params in proptest::collection::vec(
+            (proptest::sample::select(&["a", "name", "items"][..]),
+             proptest::sample::select(&[ParamKind::String, ParamKind::Array, ParamKind::Map][..]),
+             json(3)),
+            0..4,
+        ),
+    ) {
+        let text = opkit_fuzz::edit(&mut Input::new(&edits), opkit_fuzz::KUDO_SEED, 6);
+        let params: Vec<_> = params.into_iter().map(|(n, k, v)| (n.to_owned(), k, v)).collect();
+        kudo_values(&text, &params);
+    }
+}
+
+proptest! {
+    #![proptest_config(config(CHARTS))]
+
+    #[test]
+    fn corpus_charts_with_edited_values_and_one_edited_template(
+        pick in any::<usize>(),
+        edits in bytes(64),
+        set_ints in any::<bool>(),
+    ) {
+        let charts = corpus_charts();
+        if charts.is_empty() {
+            return Ok(());
+        }
+        let chart = &charts[pick % charts.len()];
+        let mut input = Input::new(&edits);
+        let mut values = chart.values.clone();
+        input.mutate(&mut values, 4);
+        let mut files = chart.files.clone();
+        if !files.is_empty() {
+            let i = input.below(files.len());
+            files[i].1 = opkit_fuzz::edit(&mut input, &files[i].1, 4);
+        }
+        opkit_fuzz::chart_values(&files, &values, set_ints);
     }
 }

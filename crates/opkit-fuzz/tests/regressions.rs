@@ -158,3 +158,77 @@ fn request_strategic_patch_with_unknown_patch_directive_is_a_client_error() {
         body: br#"{"$patch":true,"volumeMounts":{}}"#.to_vec(),
     });
 }
+
+/// Template engine, found by probing the `template` target's step bound: a `range` whose body
+/// is empty visited no node, so it did no counted work, and nested ranges over long lists ran
+/// for hours under a 100,000-step bound. Every iteration now counts as a step.
+#[test]
+fn nested_ranges_with_empty_bodies_stop_at_the_step_bound() {
+    let text = "{{range until 1000000}}{{range until 1000000}}{{end}}{{end}}";
+    opkit_fuzz::template_values(text, &json!(null), false);
+    let mut set = opkit_fuzz::bounded_templates();
+    set.parse("t", text).expect("parses");
+    let err = set
+        .execute("t", &opkit_fuzz::helm_data(&json!(null), false))
+        .expect_err("bounded");
+    assert!(
+        err.to_string().ends_with(&format!(
+            "execution exceeds {} steps",
+            opkit_fuzz::MAX_STEPS
+        )),
+        "{err}"
+    );
+}
+
+/// KUDO mode had no work bound at all (KUDO has none); `Renderer::set_bounds` gives it the
+/// engine's step and output bounds, which the `kudo` target uses.
+#[test]
+fn kudo_renderer_with_bounds_stops_a_template_that_runs_for_ever() {
+    let vars = opkit_template::kudo::Variables::default();
+    let mut r = opkit_template::kudo::Renderer::new();
+    r.set_bounds(Some(1000), Some(64));
+    let err = r
+        .render(
+            "t",
+            "{{range until 1000000}}{{range until 1000000}}{{end}}{{end}}",
+            &vars,
+        )
+        .expect_err("bounded work");
+    assert!(
+        err.to_string().ends_with("execution exceeds 1000 steps"),
+        "{err}"
+    );
+    let err = r
+        .render("t", "{{ repeat 65 \"x\" }}", &vars)
+        .expect_err("bounded output");
+    assert!(
+        err.to_string().ends_with("output exceeds 64 bytes"),
+        "{err}"
+    );
+}
+
+/// `include` recursing into itself stops at Helm's depth, as does `tpl` re-entering itself
+/// through a value.
+#[test]
+fn self_including_templates_stop_at_the_depth_bound() {
+    let values = json!({"s": "{{ tpl .Values.s . }}"});
+    for text in [
+        r#"{{define "x"}}{{include "x" .}}{{end}}{{include "x" .}}"#,
+        r#"{{define "x"}}{{template "x" .}}{{end}}{{template "x" .}}"#,
+        r#"{{ tpl .Values.s . }}"#,
+    ] {
+        opkit_fuzz::template_values(text, &values, false);
+        let mut set = opkit_fuzz::bounded_templates();
+        set.parse("t", text).expect("parses");
+        let err = set
+            .execute("t", &opkit_fuzz::helm_data(&values, false))
+            .expect_err("bounded depth");
+        assert!(
+            err.to_string().ends_with(&format!(
+                "exceeded maximum template depth ({})",
+                opkit_fuzz::MAX_DEPTH
+            )),
+            "{text}: {err}"
+        );
+    }
+}

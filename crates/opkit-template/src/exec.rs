@@ -214,8 +214,8 @@ impl<'a> State<'a> {
         Ok(())
     }
 
-    fn walk(&mut self, dot: &Cell, node: &'a Node) -> Result<(), Flow> {
-        self.at(At::Node(node));
+    /// Counts one unit of work against the set's step bound.
+    fn step(&mut self) -> Result<(), Flow> {
         self.steps += 1;
         if let Some(max) = self.set.max_steps()
             && self.steps > max
@@ -224,6 +224,12 @@ impl<'a> State<'a> {
                 self.errorf(format!("execution exceeds {max} steps")),
             ));
         }
+        Ok(())
+    }
+
+    fn walk(&mut self, dot: &Cell, node: &'a Node) -> Result<(), Flow> {
+        self.at(At::Node(node));
+        self.step()?;
         match node {
             Node::Text { text, .. } => self.write(text),
             Node::Action { pipe, .. } => {
@@ -292,6 +298,8 @@ impl<'a> State<'a> {
         let mark = self.vars.len();
         let ndecl = b.pipe.decl.len();
         let one = |s: &mut Self, index: Value, elem: Value| -> Result<bool, Flow> {
+            // An iteration is work even when the body is empty.
+            s.step()?;
             let elem = Cell::elem(elem);
             if ndecl > 0 {
                 let n = s.vars.len();

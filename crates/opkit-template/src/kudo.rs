@@ -220,6 +220,8 @@ impl Variables {
 #[derive(Clone)]
 pub struct Renderer {
     funcs: BTreeMap<String, Function>,
+    max_steps: Option<u64>,
+    max_output: Option<usize>,
 }
 
 impl Default for Renderer {
@@ -248,7 +250,20 @@ impl Renderer {
                     .map_err(|e| FuncError::new(e.to_string()))
             }),
         );
-        Renderer { funcs }
+        Renderer {
+            funcs,
+            max_steps: None,
+            max_output: None,
+        }
+    }
+
+    /// Bounds each render's work (template nodes visited) and output, as
+    /// [`Templates::set_max_steps`] and [`Templates::set_max_output`] do; KUDO has no bounds
+    /// (the default), but a controller rendering packages it did not write needs them.
+    pub fn set_bounds(&mut self, max_steps: Option<u64>, max_output: Option<usize>) -> &mut Self {
+        self.max_steps = max_steps;
+        self.max_output = max_output;
+        self
     }
 
     /// Whether a function is in KUDO's map.
@@ -259,7 +274,9 @@ impl Renderer {
     /// Renders template `name` (its text `text`) with `vars`, as KUDO's `Engine.Render`.
     pub fn render(&self, name: &str, text: &str, vars: &Variables) -> Result<String, RenderError> {
         let mut t = Templates::new("gotpl");
-        t.set_missing_key(MissingKey::Error);
+        t.set_missing_key(MissingKey::Error)
+            .set_max_steps(self.max_steps)
+            .set_max_output(self.max_output);
         t.add_funcs(self.funcs.clone());
         t.parse(name, text).map_err(RenderError::Parse)?;
         t.execute(name, &vars.to_value())

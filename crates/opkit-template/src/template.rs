@@ -144,8 +144,8 @@ impl Templates {
         self.max_output
     }
 
-    /// Bounds one execution's work, counted in template nodes visited (no bound by
-    /// default, as in Go). Nested `range`s over data can otherwise run for a very long
+    /// Bounds one execution's work, counted in template nodes visited and `range`
+    /// iterations (no bound by default, as in Go). Nested `range`s over data can otherwise run for a very long
     /// (though always finite) time without writing anything.
     pub fn set_max_steps(&mut self, steps: Option<u64>) -> &mut Self {
         self.max_steps = steps;
