@@ -1,25 +1,11 @@
 //! The helm corpus (`../shared/corpus/helm`): six real charts and the exact stdout of the
 //! `helm template` command beside each (`golden/NAME.cmd`, `golden/NAME.yaml`), rendered
-//! in-process and compared byte for byte. Charts that need what opkit does not have yet are
-//! listed in `NOT_YET` with the reason; the test checks they still differ (so the list is
-//! kept honest) and that every other chart is identical. Without the corpus (a user's
-//! clone) the test says so loudly and passes.
+//! in-process and compared byte for byte: every chart must be identical. Without the corpus
+//! (a user's clone) the test says so loudly and passes.
 
 use std::path::{Path, PathBuf};
 
 use opkit_chart::{Chart, Engine, TemplateOptions, ValueOptions};
-
-/// Corpus charts that do not render identically yet, and why.
-const NOT_YET: &[(&str, &str)] = &[
-    (
-        "nginx",
-        "Sprig's genCA is not provided yet (crypto functions, branch `sprig2`)",
-    ),
-    (
-        "prometheus",
-        "Sprig's htpasswd is not provided yet (crypto functions, branch `sprig2`)",
-    ),
-];
 
 fn corpus() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/helm");
@@ -95,13 +81,8 @@ fn corpus_charts_render_byte_identical_to_helm_template() {
             Err(e) => format!("fails: {}", e.lines().next().unwrap_or_default()),
         };
         eprintln!("corpus {name}: {detail}");
-        match NOT_YET.iter().find(|(n, _)| *n == name) {
-            Some((_, why)) if identical => problems.push(format!(
-                "{name} is now byte-identical: remove it from NOT_YET ({why})"
-            )),
-            Some((_, why)) => eprintln!("  (known: {why})"),
-            None if !identical => problems.push(format!("{name}: {detail}")),
-            None => {}
+        if !identical {
+            problems.push(format!("{name}: {detail}"));
         }
     }
     assert!(problems.is_empty(), "\n{}", problems.join("\n"));

@@ -136,13 +136,13 @@ fn corpus_commands_print_what_helm_printed() {
         eprintln!("!!!!! ../shared/corpus/helm is absent: the CLI corpus comparison did not run");
         return;
     }
-    // The charts opkit renders byte-identically so far (see opkit-chart's corpus_helm
-    // test for the others and why).
     for name in [
         "cert-manager",
         "grafana",
         "ingress-nginx",
         "kube-state-metrics",
+        "nginx",
+        "prometheus",
     ] {
         let cmd = std::fs::read_to_string(corpus.join(format!("golden/{name}.cmd"))).unwrap();
         let words: Vec<&str> = cmd.split_whitespace().collect();

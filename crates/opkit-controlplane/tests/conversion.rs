@@ -742,6 +742,7 @@ async fn an_admission_policy_for_one_version_evaluates_writes_to_another_convert
         .expect_err("the v1 policy sees the v2 write's port");
     assert_eq!(
         status(refused).message,
-        "ValidatingAdmissionPolicy 'low-ports' with binding 'low-ports' denied request: port 20000 is too high"
+        "backends.conv.opkit.test \"high\" is forbidden: ValidatingAdmissionPolicy 'low-ports' \
+         with binding 'low-ports' denied request: port 20000 is too high"
     );
 }
