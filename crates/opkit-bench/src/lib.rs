@@ -1,13 +1,14 @@
 //! Benchmarks of opkit's embedded control plane: start-up, create throughput, GET/LIST and watch
 //! latency, server memory, server-side apply next to create and update, garbage collection of
 //! many dependents, a large Deployment rolled out by the simulated workload controllers, and
-//! the cost of CRD conversion in a LIST —
+//! the cost of CRD conversion in a LIST, and chart rendering next to `helm template` —
 //! over real HTTPS with real kube-rs clients, on loopback.
 //!
 //! The binary (`opkit-bench`) runs [`run`] with [`Counts::full`] or [`Counts::quick`] and prints
 //! the [`Report`]; the smoke test runs it with [`Counts::tiny`] against an in-process server.
 
 pub mod admission;
+pub mod charts;
 pub mod cluster;
 pub mod conversion;
 pub mod scenarios;
@@ -44,11 +45,13 @@ pub enum Scenario {
     /// A LIST of custom resources in their storage version, converted with `strategy: None`,
     /// and converted by a conversion webhook.
     Conversion,
+    /// Chart renders in-process and `opkit chart template` next to `helm template`.
+    Charts,
 }
 
 impl Scenario {
     /// All scenarios, in the order they run.
-    pub const ALL: [Scenario; 10] = [
+    pub const ALL: [Scenario; 11] = [
         Scenario::Startup,
         Scenario::Creates,
         Scenario::GetList,
@@ -59,6 +62,7 @@ impl Scenario {
         Scenario::Rollout,
         Scenario::Admission,
         Scenario::Conversion,
+        Scenario::Charts,
     ];
 
     /// The name used by `--scenario`.
@@ -74,6 +78,7 @@ impl Scenario {
             Scenario::Rollout => "rollout",
             Scenario::Admission => "admission",
             Scenario::Conversion => "conversion",
+            Scenario::Charts => "charts",
         }
     }
 
@@ -118,6 +123,10 @@ pub struct Counts {
     pub conversion_objects: usize,
     /// LISTs of them in each way (same version, `None`, webhook).
     pub conversion_lists: usize,
+    /// Full in-process renders of each chart.
+    pub chart_renders: usize,
+    /// Runs of `opkit chart template` and of `helm template` per chart.
+    pub chart_runs: usize,
     /// Upper bound on each scenario's wall time.
     pub scenario_timeout: Duration,
 }
@@ -142,6 +151,8 @@ impl Counts {
             rollout_replicas: 100,
             conversion_objects: 1_000,
             conversion_lists: 50,
+            chart_renders: 200,
+            chart_runs: 10,
             scenario_timeout: Duration::from_secs(600),
         }
     }
@@ -165,6 +176,8 @@ impl Counts {
             rollout_replicas: 100,
             conversion_objects: 1_000,
             conversion_lists: 10,
+            chart_renders: 20,
+            chart_runs: 3,
             scenario_timeout: Duration::from_secs(60),
         }
     }
@@ -188,6 +201,8 @@ impl Counts {
             rollout_replicas: 5,
             conversion_objects: 20,
             conversion_lists: 3,
+            chart_renders: 2,
+            chart_runs: 1,
             scenario_timeout: Duration::from_secs(60),
         }
     }

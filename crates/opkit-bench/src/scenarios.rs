@@ -43,6 +43,7 @@ pub async fn run(scenario: Scenario, options: &Options) -> anyhow::Result<Outcom
         Scenario::Rollout => crate::cluster::rollout(options).await,
         Scenario::Admission => crate::admission::admission(options).await,
         Scenario::Conversion => crate::conversion::conversion(options).await,
+        Scenario::Charts => crate::charts::charts(options).await,
     }
 }
 
