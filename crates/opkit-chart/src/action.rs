@@ -314,7 +314,7 @@ impl Output {
         let dir = opts.output_dir.as_ref().map(|d| {
             let d = d.to_string_lossy().into_owned();
             if opts.use_release_name {
-                go_clean(&format!("{d}/{}", opts.release_name))
+                crate::archive::clean_path(&format!("{d}/{}", opts.release_name))
             } else {
                 d
             }
@@ -350,31 +350,6 @@ impl Output {
     }
 }
 
-/// Go's `filepath.Clean` for `/`-separated paths.
-fn go_clean(path: &str) -> String {
-    let rooted = path.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for p in path.split('/') {
-        match p {
-            "" | "." => {}
-            ".." => {
-                if parts.last().is_some_and(|l| *l != "..") {
-                    parts.pop();
-                } else if !rooted {
-                    parts.push("..");
-                }
-            }
-            _ => parts.push(p),
-        }
-    }
-    let joined = parts.join("/");
-    match (rooted, joined.is_empty()) {
-        (true, _) => format!("/{joined}"),
-        (false, true) => ".".into(),
-        (false, false) => joined,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -393,13 +368,6 @@ mod tests {
             validate_release_name("").unwrap_err().to_string(),
             "release name check failed: release name \"\": no name provided"
         );
-    }
-
-    #[test]
-    fn go_clean_resolves_dots_and_slashes() {
-        assert_eq!(go_clean("out//rel"), "out/rel");
-        assert_eq!(go_clean("./out/../x/"), "x");
-        assert_eq!(go_clean("/a/../../b"), "/b");
     }
 
     #[test]

@@ -111,33 +111,7 @@ pub(crate) fn archive_files(data: &[u8]) -> Result<Vec<File>, LoadError> {
     Ok(files)
 }
 
-/// Go's `path.Clean`: the shortest equivalent path (no `.`, `..` resolved where possible).
-pub(crate) fn clean_path(p: &str) -> String {
-    if p.is_empty() {
-        return ".".into();
-    }
-    let rooted = p.starts_with('/');
-    let mut out: Vec<&str> = Vec::new();
-    for part in p.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                if out.last().is_some_and(|l| *l != "..") {
-                    out.pop();
-                } else if !rooted {
-                    out.push("..");
-                }
-            }
-            _ => out.push(part),
-        }
-    }
-    let joined = out.join("/");
-    match (rooted, joined.is_empty()) {
-        (true, _) => format!("/{joined}"),
-        (false, true) => ".".into(),
-        (false, false) => joined,
-    }
-}
+pub(crate) use opkit_template::clean_path;
 
 #[cfg(test)]
 pub(crate) mod tests {

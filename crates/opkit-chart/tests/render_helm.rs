@@ -13,6 +13,8 @@
 //! (`RENDER_GOLDEN_UPDATE=1` rewrites them); without helm the test says so loudly and uses
 //! the recordings. Then opkit renders the same and must match byte for byte.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -23,43 +25,10 @@ fn tests_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests")
 }
 
-fn find_helm() -> Option<PathBuf> {
-    if let Some(bin) = std::env::var_os("HELM_BIN") {
-        return Some(bin.into());
-    }
-    let project_tools = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools/bin/helm");
-    if project_tools.is_file() {
-        return Some(project_tools);
-    }
-    Command::new("helm")
-        .arg("version")
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|_| "helm".into())
-}
-
 /// helm's stdout, or its error text (everything after `Error: `, without the last line
 /// break), for `helm template ARGS` run in `dir` with private helm homes.
 fn run_helm(helm: &Path, dir: &Path, args: &[&str]) -> Result<String, String> {
-    let home = tempfile::tempdir().expect("a helm home");
-    let out = Command::new(helm)
-        .arg("template")
-        .args(args)
-        .current_dir(dir)
-        .env("HELM_CACHE_HOME", home.path())
-        .env("HELM_CONFIG_HOME", home.path())
-        .env("HELM_DATA_HOME", home.path())
-        .output()
-        .expect("helm runs");
-    if out.status.success() {
-        return Ok(String::from_utf8(out.stdout).expect("UTF-8 output"));
-    }
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let at = stderr.find("Error: ").expect("helm reports an error");
-    Err(stderr[at + "Error: ".len()..]
-        .trim_end_matches('\n')
-        .to_string())
+    common::run_helm(helm, dir, args).map_err(|e| e.trim_end_matches('\n').to_string())
 }
 
 /// Compares a recording with helm's live text, or rewrites it when asked.
@@ -169,7 +138,7 @@ fn opkit_template(dir: &Path, opts: &TemplateOptions) -> Result<String, String> 
 
 #[test]
 fn render_chart_matches_helm_template_byte_for_byte() {
-    let helm = find_helm();
+    let helm = common::helm();
     if helm.is_none() {
         say_no_helm();
     }
@@ -316,7 +285,7 @@ fn error_options(extra: &[&str]) -> TemplateOptions {
 
 #[test]
 fn render_errors_match_helms_texts() {
-    let helm = find_helm();
+    let helm = common::helm();
     if helm.is_none() {
         say_no_helm();
     }
@@ -403,7 +372,7 @@ fn output_dir_report(stdout: &str, out: &Path) -> String {
 
 #[test]
 fn output_dir_writes_the_files_helm_writes() {
-    let helm = find_helm();
+    let helm = common::helm();
     if helm.is_none() {
         say_no_helm();
     }

@@ -72,6 +72,12 @@ pub fn sprintf(format: &str, args: &[Value]) -> String {
     gofmt::sprintf(format, args)
 }
 
+/// Go's `path.Clean` for `/`-separated paths (Sprig's `clean`; chart loading and Helm's
+/// output paths use the same rule).
+pub fn clean_path(path: &str) -> String {
+    sprig::clean_path(path)
+}
+
 /// Go's `fmt.Sprint` over template values.
 pub fn sprint(args: &[Value]) -> String {
     gofmt::sprint(args)

@@ -25,14 +25,14 @@ pub fn helm() -> Option<PathBuf> {
         .map(|_| PathBuf::from("helm"))
 }
 
-/// `helm template r CHART FLAGS` with private helm homes: stdout, or the text after
+/// `helm template ARGS` run in `dir` with private helm homes: stdout, or the text after
 /// `Error: `.
-pub fn helm_template(helm: &Path, chart: &Path, flags: &[String]) -> Result<String, String> {
-    let home = tempfile::tempdir().unwrap();
+pub fn run_helm(helm: &Path, dir: &Path, args: &[&str]) -> Result<String, String> {
+    let home = tempfile::tempdir().expect("a helm home");
     let out = Command::new(helm)
-        .args(["template", "r"])
-        .arg(chart)
-        .args(flags)
+        .arg("template")
+        .args(args)
+        .current_dir(dir)
         .env("HELM_CACHE_HOME", home.path())
         .env("HELM_CONFIG_HOME", home.path())
         .env("HELM_DATA_HOME", home.path())
@@ -46,6 +46,15 @@ pub fn helm_template(helm: &Path, chart: &Path, flags: &[String]) -> Result<Stri
         .find("Error: ")
         .unwrap_or_else(|| panic!("helm failed without an error line: {err}"));
     Err(err[start + "Error: ".len()..].to_string())
+}
+
+/// `helm template r CHART FLAGS` with private helm homes: stdout, or the text after
+/// `Error: `.
+pub fn helm_template(helm: &Path, chart: &Path, flags: &[String]) -> Result<String, String> {
+    let chart = chart.to_str().expect("a UTF-8 chart path");
+    let mut args = vec!["r", chart];
+    args.extend(flags.iter().map(String::as_str));
+    run_helm(helm, Path::new("."), &args)
 }
 
 /// The template that prints `.Values` recursively with each leaf's Go type, using only the

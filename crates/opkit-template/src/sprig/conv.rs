@@ -188,8 +188,8 @@ pub(crate) fn to_float64(v: &Value) -> f64 {
     }
 }
 
-/// cast's `trimZeroDecimal`: `"3.00"` → `"3"`.
-fn trim_zero_decimal(s: &str) -> &str {
+/// cast's `trimZeroDecimal` (cast 1.4+): `"3.00"` → `"3"`.
+pub(crate) fn trim_zero_decimal(s: &str) -> &str {
     let b = s.as_bytes();
     let mut found_zero = false;
     for i in (1..=b.len()).rev() {

@@ -43,9 +43,10 @@ use crate::{FuncError, Function, Value};
 
 // Shared with the data-format and KUDO layers (`crate::yaml`, `crate::kudo`): Go's number
 // parsing and JSON encoding.
-pub(crate) use conv::{parse_float, parse_int};
+pub(crate) use conv::{parse_float, parse_int, trim_zero_decimal};
 pub(crate) use defaults::to_json;
 pub(crate) use gojson::decode as decode_json;
+pub(crate) use paths::clean as clean_path;
 
 /// Sprig's functions by name, ready for [`crate::Templates::add_funcs`].
 pub fn functions() -> BTreeMap<String, Function> {
