@@ -17,7 +17,6 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use opkit_chart::{Chart, Engine, KubeVersion, TemplateOptions};
 
