@@ -150,6 +150,18 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
+    let cwd = match std::env::current_dir() {
+        Ok(cwd) => cwd,
+        Err(e) => {
+            eprintln!("error: cannot read the current directory: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // Chart rendering is synchronous: no async runtime (and its threads) to start.
+    let command = match cli.command {
+        Command::Chart(cmd) => return chart::run(cmd, &cwd),
+        other => other,
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -161,10 +173,8 @@ fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(async {
-        let cwd = std::env::current_dir()
-            .map_err(|e| anyhow::anyhow!("cannot read the current directory: {e}"))?;
         let done = |r: anyhow::Result<()>| r.map(|()| ExitCode::SUCCESS);
-        match cli.command {
+        match command {
             Command::Demo(args) => done(demo::run(args)),
             Command::Up(args) => done(up(args).await),
             Command::Kubeconfig(args) => done(kubeconfig::run(args).await),
