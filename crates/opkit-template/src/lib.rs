@@ -39,8 +39,8 @@
 //! (`sigs.k8s.io/yaml` over go-yaml v2) does. KUDO's rendering mode (`missingkey=error`,
 //! its function map and variables) is [`kudo::Renderer`].
 //!
-//! Not implemented yet: the rest of Helm's layer (`include`, `tpl`, chart loading,
-//! `opkit chart template`) comes next on top of this crate; complex number constants
+//! Helm's layer (`include`, `tpl`, `required`, `fail`, `lookup`, its objects, chart loading
+//! and rendering) is the crate `opkit-chart`, built on this one. Complex number constants
 //! (`1i`), which template data never holds, are rejected at parse time.
 
 #![warn(missing_docs)]
