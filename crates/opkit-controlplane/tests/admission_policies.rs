@@ -5,27 +5,13 @@
 mod common;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use kube::api::{Api, DynamicObject, PostParams};
-use kube::core::{ApiResource, GroupVersionKind};
+use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
 
-fn kind_api(client: &kube::Client, kind: &str) -> Api<DynamicObject> {
-    let gvk = GroupVersionKind::gvk("admissionregistration.k8s.io", "v1", kind);
-    Api::all_with(client.clone(), &ApiResource::from_gvk(&gvk))
-}
+use common::admission_api as kind_api;
 
 async fn create(client: &kube::Client, kind: &str, name: &str, spec: Value) -> kube::Result<()> {
-    let obj: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": kind,
-        "metadata": {"name": name},
-        "spec": spec,
-    }))
-    .unwrap();
-    kind_api(client, kind)
-        .create(&PostParams::default(), &obj)
-        .await
-        .map(|_| ())
+    common::create_admission_object(client, kind, name, json!({"spec": spec})).await
 }
 
 /// A policy on ConfigMap creates and updates with these `validations` and extra fields.

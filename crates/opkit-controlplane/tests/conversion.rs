@@ -612,22 +612,14 @@ async fn conversion_and_stored_versions_are_validated_with_upstreams_texts() {
 /// A Mutating- or ValidatingWebhookConfiguration with one webhook for Backends of v1 only,
 /// CREATE and UPDATE, under the default `matchPolicy: Equivalent`.
 async fn admission_webhook_for_v1(client: &kube::Client, kind: &str, server: &WebhookServer) {
-    let gvk = GroupVersionKind::gvk("admissionregistration.k8s.io", "v1", kind);
-    let configs: Api<DynamicObject> = Api::all_with(client.clone(), &ApiResource::from_gvk(&gvk));
-    let config: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
-        "metadata": {"name": "backends-v1"},
-        "webhooks": [{
-            "name": "backends.conv.opkit.test",
-            "admissionReviewVersions": ["v1"], "sideEffects": "None",
-            "clientConfig": {"url": server.url("/admit"), "caBundle": server.ca_bundle()},
-            "rules": [{"operations": ["CREATE", "UPDATE"], "apiGroups": [GROUP],
-                "apiVersions": ["v1"], "resources": ["backends"]}],
-        }],
-    }))
-    .unwrap();
-    configs
-        .create(&PostParams::default(), &config)
+    let webhooks = json!([{
+        "name": "backends.conv.opkit.test",
+        "admissionReviewVersions": ["v1"], "sideEffects": "None",
+        "clientConfig": {"url": server.url("/admit"), "caBundle": server.ca_bundle()},
+        "rules": [{"operations": ["CREATE", "UPDATE"], "apiGroups": [GROUP],
+            "apiVersions": ["v1"], "resources": ["backends"]}],
+    }]);
+    common::create_admission_object(client, kind, "backends-v1", json!({"webhooks": webhooks}))
         .await
         .expect("the webhook configuration is stored");
 }
@@ -691,14 +683,7 @@ async fn an_admission_webhook_for_one_version_sees_writes_to_another_converted_b
 
 /// Stores an `admissionregistration.k8s.io/v1` object of `kind` with this `spec`.
 async fn admission_object(client: &kube::Client, kind: &str, name: &str, spec: Value) {
-    let gvk = GroupVersionKind::gvk("admissionregistration.k8s.io", "v1", kind);
-    let api: Api<DynamicObject> = Api::all_with(client.clone(), &ApiResource::from_gvk(&gvk));
-    let obj: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
-        "metadata": {"name": name}, "spec": spec,
-    }))
-    .unwrap();
-    api.create(&PostParams::default(), &obj)
+    common::create_admission_object(client, kind, name, json!({"spec": spec}))
         .await
         .expect("the admission object is stored");
 }

@@ -12,12 +12,14 @@ use serde_json::{Value, json};
 use webhook::{Reply, WebhookServer};
 
 fn configuration_api(client: &kube::Client, mutating: bool) -> Api<DynamicObject> {
-    let kind = match mutating {
+    common::admission_api(client, configuration_kind(mutating))
+}
+
+fn configuration_kind(mutating: bool) -> &'static str {
+    match mutating {
         true => "MutatingWebhookConfiguration",
         false => "ValidatingWebhookConfiguration",
-    };
-    let gvk = GroupVersionKind::gvk("admissionregistration.k8s.io", "v1", kind);
-    Api::all_with(client.clone(), &ApiResource::from_gvk(&gvk))
+    }
 }
 
 /// A webhook on ConfigMap creates and updates, reached at `client_config`.
@@ -43,19 +45,8 @@ fn url_client(server: &WebhookServer, path: &str) -> Value {
 }
 
 async fn configure(client: &kube::Client, mutating: bool, name: &str, hooks: Vec<Value>) {
-    let kind = match mutating {
-        true => "MutatingWebhookConfiguration",
-        false => "ValidatingWebhookConfiguration",
-    };
-    let config: DynamicObject = serde_json::from_value(json!({
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": kind,
-        "metadata": {"name": name},
-        "webhooks": hooks,
-    }))
-    .unwrap();
-    configuration_api(client, mutating)
-        .create(&PostParams::default(), &config)
+    let kind = configuration_kind(mutating);
+    common::create_admission_object(client, kind, name, json!({"webhooks": hooks}))
         .await
         .expect("the webhook configuration is stored");
 }

@@ -132,3 +132,34 @@ pub async fn no_retry_client(kubeconfig: &str) -> kube::Client {
     config.default_retry = false;
     kube::Client::try_from(config).unwrap()
 }
+
+/// The `admissionregistration.k8s.io/v1` objects of `kind` (webhook configurations, policies
+/// and their bindings).
+pub fn admission_api(client: &kube::Client, kind: &str) -> kube::Api<kube::api::DynamicObject> {
+    let gvk = kube::core::GroupVersionKind::gvk("admissionregistration.k8s.io", "v1", kind);
+    kube::Api::all_with(client.clone(), &kube::core::ApiResource::from_gvk(&gvk))
+}
+
+/// Creates the `admissionregistration.k8s.io/v1` object `name` of `kind` with these top-level
+/// fields (`spec` for policies and bindings, `webhooks` for webhook configurations).
+pub async fn create_admission_object(
+    client: &kube::Client,
+    kind: &str,
+    name: &str,
+    fields: serde_json::Value,
+) -> kube::Result<()> {
+    let mut obj = serde_json::json!({
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": kind,
+        "metadata": {"name": name},
+    });
+    for (k, v) in fields.as_object().into_iter().flatten() {
+        obj[k] = v.clone();
+    }
+    let obj: kube::api::DynamicObject =
+        serde_json::from_value(obj).expect("an admission object is a valid object");
+    admission_api(client, kind)
+        .create(&kube::api::PostParams::default(), &obj)
+        .await
+        .map(|_| ())
+}
