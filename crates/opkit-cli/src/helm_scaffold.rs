@@ -156,7 +156,7 @@ fn plan(project: &Project, api: ApiFlags) -> anyhow::Result<Planned> {
     };
     project::validate_group(&group)?;
     project::validate_version(&version)?;
-    project::validate_kind(&kind)
+    project::validate_kind_format(&kind)
         .with_context(|| format!("the kind for the chart {} (pass --kind)", chart.name()))?;
     if let Some(existing) = project
         .resources

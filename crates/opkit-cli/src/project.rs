@@ -355,8 +355,17 @@ pub fn validate_version(version: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A kind: UpperCamelCase letters and digits (`Guestbook`, `CronTask`).
+/// A kind of a Rust project: [`validate_kind_format`], and not a name the scaffolded code uses.
 pub fn validate_kind(kind: &str) -> anyhow::Result<()> {
+    validate_kind_format(kind)?;
+    if RESERVED_KINDS.contains(&kind) {
+        bail!("kind {kind:?} would clash with a type the scaffolded code uses; pick another name");
+    }
+    Ok(())
+}
+
+/// A kind: UpperCamelCase letters and digits (`Guestbook`, `CronTask`).
+pub fn validate_kind_format(kind: &str) -> anyhow::Result<()> {
     let ok = kind.starts_with(|c: char| c.is_ascii_uppercase())
         && kind.chars().all(|c| c.is_ascii_alphanumeric())
         && kind.len() <= 63;
@@ -365,9 +374,6 @@ pub fn validate_kind(kind: &str) -> anyhow::Result<()> {
             "kind {kind:?} is not valid: write it in UpperCamelCase, letters and digits only \
              (e.g. Guestbook, CronTask)"
         );
-    }
-    if RESERVED_KINDS.contains(&kind) {
-        bail!("kind {kind:?} would clash with a type the scaffolded code uses; pick another name");
     }
     Ok(())
 }
