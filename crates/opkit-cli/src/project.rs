@@ -436,6 +436,35 @@ mod tests {
     }
 
     #[test]
+    fn plugins_take_operator_sdks_names_and_unknown_ones_are_listed() {
+        assert_eq!(Plugin::parse("helm"), Ok(Plugin::Helm));
+        assert_eq!(
+            Plugin::parse("helm.sdk.operatorframework.io/v1"),
+            Ok(Plugin::Helm)
+        );
+        assert_eq!(Plugin::parse("Rust"), Ok(Plugin::Rust));
+        let err = Plugin::parse("ansible").unwrap_err();
+        assert!(
+            err.contains("\"ansible\"") && err.contains("rust") && err.contains("helm"),
+            "{err}"
+        );
+        // A Rust project's PROJECT does not name its plugin; a helm project's does.
+        let text = |plugin| {
+            serde_yaml::to_string(&Project {
+                layout: LAYOUT.into(),
+                project_name: "p".into(),
+                domain: "example.com".into(),
+                repo: String::new(),
+                plugin,
+                resources: vec![],
+            })
+            .unwrap()
+        };
+        assert!(!text(Plugin::Rust).contains("plugin"));
+        assert!(text(Plugin::Helm).contains("plugin: helm\n"));
+    }
+
+    #[test]
     fn project_file_round_trips() {
         let dir = tempfile::tempdir().unwrap();
         let project = Project {
