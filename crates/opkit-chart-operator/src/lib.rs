@@ -3,3 +3,11 @@
 //!
 //! Releases live where Helm keeps them (Secrets of type `helm.sh/release.v1`), so Helm itself
 //! reads what the operator deploys and the operator adopts what Helm installed.
+
+#![warn(missing_docs)]
+
+pub mod values;
+pub mod watches;
+
+pub use values::{ValuesError, values_for};
+pub use watches::{Watch, WatchesError};
