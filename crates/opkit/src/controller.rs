@@ -286,19 +286,31 @@ impl<T> Context<T> {
     /// object of kind `resource` that changes or goes — [`Controller::owns`] for a kind
     /// learned while reconciling (a chart operator meets its dependent kinds in the
     /// manifests it renders, as operator-sdk's helm operator does). The manager opens the
-    /// kind's watch now if it has none. Returns whether the kind was new to this controller.
-    /// RBAC on such kinds cannot be derived: the operator's role must grant it.
-    pub fn owns_dynamic(&self, resource: &ApiResource, namespaced: bool) -> bool {
+    /// kind's watch now if it has none; `predicate` filters the changes (e.g. to ignore
+    /// status-only updates). Returns whether the kind was new to this controller (the
+    /// predicate of a kind already registered is kept). RBAC on such kinds cannot be
+    /// derived: the operator's role must grant it.
+    pub fn owns_dynamic(
+        &self,
+        resource: &ApiResource,
+        namespaced: bool,
+        predicate: impl Into<Option<Predicate<DynamicObject>>>,
+    ) -> bool {
         let mut owned = self.dynamic_owned.lock().unwrap_or_else(|p| p.into_inner());
         if !owned.insert(resource.clone()) {
             return false;
         }
         let owner = self.owner.clone();
         let queue = self.queue.clone();
+        let predicate = predicate.into();
         self.caches
             .informers()
             .get_or_create_with::<DynamicObject>(resource.clone(), namespaced)
-            .add_handler(move |change: &Change<'_, DynamicObject>| owner.enqueue(&queue, change));
+            .add_handler(move |change: &Change<'_, DynamicObject>| {
+                if predicate.as_ref().is_none_or(|p| p.matches(change)) {
+                    owner.enqueue(&queue, change);
+                }
+            });
         true
     }
 
@@ -426,8 +438,13 @@ impl<K: Kind> Controller<K> {
     /// As [`Controller::owns`], for the kind `resource` learned at run time (`namespaced`
     /// says its scope), cached as [`DynamicObject`]s. For kinds first met while
     /// reconciling, see [`Context::owns_dynamic`].
-    pub fn owns_dynamic(self, resource: ApiResource, namespaced: bool) -> Self {
-        self.owns_kind::<DynamicObject>(resource, namespaced, None)
+    pub fn owns_dynamic(
+        self,
+        resource: ApiResource,
+        namespaced: bool,
+        predicate: impl Into<Option<Predicate<DynamicObject>>>,
+    ) -> Self {
+        self.owns_kind::<DynamicObject>(resource, namespaced, predicate.into())
     }
 
     fn owns_kind<C: Kind>(

@@ -35,7 +35,7 @@ async fn reconcile(
 ) -> Result<Action, TestError> {
     ctx.reconciles.fetch_add(1, Ordering::SeqCst);
     let secrets = ApiResource::erase::<Secret>(&());
-    ctx.owns_dynamic(&secrets, true);
+    ctx.owns_dynamic(&secrets, true, None);
     let client = ctx.client().clone();
     let seen = ctx.data().clone();
     let action = ctx
