@@ -11,6 +11,7 @@ mod chart;
 mod cluster;
 mod create_webhook;
 mod demo;
+mod helm_operator;
 mod kubeconfig;
 mod kustomize;
 mod manifests;
@@ -68,6 +69,10 @@ enum Command {
     /// Helm charts: `chart template` renders a chart as `helm template` does.
     #[command(subcommand)]
     Chart(chart::ChartCommand),
+    /// The generic chart operator: `helm-operator run --watches-file watches.yaml` serves
+    /// each custom resource with its chart (what a helm project's manager runs).
+    #[command(subcommand)]
+    HelmOperator(helm_operator::HelmOperatorCommand),
 }
 
 #[derive(Subcommand)]
@@ -190,6 +195,7 @@ fn main() -> ExitCode {
             Command::Deploy(args) => done(cluster::deploy(args, &cwd).await),
             Command::Undeploy(args) => done(cluster::undeploy(args, &cwd).await),
             Command::Chart(cmd) => Ok(chart::run(cmd, &cwd)),
+            Command::HelmOperator(cmd) => done(helm_operator::run(cmd).await),
         }
     });
     match result {
