@@ -13,6 +13,7 @@ mod create_webhook;
 mod demo;
 mod helm_chart;
 mod helm_manifests;
+mod helm_operator;
 mod helm_scaffold;
 mod kubeconfig;
 mod kustomize;
@@ -71,6 +72,10 @@ enum Command {
     /// Helm charts: `chart template` renders a chart as `helm template` does.
     #[command(subcommand)]
     Chart(chart::ChartCommand),
+    /// The generic chart operator: `helm-operator run --watches-file watches.yaml` serves
+    /// each custom resource with its chart (what a helm project's manager runs).
+    #[command(subcommand)]
+    HelmOperator(helm_operator::HelmOperatorCommand),
 }
 
 #[derive(Subcommand)]
@@ -193,6 +198,7 @@ fn main() -> ExitCode {
             Command::Deploy(args) => done(cluster::deploy(args, &cwd).await),
             Command::Undeploy(args) => done(cluster::undeploy(args, &cwd).await),
             Command::Chart(cmd) => Ok(chart::run(cmd, &cwd)),
+            Command::HelmOperator(cmd) => done(helm_operator::run(cmd).await),
         }
     });
     match result {

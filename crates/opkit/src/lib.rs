@@ -133,7 +133,7 @@ pub use cache::CacheOptions;
 pub use controller::{Action, Context, Controller, ControllerDef, Request};
 pub use error::{ApiErrorExt, Error, Result, ResultExt, TerminalError};
 pub use expectations::Expectations;
-pub use informer::{Caches, Object, OwnerIndex};
+pub use informer::{Caches, Kind, Object, OwnerIndex};
 pub use leader::LeaderElection;
 pub use manager::{Manager, ManagerBuilder, Running, ShutdownHandle};
 pub use predicate::{Change, Predicate};
