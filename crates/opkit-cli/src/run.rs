@@ -95,7 +95,7 @@ async fn run_operator(
 ) -> anyhow::Result<ExitCode> {
     let mut cluster = cluster::connect(kubeconfig).await?;
     if project.plugin == Plugin::Helm {
-        return run_chart_operator(args, root, project, &mut cluster).await;
+        return run_chart_operator(args, root, project, &mut cluster, signals).await;
     }
     let binary = manifests::generate_in(root, project)?;
     if project.resources.is_empty() {
@@ -168,6 +168,7 @@ async fn run_chart_operator(
     root: &Path,
     project: &Project,
     cluster: &mut cluster::Cluster,
+    mut signals: Signals,
 ) -> anyhow::Result<ExitCode> {
     if !args.operator_args.is_empty() {
         anyhow::bail!(
@@ -188,8 +189,24 @@ async fn run_chart_operator(
         "running {} against {} (Ctrl-C stops it)",
         project.project_name, cluster.server
     ));
-    let _watches = root.join(crate::helm_scaffold::WATCHES_FILE);
-    anyhow::bail!("the chart operator (opkit_chart_operator::run) is not part of this build yet")
+    let options = opkit_chart_operator::OperatorOptions {
+        watches_file: root.join(crate::helm_scaffold::WATCHES_FILE),
+        ..opkit_chart_operator::OperatorOptions::default()
+    };
+    let running = opkit_chart_operator::start(cluster.client.clone(), options)
+        .await
+        .context("starting the chart operator")?;
+    let stop = running.shutdown_handle();
+    let done = running.wait();
+    tokio::pin!(done);
+    tokio::select! {
+        result = &mut done => result.context("the chart operator stopped")?,
+        _ = signals.recv() => {
+            stop.shutdown();
+            done.await.context("stopping the chart operator")?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Applies the project's webhook configurations and points its webhook Service at

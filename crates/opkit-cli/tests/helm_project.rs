@@ -2,16 +2,20 @@
 //! --plugins helm` and `opkit create api` from a chart directory, a `.tgz` archive and without a
 //! chart (a new chart that renders what `helm create`'s renders), the files they write
 //! (watches.yaml, an open CRD, RBAC covering what the chart renders, a sample whose spec is
-//! the chart's values), the refusals that change nothing, and `opkit deploy` of the result on
-//! an `opkit up` control plane.
+//! the chart's values), the refusals that change nothing, `opkit deploy` of the result on an
+//! `opkit up` control plane, and operator-sdk's e2e flow through `opkit run --up`: the sample
+//! becomes a release helm lists, and deleting it uninstalls the release.
 
 mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
-use common::{COMMAND_TIMEOUT, ControlPlane, Output, run, tool_path};
+use common::{
+    COMMAND_TIMEOUT, ControlPlane, Output, Streaming, eventually, eventually_within, run, tool_path,
+};
 use serde_yaml::Value;
 
 fn opkit(dir: &Path, args: &[&str]) -> Output {
@@ -659,4 +663,156 @@ fn bad_plugins_charts_and_kinds_are_refused_and_change_nothing() {
         ],
         &["this is a rust project"],
     );
+}
+
+/// kubectl and helm against the control plane of `opkit run --up` in `project`.
+struct Tools {
+    kubeconfig: PathBuf,
+    home: PathBuf,
+}
+
+impl Tools {
+    fn run(&self, tool: &str, args: &[&str]) -> Output {
+        let mut cmd = Command::new(tool_path(tool));
+        cmd.arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args(args)
+            .current_dir(&self.home)
+            .env("HOME", &self.home)
+            .env_remove("KUBECONFIG")
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_DATA_HOME");
+        run(cmd, None, COMMAND_TIMEOUT)
+    }
+
+    fn ok(&self, tool: &str, args: &[&str]) -> String {
+        let out = self.run(tool, args);
+        assert!(out.success(), "{tool} should have succeeded\n{out}");
+        out.stdout
+    }
+
+    fn json(&self, tool: &str, args: &[&str]) -> Result<serde_json::Value, String> {
+        let out = self.run(tool, args);
+        if !out.success() {
+            return Err(out.to_string());
+        }
+        serde_json::from_str(&out.stdout).map_err(|e| format!("{e}: {out}"))
+    }
+}
+
+/// The condition `type` of an object's status, as `(status, reason)`.
+fn condition(object: &serde_json::Value, type_: &str) -> Option<(String, String)> {
+    object["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_)
+        .map(|c| {
+            (
+                c["status"].as_str().unwrap_or("").to_string(),
+                c["reason"].as_str().unwrap_or("").to_string(),
+            )
+        })
+}
+
+#[test]
+fn run_up_deploys_the_sample_as_a_helm_release_and_uninstalls_it_on_delete() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = subdir(tmp.path(), "memcached-operator");
+    opkit_ok(
+        &project,
+        &[
+            "init",
+            "--plugins",
+            "helm",
+            "--domain",
+            "example.com",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+        ],
+    );
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_opkit"));
+    cmd.args(["run", "--up", "--listen", "127.0.0.1:0"])
+        .current_dir(&project)
+        .env("HOME", tmp.path())
+        .env_remove("KUBECONFIG");
+    let mut run_up = Streaming::spawn(cmd);
+    eventually_within(
+        "the chart operator to start under opkit run --up",
+        Duration::from_secs(120),
+        || run_up.stderr().contains("running memcached-operator"),
+    );
+    let tools = Tools {
+        kubeconfig: project.join(".opkit/kubeconfig"),
+        home: tmp.path().to_path_buf(),
+    };
+    let sample = project.join("config/samples/cache_v1alpha1_memcached.yaml");
+    tools.ok("kubectl", &["apply", "-f", sample.to_str().unwrap()]);
+
+    // Deployed=True with operator-sdk's reason, the release named after the object.
+    let cr = eventually("the sample to be Deployed", || {
+        let cr = tools.json(
+            "kubectl",
+            &["get", "memcached", "memcached-sample", "-o", "json"],
+        )?;
+        match condition(&cr, "Deployed") {
+            Some((status, _)) if status == "True" => Ok(cr),
+            other => Err(format!("Deployed: {other:?}\n{cr:#}\n{}", run_up.stderr())),
+        }
+    });
+    assert_eq!(
+        condition(&cr, "Deployed").unwrap().1,
+        "InstallSuccessful",
+        "{cr:#}"
+    );
+    assert_eq!(cr["status"]["deployedRelease"]["name"], "memcached-sample");
+
+    // The chart's Deployment, owned by the custom resource.
+    let deployment = tools
+        .json(
+            "kubectl",
+            &["get", "deployment", "memcached-sample", "-o", "json"],
+        )
+        .unwrap();
+    assert_eq!(
+        deployment["metadata"]["ownerReferences"][0]["kind"], "Memcached",
+        "{deployment:#}"
+    );
+
+    // The real helm reads the release.
+    let list = tools.json("helm", &["list", "-o", "json"]).unwrap();
+    assert_eq!(list[0]["name"], "memcached-sample", "{list:#}");
+    assert_eq!(list[0]["status"], "deployed", "{list:#}");
+    assert_eq!(list[0]["chart"], "memcached-0.1.0", "{list:#}");
+    let history = tools
+        .json("helm", &["history", "memcached-sample", "-o", "json"])
+        .unwrap();
+    assert_eq!(history[0]["revision"], 1, "{history:#}");
+    assert_eq!(history[0]["status"], "deployed", "{history:#}");
+
+    // Deleting the custom resource uninstalls the release.
+    tools.ok("kubectl", &["delete", "memcached", "memcached-sample"]);
+    eventually("the release's objects to be gone", || {
+        let left = tools.ok(
+            "kubectl",
+            &[
+                "get",
+                "deployments,services,serviceaccounts,secrets",
+                "-l",
+                "app.kubernetes.io/instance=memcached-sample",
+                "-o",
+                "name",
+            ],
+        );
+        left.trim().is_empty()
+    });
+    eventually("helm list to be empty", || {
+        tools.ok("helm", &["list", "-q"]).trim().is_empty()
+    });
+    run_up.terminate();
+    run_up.wait(COMMAND_TIMEOUT);
 }
