@@ -351,6 +351,88 @@ fn a_chart_directory_becomes_a_kind_with_its_watch_crd_rbac_and_sample_and_deplo
             .unwrap();
     assert_eq!(stored["spec"]["image"]["repository"], "nginx");
     assert_eq!(stored["spec"]["service"]["port"], 80);
+
+    // The manager's command, with nothing but the generated RBAC (a token of its service
+    // account): the sample's release is installed (hook included) and uninstalled again.
+    let namespace = "shop-operator-system";
+    let token = cp.kubectl_ok(&[
+        "-n",
+        namespace,
+        "create",
+        "token",
+        "shop-operator-controller-manager",
+    ]);
+    let sa_kubeconfig = cp.write_file(
+        "manager-kubeconfig",
+        &kubeconfig_with_token(&cp.kubeconfig, token.trim()),
+    );
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_opkit"));
+    cmd.args(["helm-operator", "run", "--watches-file"])
+        .arg(project.join("watches.yaml"))
+        .arg("--kubeconfig")
+        .arg(&sa_kubeconfig)
+        .args([
+            "--leader-elect",
+            "--leader-election-id=shop-operator",
+            "--leader-election-namespace",
+            namespace,
+            "--metrics-bind-address=0",
+            "--health-probe-bind-address=0",
+        ])
+        .current_dir(&project)
+        .env_remove("KUBECONFIG");
+    let mut manager = Streaming::spawn(cmd);
+    let tools = Tools {
+        kubeconfig: cp.kubeconfig.clone(),
+        home: cp.dir().to_path_buf(),
+    };
+    eventually("the sample to be Deployed under the generated RBAC", || {
+        let cr = tools.json(
+            "kubectl",
+            &["get", "webshop", "webshop-sample", "-o", "json"],
+        )?;
+        match condition(&cr, "Deployed") {
+            Some((status, _)) if status == "True" => Ok(()),
+            other => Err(format!("Deployed: {other:?}\n{cr:#}\n{}", manager.stderr())),
+        }
+    });
+    cp.kubectl_ok(&[
+        "get",
+        "deployment/webshop-sample-web-shop",
+        "configmap/webshop-sample-config",
+    ]);
+    cp.kubectl_ok(&["delete", "webshop", "webshop-sample"]);
+    eventually("the release to be uninstalled", || {
+        let left = cp.kubectl_ok(&["get", "deployments,configmaps", "-o", "name"]);
+        !left.contains("webshop-sample")
+    });
+    manager.terminate();
+    manager.wait(COMMAND_TIMEOUT);
+    let log = manager.stderr();
+    assert!(
+        !log.to_ascii_lowercase().contains("forbidden"),
+        "the manager was refused something the generated RBAC should grant:\n{log}"
+    );
+}
+
+/// The admin kubeconfig `admin` with its token replaced by `token`.
+fn kubeconfig_with_token(admin: &Path, token: &str) -> String {
+    let text = read(
+        admin.parent().unwrap(),
+        admin.file_name().unwrap().to_str().unwrap(),
+    );
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| match l.find("token:") {
+            Some(i) => format!("{}token: {token}", &l[..i]),
+            None => l.to_string(),
+        })
+        .collect();
+    assert!(
+        lines.iter().any(|l| l.contains(token)),
+        "no token in\n{text}"
+    );
+    lines.join("\n") + "\n"
 }
 
 #[test]
