@@ -4,7 +4,8 @@
 //! control plane until SIGINT or SIGTERM; `opkit kubeconfig` issues kubeconfigs for other users
 //! and service accounts; `init`, `create api`, `generate manifests`, `run`, `install`, `deploy`
 //! (and `create webhook`) and their undoing are the operator project workflow of kubebuilder and operator-sdk;
-//! `chart template` is `helm template`.
+//! with `--plugins helm` its kinds are Helm charts run by `helm-operator run`, the generic chart
+//! operator; `chart template` is `helm template`.
 
 mod build;
 mod chart;
@@ -50,9 +51,11 @@ enum Command {
     Up(UpArgs),
     /// Print a kubeconfig for a user (client certificate) or a service account (token).
     Kubeconfig(kubeconfig::KubeconfigArgs),
-    /// Create an operator project in the current directory.
+    /// Create an operator project in the current directory (`--plugins helm`: kinds backed
+    /// by Helm charts, run by opkit's chart operator).
     Init(scaffold::InitArgs),
-    /// Add to the project: `create api` adds a kind with its controller, test and sample.
+    /// Add to the project: `create api` adds a kind with its controller, test and sample (in a
+    /// helm project: with its chart).
     #[command(subcommand)]
     Create(CreateCommand),
     /// Regenerate from the code: `generate manifests` writes the CRDs and RBAC under config/.
@@ -90,8 +93,8 @@ enum CreateCommand {
 
 #[derive(Subcommand)]
 enum GenerateCommand {
-    /// The CRDs (config/crd/bases) and ClusterRole (config/rbac/role.yaml) from the code; the
-    /// rest of config/ where missing.
+    /// The CRDs (config/crd/bases) and ClusterRole (config/rbac/role.yaml) from the code (in
+    /// a helm project: from PROJECT and the charts); the rest of config/ where missing.
     Manifests,
 }
 
