@@ -772,6 +772,12 @@ pub fn create_api(args: CreateApiArgs, cwd: &Path) -> anyhow::Result<()> {
         );
     }
     if project.plugin == Plugin::Helm {
+        if args.namespaced == Some(false) {
+            bail!(
+                "the kinds of a helm project are namespaced (a release lives in its custom \
+                 resource's namespace): leave out --namespaced"
+            );
+        }
         return helm_scaffold::create_api(&root, project, args.api);
     }
     if let Some(flag) = args.api.helm_only() {

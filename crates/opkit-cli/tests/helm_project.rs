@@ -14,7 +14,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::{
-    COMMAND_TIMEOUT, ControlPlane, Output, Streaming, eventually, eventually_within, run, tool_path,
+    COMMAND_TIMEOUT, ControlPlane, Output, Streaming, eventually, eventually_within,
+    kubeconfig_with_token, run, tool_path,
 };
 use serde_yaml::Value;
 
@@ -56,24 +57,8 @@ fn yaml(dir: &Path, rel: &str) -> Value {
     serde_yaml::from_str(&read(dir, rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
 
-/// Every file under `dir` with its contents, by path relative to `dir`.
 fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(root, &path, out);
-            } else {
-                let rel = path.strip_prefix(root).unwrap().to_path_buf();
-                out.insert(rel, std::fs::read(&path).unwrap());
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    if dir.exists() {
-        walk(dir, dir, &mut out);
-    }
-    out
+    common::files_under(dir)
 }
 
 /// A new directory under `parent` named `name`.
@@ -415,26 +400,6 @@ fn a_chart_directory_becomes_a_kind_with_its_watch_crd_rbac_and_sample_and_deplo
     );
 }
 
-/// The admin kubeconfig `admin` with its token replaced by `token`.
-fn kubeconfig_with_token(admin: &Path, token: &str) -> String {
-    let text = read(
-        admin.parent().unwrap(),
-        admin.file_name().unwrap().to_str().unwrap(),
-    );
-    let lines: Vec<String> = text
-        .lines()
-        .map(|l| match l.find("token:") {
-            Some(i) => format!("{}token: {token}", &l[..i]),
-            None => l.to_string(),
-        })
-        .collect();
-    assert!(
-        lines.iter().any(|l| l.contains(token)),
-        "no token in\n{text}"
-    );
-    lines.join("\n") + "\n"
-}
-
 #[test]
 fn a_chart_archive_is_unpacked_and_its_version_checked() {
     let tmp = tempfile::tempdir().unwrap();
@@ -687,6 +652,22 @@ fn bad_plugins_charts_and_kinds_are_refused_and_change_nothing() {
             "--version",
             "v1",
             "--kind",
+            "Cart",
+            "--namespaced",
+            "false",
+        ],
+        &["the kinds of a helm project are namespaced"],
+    );
+    fails(
+        &project,
+        &[
+            "create",
+            "api",
+            "--group",
+            "web",
+            "--version",
+            "v1",
+            "--kind",
             "cart",
         ],
         &["kind \"cart\" is not valid"],
@@ -895,6 +876,8 @@ fn run_up_deploys_the_sample_as_a_helm_release_and_uninstalls_it_on_delete() {
     eventually("helm list to be empty", || {
         tools.ok("helm", &["list", "-q"]).trim().is_empty()
     });
+    // SIGTERM stops the operator and the control plane gracefully.
     run_up.terminate();
-    run_up.wait(COMMAND_TIMEOUT);
+    let status = run_up.wait(COMMAND_TIMEOUT);
+    assert!(status.success(), "{status:?}\n{}", run_up.stderr());
 }
