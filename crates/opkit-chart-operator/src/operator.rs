@@ -188,6 +188,15 @@ fn reconcile_period(
     }
 }
 
+/// Whether the custom resource is the operator's: its labels match the watch's selector,
+/// or it is being deleted with the finalizer on (a release is never left behind because
+/// the labels changed).
+pub(crate) fn selected(watch: &Watch, obj: &DynamicObject) -> bool {
+    watch.selector.matches_set(obj.labels())
+        || (obj.metadata.deletion_timestamp.is_some()
+            && obj.finalizers().iter().any(|f| f == UNINSTALL_FINALIZER))
+}
+
 fn after(period: Option<Duration>) -> Action {
     period.map_or_else(Action::await_change, Action::requeue)
 }
@@ -197,8 +206,7 @@ pub(crate) async fn reconcile(
     obj: Arc<DynamicObject>,
     ctx: Arc<Context<ChartOperator>>,
 ) -> Result<Action, ReconcileError> {
-    let labels = obj.labels().clone();
-    if !ctx.watch.selector.matches_set(&labels) {
+    if !selected(&ctx.watch, &obj) {
         return Ok(Action::await_change());
     }
     let period = reconcile_period(&obj, &ctx)?;

@@ -12,14 +12,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use kube::Client;
-use kube::ResourceExt;
 use kube::api::{DynamicObject, GroupVersionKind};
 use kube::discovery::Scope;
 use opkit::predicate::Change;
 use opkit::{Controller, LeaderElection, Manager, Predicate, Running};
 use opkit_chart::Chart;
 
-use crate::operator::{ChartOperator, UNINSTALL_FINALIZER, reconcile};
+use crate::operator::{ChartOperator, UNINSTALL_FINALIZER, reconcile, selected};
 use crate::watches::{self, Watch, WatchesError};
 
 /// How the operator runs (helm-operator's flags).
@@ -156,7 +155,7 @@ async fn controller(
         .max_concurrent_reconciles
         .or(options.max_concurrent_reconciles)
         .unwrap_or(default_workers);
-    let selector = watch.selector.clone();
+    let selector = watch.clone();
     tracing::info!(watch = %watch.name(), chart = %watch.chart.display(), "watching resource");
     let op = ChartOperator::new(
         watch,
@@ -169,7 +168,7 @@ async fn controller(
     Ok(Controller::dynamic(name, resource, namespaced)
         .finalizer(UNINSTALL_FINALIZER)
         .with_predicate(Predicate::new(move |change: &Change<'_, DynamicObject>| {
-            selector.matches_set(change.object().labels())
+            selected(&selector, change.object())
         }))
         .max_concurrent_reconciles(workers)
         .build(reconcile, op))

@@ -512,3 +512,106 @@ async fn an_operator_killed_mid_install_and_started_again_converges() {
     );
     running.shutdown().await.expect("clean shutdown");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_deleted_owned_object_is_put_back_and_the_pause_annotation_holds_the_release() {
+    let env = env().await;
+    env.install_crd(crd("App", "apps"))
+        .await
+        .expect("the CRD installs");
+    let (chart_dir, _) = common::chart_dir(common::APP_CHART);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let running = start(
+        env.client(),
+        options(watches(dir.path(), "App", chart_dir.path())),
+    )
+    .await
+    .expect("the operator starts");
+    let crs: Api<DynamicObject> =
+        Api::namespaced_with(env.client(), "default", &resource("App", "apps"));
+    let cr: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": format!("{GROUP}/v1alpha1"), "kind": "App",
+        "metadata": {"name": "held"}, "spec": {"replicas": 1},
+    }))
+    .expect("a CR");
+    crs.create(&PostParams::default(), &cr)
+        .await
+        .expect("create");
+    wait_condition(&crs, "held", "Deployed", "True", "InstallSuccessful").await;
+
+    // Deleted by someone: the dependent watch reconciles and the object comes back.
+    let services: Api<k8s_openapi::api::core::v1::Service> =
+        Api::namespaced(env.client(), "default");
+    let uid = services
+        .get("held-web")
+        .await
+        .expect("the Service")
+        .metadata
+        .uid;
+    services
+        .delete("held-web", &DeleteParams::default())
+        .await
+        .expect("delete the Service");
+    eventually("the Service put back", || async {
+        services
+            .get_opt("held-web")
+            .await
+            .ok()
+            .flatten()
+            .is_some_and(|s| s.metadata.uid != uid)
+    })
+    .await;
+
+    // Paused: the reconcile that sees the new spec reports the pause and leaves the release.
+    crs.patch(
+        "held",
+        &PatchParams::default(),
+        &Patch::Merge(json!({
+            "metadata": {"annotations": {"helm.sdk.operatorframework.io/paused": "true"}},
+            "spec": {"replicas": 3},
+        })),
+    )
+    .await
+    .expect("pause and change");
+    wait_condition(
+        &crs,
+        "held",
+        "Paused",
+        "True",
+        "PauseReconcileAnnotationTrue",
+    )
+    .await;
+    let releases = Releases::new(env.client(), "default");
+    assert_eq!(releases.history("held").await.expect("history").len(), 1);
+    let deployments: Api<Deployment> = Api::namespaced(env.client(), "default");
+    assert_eq!(
+        deployments
+            .get("held-web")
+            .await
+            .ok()
+            .and_then(|d| d.spec?.replicas),
+        Some(1)
+    );
+
+    // Resumed: the change goes out.
+    crs.patch(
+        "held",
+        &PatchParams::default(),
+        &Patch::Merge(
+            json!({"metadata": {"annotations": {"helm.sdk.operatorframework.io/paused": null}}}),
+        ),
+    )
+    .await
+    .expect("resume");
+    let cr = wait_condition(&crs, "held", "Deployed", "True", "UpgradeSuccessful").await;
+    assert!(condition(&cr, "Paused").is_none(), "the pause is over");
+    assert_eq!(
+        deployments
+            .get("held-web")
+            .await
+            .ok()
+            .and_then(|d| d.spec?.replicas),
+        Some(3)
+    );
+    running.shutdown().await.expect("clean shutdown");
+}
