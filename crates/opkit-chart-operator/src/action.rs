@@ -426,14 +426,24 @@ impl Releases {
     }
 
     /// Marks every revision other than `current` that still claims to be deployed or
-    /// pending as `superseded` (a crash can leave one behind).
+    /// pending as `superseded` (a deployed one keeps its description, as in Helm's upgrade;
+    /// a pending one that a crash left behind says so).
     async fn settle_statuses(&self, history: &[Release], current: u32) -> Result<(), ActionError> {
         for r in history {
-            if r.version != current && (r.status() == Status::Deployed || r.status().is_pending()) {
-                let mut r = r.clone();
-                r.set_status(Status::Superseded, "superseded by new release");
-                self.storage.update(&r).await?;
+            if r.version == current {
+                continue;
             }
+            let mut r = r.clone();
+            match r.status() {
+                Status::Deployed => {
+                    r.info.get_or_insert_with(Info::default).status = Status::Superseded
+                }
+                s if s.is_pending() => {
+                    r.set_status(Status::Superseded, "superseded by new release")
+                }
+                _ => continue,
+            }
+            self.storage.update(&r).await?;
         }
         Ok(())
     }

@@ -298,7 +298,11 @@ pub struct ReleaseChart {
     #[serde(default)]
     pub lock: Option<serde_json::Value>,
     /// The templates.
-    #[serde(default, deserialize_with = "null_as_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_empty",
+        serialize_with = "empty_as_null"
+    )]
     pub templates: Vec<ChartFile>,
     /// The chart's default values.
     #[serde(default)]
@@ -310,7 +314,11 @@ pub struct ReleaseChart {
     #[serde(default = "zero_time")]
     pub schemamodtime: String,
     /// Every other file.
-    #[serde(default, deserialize_with = "null_as_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_empty",
+        serialize_with = "empty_as_null"
+    )]
     pub files: Vec<ChartFile>,
     /// When the chart was modified.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -326,6 +334,15 @@ fn zero_time() -> String {
 
 fn null_as_empty<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
     Ok(Option::<Vec<T>>::deserialize(d)?.unwrap_or_default())
+}
+
+/// Go writes a nil slice (what Helm's loader leaves when there are no files) as `null`.
+fn empty_as_null<S: Serializer, T: Serialize>(v: &[T], s: S) -> Result<S::Ok, S::Error> {
+    if v.is_empty() {
+        s.serialize_none()
+    } else {
+        v.serialize(s)
+    }
 }
 
 /// A file of a stored chart (Helm's `common.File`): data is base64 in JSON.

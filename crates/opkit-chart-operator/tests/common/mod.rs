@@ -170,7 +170,7 @@ pub const APP_CHART: &[(&str, &str)] = &[
     ),
     (
         "templates/hook.yaml",
-        "{{- if .Values.hook }}\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {{ .Release.Name }}-migrate\n  annotations:\n    helm.sh/hook: pre-install,pre-upgrade\n    helm.sh/hook-weight: \"-1\"\n    helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: migrate\n        image: busybox\n{{- end }}\n",
+        "{{- if .Values.hook }}\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {{ .Release.Name }}-migrate\n  annotations:\n    helm.sh/hook: pre-install,pre-upgrade\n    helm.sh/hook-weight: \"-1\"\n    helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded\nspec:\n  template:\n    metadata:\n      annotations:\n        sim.opkit.dev/ready-after: 0s\n        sim.opkit.dev/complete-after: 0s\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: migrate\n        image: busybox\n{{- end }}\n",
     ),
     (
         "templates/NOTES.txt",
