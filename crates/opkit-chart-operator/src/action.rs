@@ -644,10 +644,15 @@ impl Releases {
                 "Deletion in progress (or silently failed)",
             );
             self.storage.update(&release).await?;
+        }
+        // The pre-delete hooks run until they all succeeded once; their runs are recorded
+        // so that a resumed uninstall does not run them again.
+        if !hooks_done(&release.hooks, "pre-delete") {
             let mut hooks = std::mem::take(&mut release.hooks);
             let result = run_hooks(&ctx, &mut hooks, "pre-delete").await;
             release.hooks = hooks;
             result?;
+            self.storage.update(&release).await?;
         }
 
         // The objects of the last revision and of the last applied one (an interrupted
@@ -689,6 +694,14 @@ impl Releases {
         }
         Ok(UninstallOutcome::Done)
     }
+}
+
+/// Whether every hook of `event` has succeeded (vacuously true without any).
+fn hooks_done(hooks: &[Hook], event: &str) -> bool {
+    hooks
+        .iter()
+        .filter(|h| h.events.iter().any(|e| e == event))
+        .all(|h| h.last_run.phase == "Succeeded")
 }
 
 /// Whether the deployed `last` already is this chart, these values and this render.

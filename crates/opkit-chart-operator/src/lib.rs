@@ -58,5 +58,5 @@ pub mod storage;
 pub use action::{EnsureOptions, Outcome, Releases, UninstallOptions, UninstallOutcome};
 pub use error::ActionError;
 pub use objects::RESOURCE_POLICY_ANNOTATION;
-pub use release::{Hook, HookExecution, Info, Release, ReleaseChart, Status};
+pub use release::{Hook, HookExecution, Info, Release, ReleaseChart, ResourceRef, Status};
 pub use storage::{RELEASE_SECRET_TYPE, StorageError};

@@ -152,10 +152,37 @@ impl Release {
         info.description = description.into();
     }
 
+    /// The objects of the manifest, as the chart wrote them (`namespace` is `None` when the
+    /// chart leaves it to the release; a reconciler watches these to notice drift).
+    pub fn resources(&self) -> Result<Vec<ResourceRef>, crate::ActionError> {
+        Ok(crate::objects::parse_manifest(&self.manifest)?
+            .into_iter()
+            .map(|o| ResourceRef {
+                api_version: o.api_version,
+                kind: o.kind,
+                namespace: o.namespace,
+                name: o.name,
+            })
+            .collect())
+    }
+
     /// The user's values as template values.
     pub fn config_value(&self) -> Value {
         Value::from_json(&serde_json::Value::Object(self.config.clone()))
     }
+}
+
+/// One object of a release's manifest.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ResourceRef {
+    /// `apiVersion`.
+    pub api_version: String,
+    /// `kind`.
+    pub kind: String,
+    /// `metadata.namespace`, when the manifest sets one.
+    pub namespace: Option<String>,
+    /// `metadata.name`.
+    pub name: String,
 }
 
 /// What happened to a revision (Helm's `release.Info`).

@@ -167,7 +167,13 @@ async fn a_release_installed_by_helm_round_trips_and_is_adopted_by_ensure() {
     let release = decode_release(&secret.data.as_ref().unwrap()["release"].0).unwrap();
     assert_eq!(release.status(), Status::Deployed);
     assert_eq!(release.version, 1);
-    assert_eq!(release.hooks[0].last_run.phase, "Succeeded");
+    let migrate = release
+        .hooks
+        .iter()
+        .find(|h| h.name == "demo-migrate")
+        .unwrap();
+    assert_eq!(migrate.last_run.phase, "Succeeded");
+    assert_eq!(migrate.weight, -1);
     assert_eq!(
         serde_json::to_value(&release).unwrap(),
         original,
