@@ -17,7 +17,6 @@
 //! chart sets ([`crate::objects`]); only a missing or changed object is applied again.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
@@ -42,7 +41,6 @@ pub struct Releases {
     storage: Storage,
     namespace: String,
     max_history: usize,
-    capabilities: Arc<Mutex<Option<Capabilities>>>,
 }
 
 /// How [`Releases::ensure`] deploys.
@@ -57,7 +55,8 @@ pub struct EnsureOptions {
     pub rollback_on_failure: bool,
     /// Replace objects during that rollback (operator-sdk's `rollback-force`).
     pub rollback_force: bool,
-    /// `.Capabilities`; discovered from the server (once per [`Releases`]) when `None`.
+    /// `.Capabilities`; discovered from the server when `None` (cached, and refreshed when
+    /// a kind the chart renders is missing, as after a CRD install).
     pub capabilities: Option<Capabilities>,
     /// How long a hook Job or Pod may run.
     pub timeout: Duration,
@@ -191,7 +190,17 @@ impl Releases {
             storage: Storage::new(client, namespace),
             namespace: namespace.to_string(),
             max_history: 10,
-            capabilities: Arc::default(),
+        }
+    }
+
+    /// The releases of another namespace, sharing this one's client, options and
+    /// discovery cache (make one [`Releases`] per operator and derive the others).
+    pub fn in_namespace(&self, namespace: &str) -> Releases {
+        Releases {
+            cluster: self.cluster.clone(),
+            storage: Storage::new(self.cluster.client.clone(), namespace),
+            namespace: namespace.to_string(),
+            max_history: self.max_history,
         }
     }
 
@@ -219,17 +228,10 @@ impl Releases {
     }
 
     async fn capabilities(&self, opts: &EnsureOptions) -> Result<Capabilities, ActionError> {
-        if let Some(c) = &opts.capabilities {
-            return Ok(c.clone());
+        match &opts.capabilities {
+            Some(c) => Ok(c.clone()),
+            None => self.cluster.capabilities().await,
         }
-        if let Some(c) = self.capabilities.lock().ok().and_then(|c| c.clone()) {
-            return Ok(c);
-        }
-        let c = self.cluster.capabilities().await?;
-        if let Ok(mut slot) = self.capabilities.lock() {
-            *slot = Some(c.clone());
-        }
-        Ok(c)
     }
 
     /// Brings release `name` to (`chart`, `values`): installs, upgrades, resumes an

@@ -622,3 +622,33 @@ async fn chart_crds_are_created_and_force_replaces_what_cannot_change_in_place()
     assert_eq!(after.data["spec"]["size"], 2);
     assert_ne!(after.metadata.uid, before.metadata.uid, "replaced");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn releases_of_another_namespace_are_kept_apart() {
+    let env = env().await;
+    let client = env.client();
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+    let mut ns = k8s_openapi::api::core::v1::Namespace::default();
+    ns.metadata.name = Some("team-b".into());
+    namespaces
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
+    let (_dir, chart) = chart_dir(APP_CHART);
+    let releases = Releases::new(client.clone(), "default");
+    let team_b = releases.in_namespace("team-b");
+    team_b
+        .ensure(
+            "demo",
+            &chart,
+            &values(json!({})),
+            &EnsureOptions::default(),
+        )
+        .await
+        .unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "team-b");
+    let data = cms.get("demo-config").await.unwrap().data.unwrap();
+    assert_eq!(data["namespace"], "team-b");
+    assert_eq!(team_b.history("demo").await.unwrap().len(), 1);
+    assert!(releases.history("demo").await.unwrap().is_empty());
+}
