@@ -6,7 +6,8 @@
 //!
 //! # The release engine
 //!
-//! [`Releases`] is what a reconciler calls, one namespace at a time:
+//! [`Releases`] is what a reconciler calls, one namespace at a time (make one per operator
+//! and derive the others with [`Releases::in_namespace`], which shares the discovery cache):
 //!
 //! ```no_run
 //! # async fn example(client: kube::Client, chart: opkit_chart::Chart,
