@@ -18,6 +18,7 @@ use opkit::predicate::Change;
 use opkit::{Controller, LeaderElection, Manager, Predicate, Running};
 use opkit_chart::Chart;
 
+use crate::Releases;
 use crate::operator::{ChartOperator, UNINSTALL_FINALIZER, reconcile, selected};
 use crate::watches::{self, Watch, WatchesError};
 
@@ -124,8 +125,13 @@ async fn manager(client: &Client, options: &OperatorOptions) -> Result<Manager, 
     }
     let mut manager = builder.build();
     let default_workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // One release engine for every kind: the cluster's discovery is cached once.
+    let releases = Releases::new(client.clone(), "default")
+        .max_history(options.max_history)
+        .field_manager(&options.field_manager);
     for watch in watches {
-        manager.add(controller(client, options, watch, default_workers).await?);
+        let def = controller(client, options, watch, &releases, default_workers).await?;
+        manager.add(def);
     }
     Ok(manager)
 }
@@ -135,6 +141,7 @@ async fn controller(
     client: &Client,
     options: &OperatorOptions,
     watch: Watch,
+    releases: &Releases,
     default_workers: usize,
 ) -> Result<opkit::ControllerDef, OperatorError> {
     let chart = Chart::load(&watch.chart).map_err(|e| OperatorError::Chart {
@@ -162,8 +169,7 @@ async fn controller(
         chart,
         resource.clone(),
         options.reconcile_period,
-        options.field_manager.clone(),
-        options.max_history,
+        releases.clone(),
     );
     Ok(Controller::dynamic(name, resource, namespaced)
         .finalizer(UNINSTALL_FINALIZER)
