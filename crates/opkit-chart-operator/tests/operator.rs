@@ -426,6 +426,16 @@ async fn a_failing_install_reports_release_failed_with_the_template_error_and_re
     let cms: Api<k8s_openapi::api::core::v1::ConfigMap> = Api::namespaced(env.client(), "default");
     let cm = cms.get("badschema-cm").await.expect("the ConfigMap exists");
     assert_eq!(cm.data.unwrap_or_default()["message"], "five");
+    // The failures were counted by the runtime, under controller-runtime's names.
+    let metrics = running.metrics().render();
+    assert!(
+        metrics.lines().any(
+            |l| l.starts_with("controller_runtime_reconcile_errors_total{")
+                && l.contains("controller=\"fragile-controller\"")
+                && !l.ends_with(" 0")
+        ),
+        "{metrics}"
+    );
     running.shutdown().await.expect("clean shutdown");
 }
 
