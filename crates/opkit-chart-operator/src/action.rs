@@ -17,7 +17,6 @@
 //! chart sets ([`crate::objects`]); only a missing or changed object is applied again.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
@@ -42,7 +41,6 @@ pub struct Releases {
     storage: Storage,
     namespace: String,
     max_history: usize,
-    capabilities: Arc<Mutex<Option<Capabilities>>>,
 }
 
 /// How [`Releases::ensure`] deploys.
@@ -57,7 +55,8 @@ pub struct EnsureOptions {
     pub rollback_on_failure: bool,
     /// Replace objects during that rollback (operator-sdk's `rollback-force`).
     pub rollback_force: bool,
-    /// `.Capabilities`; discovered from the server (once per [`Releases`]) when `None`.
+    /// `.Capabilities`; discovered from the server when `None` (cached, and refreshed when
+    /// a kind the chart renders is missing, as after a CRD install).
     pub capabilities: Option<Capabilities>,
     /// How long a hook Job or Pod may run.
     pub timeout: Duration,
@@ -191,7 +190,17 @@ impl Releases {
             storage: Storage::new(client, namespace),
             namespace: namespace.to_string(),
             max_history: 10,
-            capabilities: Arc::default(),
+        }
+    }
+
+    /// The releases of another namespace, sharing this one's client, options and
+    /// discovery cache (make one [`Releases`] per operator and derive the others).
+    pub fn in_namespace(&self, namespace: &str) -> Releases {
+        Releases {
+            cluster: self.cluster.clone(),
+            storage: Storage::new(self.cluster.client.clone(), namespace),
+            namespace: namespace.to_string(),
+            max_history: self.max_history,
         }
     }
 
@@ -219,17 +228,10 @@ impl Releases {
     }
 
     async fn capabilities(&self, opts: &EnsureOptions) -> Result<Capabilities, ActionError> {
-        if let Some(c) = &opts.capabilities {
-            return Ok(c.clone());
+        match &opts.capabilities {
+            Some(c) => Ok(c.clone()),
+            None => self.cluster.capabilities().await,
         }
-        if let Some(c) = self.capabilities.lock().ok().and_then(|c| c.clone()) {
-            return Ok(c);
-        }
-        let c = self.cluster.capabilities().await?;
-        if let Ok(mut slot) = self.capabilities.lock() {
-            *slot = Some(c.clone());
-        }
-        Ok(c)
     }
 
     /// Brings release `name` to (`chart`, `values`): installs, upgrades, resumes an
@@ -426,14 +428,24 @@ impl Releases {
     }
 
     /// Marks every revision other than `current` that still claims to be deployed or
-    /// pending as `superseded` (a crash can leave one behind).
+    /// pending as `superseded` (a deployed one keeps its description, as in Helm's upgrade;
+    /// a pending one that a crash left behind says so).
     async fn settle_statuses(&self, history: &[Release], current: u32) -> Result<(), ActionError> {
         for r in history {
-            if r.version != current && (r.status() == Status::Deployed || r.status().is_pending()) {
-                let mut r = r.clone();
-                r.set_status(Status::Superseded, "superseded by new release");
-                self.storage.update(&r).await?;
+            if r.version == current {
+                continue;
             }
+            let mut r = r.clone();
+            match r.status() {
+                Status::Deployed => {
+                    r.info.get_or_insert_with(Info::default).status = Status::Superseded
+                }
+                s if s.is_pending() => {
+                    r.set_status(Status::Superseded, "superseded by new release")
+                }
+                _ => continue,
+            }
+            self.storage.update(&r).await?;
         }
         Ok(())
     }
@@ -634,10 +646,15 @@ impl Releases {
                 "Deletion in progress (or silently failed)",
             );
             self.storage.update(&release).await?;
+        }
+        // The pre-delete hooks run until they all succeeded once; their runs are recorded
+        // so that a resumed uninstall does not run them again.
+        if !hooks_done(&release.hooks, "pre-delete") {
             let mut hooks = std::mem::take(&mut release.hooks);
             let result = run_hooks(&ctx, &mut hooks, "pre-delete").await;
             release.hooks = hooks;
             result?;
+            self.storage.update(&release).await?;
         }
 
         // The objects of the last revision and of the last applied one (an interrupted
@@ -679,6 +696,14 @@ impl Releases {
         }
         Ok(UninstallOutcome::Done)
     }
+}
+
+/// Whether every hook of `event` has succeeded (vacuously true without any).
+fn hooks_done(hooks: &[Hook], event: &str) -> bool {
+    hooks
+        .iter()
+        .filter(|h| h.events.iter().any(|e| e == event))
+        .all(|h| h.last_run.phase == "Succeeded")
 }
 
 /// Whether the deployed `last` already is this chart, these values and this render.

@@ -6,7 +6,8 @@
 //!
 //! # The release engine
 //!
-//! [`Releases`] is what a reconciler calls, one namespace at a time:
+//! [`Releases`] is what a reconciler calls, one namespace at a time (make one per operator
+//! and derive the others with [`Releases::in_namespace`], which shares the discovery cache):
 //!
 //! ```no_run
 //! # async fn example(client: kube::Client, chart: opkit_chart::Chart,
@@ -74,7 +75,7 @@ pub use action::{EnsureOptions, Outcome, Releases, UninstallOptions, UninstallOu
 pub use error::ActionError;
 pub use objects::RESOURCE_POLICY_ANNOTATION;
 pub use operator::{ReconcileError, UNINSTALL_FINALIZER};
-pub use release::{Hook, HookExecution, Info, Release, ReleaseChart, Status};
+pub use release::{Hook, HookExecution, Info, Release, ReleaseChart, ResourceRef, Status};
 pub use run::{OperatorError, OperatorOptions, run, start};
 pub use status::HelmAppStatus;
 pub use storage::{RELEASE_SECRET_TYPE, StorageError};

@@ -109,13 +109,19 @@ pub(crate) fn parse_document(doc: &str) -> Result<Option<Object>, ActionError> {
     }))
 }
 
-/// Access to the cluster for one release namespace: discovery (cached, refreshed when a
-/// kind is missing, as after a CRD install) and the object operations.
+/// Access to the cluster: discovery with `.Capabilities` (cached and shared by clones,
+/// refreshed when a kind is missing, as after a CRD install) and the object operations.
 #[derive(Clone)]
 pub(crate) struct Cluster {
     pub(crate) client: kube::Client,
     pub(crate) field_manager: String,
-    discovery: Arc<Mutex<Option<Arc<Discovery>>>>,
+    discovered: Arc<Mutex<Option<Arc<Discovered>>>>,
+}
+
+/// What discovery found: the resources and the capabilities built from them.
+struct Discovered {
+    discovery: Discovery,
+    capabilities: Capabilities,
 }
 
 impl Cluster {
@@ -123,54 +129,34 @@ impl Cluster {
         Cluster {
             client,
             field_manager,
-            discovery: Arc::default(),
+            discovered: Arc::default(),
         }
     }
 
-    async fn discovery(&self, refresh: bool) -> Result<Arc<Discovery>, ActionError> {
-        if !refresh && let Some(d) = self.discovery.lock().ok().and_then(|d| d.clone()) {
+    async fn discovered(&self, refresh: bool) -> Result<Arc<Discovered>, ActionError> {
+        if !refresh && let Some(d) = self.discovered.lock().ok().and_then(|d| d.clone()) {
             return Ok(d);
         }
-        let d = Arc::new(
-            Discovery::new(self.client.clone())
-                .run_aggregated()
-                .await
-                .map_err(|e| ActionError::Discovery(Box::new(e)))?,
-        );
-        if let Ok(mut slot) = self.discovery.lock() {
+        let failed = |e| ActionError::Discovery(Box::new(e));
+        let info = self.client.apiserver_version().await.map_err(failed)?;
+        let discovery = Discovery::new(self.client.clone())
+            .run_aggregated()
+            .await
+            .map_err(failed)?;
+        let capabilities = capabilities_of(&info.git_version, &discovery);
+        let d = Arc::new(Discovered {
+            discovery,
+            capabilities,
+        });
+        if let Ok(mut slot) = self.discovered.lock() {
             *slot = Some(d.clone());
         }
         Ok(d)
     }
 
-    /// `.Capabilities` from the server: its version and every `group/version` and
-    /// `group/version/Kind` it serves (Helm's `GetCapabilities`).
+    /// `.Capabilities` from the server (see [`capabilities_of`]).
     pub(crate) async fn capabilities(&self) -> Result<Capabilities, ActionError> {
-        let info = self
-            .client
-            .apiserver_version()
-            .await
-            .map_err(|e| ActionError::Discovery(Box::new(e)))?;
-        let kube_version = KubeVersion::parse(&info.git_version).unwrap_or_default();
-        let discovery = self.discovery(false).await?;
-        let mut api_versions = Vec::new();
-        for group in discovery.groups() {
-            for version in group.versions() {
-                let gv = if group.name().is_empty() {
-                    version.to_string()
-                } else {
-                    format!("{}/{version}", group.name())
-                };
-                api_versions.push(gv.clone());
-                for (ar, _) in group.versioned_resources(version) {
-                    api_versions.push(format!("{gv}/{}", ar.kind));
-                }
-            }
-        }
-        Ok(Capabilities {
-            kube_version,
-            api_versions,
-        })
+        Ok(self.discovered(false).await?.capabilities.clone())
     }
 
     /// The resource of `apiVersion`/`kind` and whether it is namespaced.
@@ -181,8 +167,8 @@ impl Cluster {
     ) -> Result<Option<(ApiResource, bool)>, ActionError> {
         let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
         for refresh in [false, true] {
-            let d = self.discovery(refresh).await?;
-            if let Some(g) = d.get(group) {
+            let d = self.discovered(refresh).await?;
+            if let Some(g) = d.discovery.get(group) {
                 let found = g
                     .versioned_resources(version)
                     .into_iter()
@@ -287,6 +273,30 @@ impl Cluster {
     }
 }
 
+/// Helm's `GetCapabilities`: the server's version and every `group/version` and
+/// `group/version/Kind` it serves.
+fn capabilities_of(git_version: &str, discovery: &Discovery) -> Capabilities {
+    let kube_version = KubeVersion::parse(git_version).unwrap_or_default();
+    let mut api_versions = Vec::new();
+    for group in discovery.groups() {
+        for version in group.versions() {
+            let gv = if group.name().is_empty() {
+                version.to_string()
+            } else {
+                format!("{}/{version}", group.name())
+            };
+            api_versions.push(gv.clone());
+            for (ar, _) in group.versioned_resources(version) {
+                api_versions.push(format!("{gv}/{}", ar.kind));
+            }
+        }
+    }
+    Capabilities {
+        kube_version,
+        api_versions,
+    }
+}
+
 pub(crate) fn api_error(action: &'static str, obj: &Object, source: kube::Error) -> ActionError {
     ActionError::Api {
         action,
@@ -363,7 +373,25 @@ pub(crate) fn stamp(
 pub(crate) fn covers(desired: &Json, live: &Json) -> bool {
     let mut desired = desired.clone();
     fold_string_data(&mut desired);
-    subset(&desired, live)
+    // Owner references merge by uid under server-side apply: each wanted one must be
+    // there, others (an earlier owner's) may stay.
+    let owners = desired
+        .pointer_mut("/metadata")
+        .and_then(Json::as_object_mut)
+        .and_then(|m| m.remove("ownerReferences"));
+    let live_owners = live
+        .pointer("/metadata/ownerReferences")
+        .and_then(Json::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let owners_present = owners
+        .as_ref()
+        .and_then(Json::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .all(|o| live_owners.iter().any(|l| subset(o, l)));
+    owners_present && subset(&desired, live)
 }
 
 fn fold_string_data(obj: &mut Json) {
@@ -492,6 +520,17 @@ mod tests {
         ));
         assert!(!covers(&json!({"cpu": "100m"}), &json!({"cpu": "1"})));
         assert!(!covers(&json!({"name": "abc"}), &json!({"name": "abd"})));
+        let owned = json!({"metadata": {"ownerReferences": [{"uid": "b", "name": "new"}]}});
+        let both =
+            json!({"metadata": {"ownerReferences": [{"uid": "a"}, {"uid": "b", "name": "new"}]}});
+        assert!(
+            covers(&owned, &both),
+            "an earlier owner's reference may stay"
+        );
+        assert!(!covers(
+            &owned,
+            &json!({"metadata": {"ownerReferences": [{"uid": "a"}]}})
+        ));
         let secret = json!({"kind": "Secret", "stringData": {"k": "v"}});
         assert!(covers(
             &secret,

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use kube::discovery::Scope;
-use kube::{Client, Resource, ResourceExt};
+use kube::{Resource, ResourceExt};
 use opkit::finalizer::{Event, FinalizerError};
 use opkit::predicate::Change;
 use opkit::{Action, Context, Predicate};
@@ -102,10 +102,8 @@ pub(crate) struct ChartOperator {
     pub(crate) resource: ApiResource,
     /// The reconcile period when neither the annotation nor `watches.yaml` sets one.
     pub(crate) default_period: Option<Duration>,
-    pub(crate) field_manager: String,
-    pub(crate) max_history: usize,
-    /// One release engine per namespace (each caches the cluster's capabilities).
-    releases: Mutex<HashMap<String, Releases>>,
+    /// The release engine; each namespace's shares its discovery cache.
+    releases: Releases,
     /// Dependent kinds by `apiVersion/kind`: their resource and whether namespaced
     /// (`None`: the cluster does not serve it).
     kinds: Mutex<HashMap<String, Option<(ApiResource, bool)>>>,
@@ -117,30 +115,20 @@ impl ChartOperator {
         chart: Chart,
         resource: ApiResource,
         default_period: Option<Duration>,
-        field_manager: String,
-        max_history: usize,
+        releases: Releases,
     ) -> ChartOperator {
         ChartOperator {
             watch,
             chart,
             resource,
             default_period,
-            field_manager,
-            max_history,
-            releases: Mutex::default(),
+            releases,
             kinds: Mutex::default(),
         }
     }
 
-    fn releases(&self, client: &Client, namespace: &str) -> Releases {
-        let mut all = self.releases.lock().unwrap_or_else(|p| p.into_inner());
-        all.entry(namespace.to_string())
-            .or_insert_with(|| {
-                Releases::new(client.clone(), namespace)
-                    .max_history(self.max_history)
-                    .field_manager(&self.field_manager)
-            })
-            .clone()
+    fn releases(&self, namespace: &str) -> Releases {
+        self.releases.in_namespace(namespace)
     }
 }
 
@@ -176,9 +164,7 @@ fn reconcile_period(
     op: &ChartOperator,
 ) -> Result<Option<Duration>, ReconcileError> {
     match annotation(obj, RECONCILE_PERIOD_ANNOTATION) {
-        Some(text) => opkit_apimachinery::Duration::parse(text)
-            .map_err(|e| e.to_string())
-            .and_then(|d| d.to_std().map_err(|e| e.to_string()))
+        Some(text) => crate::watches::go_duration(text)
             .map(Some)
             .map_err(|message| ReconcileError::Annotation {
                 annotation: RECONCILE_PERIOD_ANNOTATION,
@@ -186,6 +172,15 @@ fn reconcile_period(
             }),
         None => Ok(op.watch.reconcile_period.or(op.default_period)),
     }
+}
+
+/// Whether the custom resource is the operator's: its labels match the watch's selector,
+/// or it is being deleted with the finalizer on (a release is never left behind because
+/// the labels changed).
+pub(crate) fn selected(watch: &Watch, obj: &DynamicObject) -> bool {
+    watch.selector.matches_set(obj.labels())
+        || (obj.metadata.deletion_timestamp.is_some()
+            && obj.finalizers().iter().any(|f| f == UNINSTALL_FINALIZER))
 }
 
 fn after(period: Option<Duration>) -> Action {
@@ -197,8 +192,7 @@ pub(crate) async fn reconcile(
     obj: Arc<DynamicObject>,
     ctx: Arc<Context<ChartOperator>>,
 ) -> Result<Action, ReconcileError> {
-    let labels = obj.labels().clone();
-    if !ctx.watch.selector.matches_set(&labels) {
+    if !selected(&ctx.watch, &obj) {
         return Ok(Action::await_change());
     }
     let period = reconcile_period(&obj, &ctx)?;
@@ -267,7 +261,7 @@ async fn deploy(
             return Err(opkit::TerminalError::new(e.to_string()).into());
         }
     };
-    let releases = ctx.releases(ctx.client(), &namespace);
+    let releases = ctx.releases(&namespace);
     let history = match releases.history(&name).await {
         Ok(h) => h,
         Err(e) => {
@@ -310,10 +304,12 @@ async fn deploy(
                 }
                 Outcome::Unchanged { .. } => reason::UPGRADE_SUCCESSFUL,
             };
-            if let Outcome::Unchanged { repaired, .. } = &outcome
-                && *repaired > 0
-            {
-                tracing::info!(release = %name, repaired, "put drifted objects back");
+            match &outcome {
+                Outcome::Unchanged { repaired, .. } if *repaired > 0 => {
+                    tracing::info!(release = %name, repaired, "put drifted objects back");
+                }
+                Outcome::Unchanged { .. } => {}
+                Outcome::Installed(_) | Outcome::Upgraded(_) => overrides_in_use(ctx, obj).await,
             }
             let notes = release
                 .info
@@ -349,6 +345,26 @@ async fn deploy(
     }
 }
 
+/// operator-sdk's `OverrideValuesInUse` Warning events, one per override, after a revision
+/// that used them (best effort: a failed event is logged).
+async fn overrides_in_use(ctx: &Context<ChartOperator>, obj: &DynamicObject) {
+    for (key, value) in &ctx.watch.override_values {
+        let sent = ctx
+            .recorder()
+            .event_with(obj, &ctx.resource)
+            .warning()
+            .reason("OverrideValuesInUse")
+            .note(format!(
+                "Chart value {key:?} overridden to {value:?} by operator's watches.yaml"
+            ))
+            .publish()
+            .await;
+        if let Err(e) = sent {
+            tracing::warn!(error = %e, "cannot record the OverrideValuesInUse event");
+        }
+    }
+}
+
 /// Uninstalls the release of a custom resource being deleted; `Waiting` keeps the finalizer.
 async fn uninstall(
     obj: &DynamicObject,
@@ -359,7 +375,7 @@ async fn uninstall(
     let name = obj.name_any();
     let namespace = obj.namespace().unwrap_or_else(|| "default".into());
     let wait = flag(obj, UNINSTALL_WAIT_ANNOTATION, false);
-    let releases = ctx.releases(ctx.client(), &namespace);
+    let releases = ctx.releases(&namespace);
     match releases
         .uninstall(
             &name,

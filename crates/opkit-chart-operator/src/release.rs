@@ -152,10 +152,37 @@ impl Release {
         info.description = description.into();
     }
 
+    /// The objects of the manifest, as the chart wrote them (`namespace` is `None` when the
+    /// chart leaves it to the release; a reconciler watches these to notice drift).
+    pub fn resources(&self) -> Result<Vec<ResourceRef>, crate::ActionError> {
+        Ok(crate::objects::parse_manifest(&self.manifest)?
+            .into_iter()
+            .map(|o| ResourceRef {
+                api_version: o.api_version,
+                kind: o.kind,
+                namespace: o.namespace,
+                name: o.name,
+            })
+            .collect())
+    }
+
     /// The user's values as template values.
     pub fn config_value(&self) -> Value {
         Value::from_json(&serde_json::Value::Object(self.config.clone()))
     }
+}
+
+/// One object of a release's manifest.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ResourceRef {
+    /// `apiVersion`.
+    pub api_version: String,
+    /// `kind`.
+    pub kind: String,
+    /// `metadata.namespace`, when the manifest sets one.
+    pub namespace: Option<String>,
+    /// `metadata.name`.
+    pub name: String,
 }
 
 /// What happened to a revision (Helm's `release.Info`).
@@ -298,7 +325,11 @@ pub struct ReleaseChart {
     #[serde(default)]
     pub lock: Option<serde_json::Value>,
     /// The templates.
-    #[serde(default, deserialize_with = "null_as_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_empty",
+        serialize_with = "empty_as_null"
+    )]
     pub templates: Vec<ChartFile>,
     /// The chart's default values.
     #[serde(default)]
@@ -310,7 +341,11 @@ pub struct ReleaseChart {
     #[serde(default = "zero_time")]
     pub schemamodtime: String,
     /// Every other file.
-    #[serde(default, deserialize_with = "null_as_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_empty",
+        serialize_with = "empty_as_null"
+    )]
     pub files: Vec<ChartFile>,
     /// When the chart was modified.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -326,6 +361,15 @@ fn zero_time() -> String {
 
 fn null_as_empty<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
     Ok(Option::<Vec<T>>::deserialize(d)?.unwrap_or_default())
+}
+
+/// Go writes a nil slice (what Helm's loader leaves when there are no files) as `null`.
+fn empty_as_null<S: Serializer, T: Serialize>(v: &[T], s: S) -> Result<S::Ok, S::Error> {
+    if v.is_empty() {
+        s.serialize_none()
+    } else {
+        v.serialize(s)
+    }
 }
 
 /// A file of a stored chart (Helm's `common.File`): data is base64 in JSON.

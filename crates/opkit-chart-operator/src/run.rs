@@ -12,14 +12,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use kube::Client;
-use kube::ResourceExt;
 use kube::api::{DynamicObject, GroupVersionKind};
 use kube::discovery::Scope;
 use opkit::predicate::Change;
 use opkit::{Controller, LeaderElection, Manager, Predicate, Running};
 use opkit_chart::Chart;
 
-use crate::operator::{ChartOperator, UNINSTALL_FINALIZER, reconcile};
+use crate::Releases;
+use crate::operator::{ChartOperator, UNINSTALL_FINALIZER, reconcile, selected};
 use crate::watches::{self, Watch, WatchesError};
 
 /// How the operator runs (helm-operator's flags).
@@ -125,8 +125,13 @@ async fn manager(client: &Client, options: &OperatorOptions) -> Result<Manager, 
     }
     let mut manager = builder.build();
     let default_workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // One release engine for every kind: the cluster's discovery is cached once.
+    let releases = Releases::new(client.clone(), "default")
+        .max_history(options.max_history)
+        .field_manager(&options.field_manager);
     for watch in watches {
-        manager.add(controller(client, options, watch, default_workers).await?);
+        let def = controller(client, options, watch, &releases, default_workers).await?;
+        manager.add(def);
     }
     Ok(manager)
 }
@@ -136,6 +141,7 @@ async fn controller(
     client: &Client,
     options: &OperatorOptions,
     watch: Watch,
+    releases: &Releases,
     default_workers: usize,
 ) -> Result<opkit::ControllerDef, OperatorError> {
     let chart = Chart::load(&watch.chart).map_err(|e| OperatorError::Chart {
@@ -156,20 +162,19 @@ async fn controller(
         .max_concurrent_reconciles
         .or(options.max_concurrent_reconciles)
         .unwrap_or(default_workers);
-    let selector = watch.selector.clone();
+    let selector = watch.clone();
     tracing::info!(watch = %watch.name(), chart = %watch.chart.display(), "watching resource");
     let op = ChartOperator::new(
         watch,
         chart,
         resource.clone(),
         options.reconcile_period,
-        options.field_manager.clone(),
-        options.max_history,
+        releases.clone(),
     );
     Ok(Controller::dynamic(name, resource, namespaced)
         .finalizer(UNINSTALL_FINALIZER)
         .with_predicate(Predicate::new(move |change: &Change<'_, DynamicObject>| {
-            selector.matches_set(change.object().labels())
+            selected(&selector, change.object())
         }))
         .max_concurrent_reconciles(workers)
         .build(reconcile, op))

@@ -198,11 +198,7 @@ fn check(
     let reconcile_period = raw
         .reconcile_period
         .as_deref()
-        .map(|s| {
-            opkit_apimachinery::Duration::parse(s)
-                .map_err(|e| e.to_string())
-                .and_then(|d| d.to_std().map_err(|e| e.to_string()))
-        })
+        .map(go_duration)
         .transpose()
         .map_err(|e| ("reconcilePeriod", e))?;
     if raw.max_concurrent_reconciles == Some(0) {
@@ -226,6 +222,13 @@ fn check(
         reconcile_period,
         max_concurrent_reconciles: raw.max_concurrent_reconciles,
     })
+}
+
+/// A Go duration (`time.ParseDuration`: `90s`, `1m30s`, `1.5h`), not negative.
+pub(crate) fn go_duration(text: &str) -> Result<Duration, String> {
+    opkit_apimachinery::Duration::parse(text)
+        .map_err(|e| e.to_string())
+        .and_then(|d| d.to_std().map_err(|e| e.to_string()))
 }
 
 /// An override value as operator-sdk computes it: `$VAR`/`${VAR}` from the environment (Go's

@@ -72,8 +72,13 @@ async fn install_then_an_unchanged_ensure_makes_zero_writes_and_drift_is_put_bac
     let labels = cm.metadata.labels.clone().unwrap();
     assert_eq!(labels["app.kubernetes.io/managed-by"], "Helm");
     // The hook ran before the objects and was deleted after it succeeded.
-    let hook = &rel.hooks[0];
+    let hook = rel.hooks.iter().find(|h| h.name == "demo-migrate").unwrap();
     assert_eq!(hook.last_run.phase, "Succeeded");
+    let backup = rel.hooks.iter().find(|h| h.name == "demo-backup").unwrap();
+    assert_eq!(
+        backup.last_run.phase, "",
+        "a pre-delete hook waits for the uninstall"
+    );
     let jobs: Api<Job> = Api::namespaced(client.clone(), "default");
     assert!(jobs.get_opt("demo-migrate").await.unwrap().is_none());
 
@@ -271,6 +276,11 @@ async fn uninstall_wait_reports_objects_that_a_finalizer_holds() {
     assert!(what.contains("ConfigMap default/demo-config"), "{what}");
     let last = releases.last("demo").await.unwrap().unwrap();
     assert_eq!(last.status(), Status::Uninstalling);
+    let backup = last.hooks.iter().find(|h| h.name == "demo-backup").unwrap();
+    assert_eq!(
+        backup.last_run.phase, "Succeeded",
+        "the pre-delete hook ran once"
+    );
     assert_eq!(
         last.info.unwrap().description,
         "Deletion in progress (or silently failed)"
@@ -349,6 +359,26 @@ async fn render_and_schema_errors_keep_helms_texts_and_store_nothing() {
     assert!(
         text.starts_with("values don't meet the specifications of the schema(s) in the following chart(s):\nstrict:"),
         "{text}"
+    );
+    let (_dir, old) = chart_dir(&[
+        (
+            "Chart.yaml",
+            "apiVersion: v2\nname: old\nversion: 0.1.0\nkubeVersion: \"<1.20.0\"\n",
+        ),
+        (
+            "templates/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: z\n",
+        ),
+    ]);
+    let err = releases
+        .ensure("old", &old, &values(json!({})), &EnsureOptions::default())
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().starts_with(
+            "chart requires kubeVersion: <1.20.0 which is incompatible with Kubernetes v1."
+        ),
+        "{err}"
     );
     assert!(releases.history("bad").await.unwrap().is_empty());
     assert!(releases.history("strict").await.unwrap().is_empty());
@@ -470,4 +500,155 @@ async fn rollback_deploys_an_earlier_revision_as_a_new_one() {
         releases.rollback("demo", 9, false).await.unwrap_err(),
         ActionError::NotFound
     ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_upgrade_rolls_back_to_the_deployed_revision_when_asked() {
+    let env = env().await;
+    let client = env.client();
+    let (_dir, chart) = chart_dir(FAILING_HOOK_CHART);
+    let releases = Releases::new(client.clone(), "default");
+    let opts = EnsureOptions {
+        rollback_on_failure: true,
+        ..Default::default()
+    };
+    releases
+        .ensure("db", &chart, &values(json!({"fail": false})), &opts)
+        .await
+        .unwrap();
+    let err = releases
+        .ensure("db", &chart, &values(json!({"fail": true})), &opts)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("post-upgrade hook Job/db-check failed"),
+        "{err}"
+    );
+    let history = releases.history("db").await.unwrap();
+    assert_eq!(
+        statuses(&history),
+        vec![
+            (1, Status::Superseded),
+            (2, Status::Failed),
+            (3, Status::Deployed)
+        ]
+    );
+    assert!(
+        history[1]
+            .info
+            .as_ref()
+            .unwrap()
+            .description
+            .starts_with("Upgrade \"db\" failed: post-upgrade hook"),
+        "{:?}",
+        history[1].info
+    );
+    assert_eq!(
+        history[2].info.as_ref().unwrap().description,
+        "Rollback to 1"
+    );
+    assert_eq!(history[2].config, history[0].config);
+}
+
+/// A chart with its own CRD (in `crds/`, created on install) whose `spec.size` a CEL rule
+/// makes immutable: changing it is refused in place (422) — what `upgrade-force` replaces.
+const WIDGET_CHART: &[(&str, &str)] = &[
+    (
+        "Chart.yaml",
+        "apiVersion: v2\nname: widget\nversion: 0.1.0\n",
+    ),
+    ("values.yaml", "size: 1\n"),
+    (
+        "crds/widgets.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\nspec:\n  group: example.com\n  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          spec:\n            type: object\n            properties:\n              size:\n                type: integer\n                x-kubernetes-validations:\n                - rule: self == oldSelf\n                  message: size is immutable\n",
+    ),
+    (
+        "templates/widget.yaml",
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: {{ .Release.Name }}-widget\nspec:\n  size: {{ .Values.size }}\n",
+    ),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chart_crds_are_created_and_force_replaces_what_cannot_change_in_place() {
+    let env = env().await;
+    let client = env.client();
+    let (_dir, chart) = chart_dir(WIDGET_CHART);
+    let releases = Releases::new(client.clone(), "default");
+    releases
+        .ensure("w", &chart, &values(json!({})), &EnsureOptions::default())
+        .await
+        .unwrap();
+    let ar = kube::api::ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(
+        "example.com",
+        "v1",
+        "Widget",
+    ));
+    let widgets: Api<kube::api::DynamicObject> =
+        Api::namespaced_with(client.clone(), "default", &ar);
+    let before = widgets.get("w-widget").await.unwrap();
+    assert_eq!(before.data["spec"]["size"], 1);
+    let err = releases
+        .ensure(
+            "w",
+            &chart,
+            &values(json!({"size": 2})),
+            &EnsureOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ActionError::Api {
+                action: "apply",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("size is immutable"), "{err}");
+
+    let force = EnsureOptions {
+        force: true,
+        ..Default::default()
+    };
+    let outcome = releases
+        .ensure("w", &chart, &values(json!({"size": 2})), &force)
+        .await
+        .unwrap();
+    assert!(matches!(outcome, Outcome::Upgraded(_)), "{outcome:?}");
+    let after = widgets.get("w-widget").await.unwrap();
+    assert_eq!(after.data["spec"]["size"], 2);
+    assert_ne!(after.metadata.uid, before.metadata.uid, "replaced");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn releases_of_another_namespace_are_kept_apart() {
+    let env = env().await;
+    let client = env.client();
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+    let mut ns = k8s_openapi::api::core::v1::Namespace::default();
+    ns.metadata.name = Some("team-b".into());
+    namespaces
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
+    let (_dir, chart) = chart_dir(APP_CHART);
+    let releases = Releases::new(client.clone(), "default");
+    let team_b = releases.in_namespace("team-b");
+    team_b
+        .ensure(
+            "demo",
+            &chart,
+            &values(json!({})),
+            &EnsureOptions::default(),
+        )
+        .await
+        .unwrap();
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "team-b");
+    let data = cms.get("demo-config").await.unwrap().data.unwrap();
+    assert_eq!(data["namespace"], "team-b");
+    assert_eq!(team_b.history("demo").await.unwrap().len(), 1);
+    assert!(releases.history("demo").await.unwrap().is_empty());
 }

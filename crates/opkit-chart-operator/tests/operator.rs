@@ -8,7 +8,7 @@ use std::path::Path;
 
 use common::{Faults, client_with, env, helm, helm_ok};
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
+use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
@@ -426,6 +426,16 @@ async fn a_failing_install_reports_release_failed_with_the_template_error_and_re
     let cms: Api<k8s_openapi::api::core::v1::ConfigMap> = Api::namespaced(env.client(), "default");
     let cm = cms.get("badschema-cm").await.expect("the ConfigMap exists");
     assert_eq!(cm.data.unwrap_or_default()["message"], "five");
+    // The failures were counted by the runtime, under controller-runtime's names.
+    let metrics = running.metrics().render();
+    assert!(
+        metrics.lines().any(
+            |l| l.starts_with("controller_runtime_reconcile_errors_total{")
+                && l.contains("controller=\"fragile-controller\"")
+                && !l.ends_with(" 0")
+        ),
+        "{metrics}"
+    );
     running.shutdown().await.expect("clean shutdown");
 }
 
@@ -438,77 +448,207 @@ async fn an_operator_killed_mid_install_and_started_again_converges() {
     let (chart_dir, _) = common::chart_dir(common::APP_CHART);
     let dir = tempfile::tempdir().expect("tempdir");
     let watches_file = watches(dir.path(), "App", chart_dir.path());
-    let crs: Api<DynamicObject> =
-        Api::namespaced_with(env.client(), "default", &resource("App", "apps"));
-
-    // How many requests a whole install takes, on a first CR.
-    let counting = Faults::counting();
-    let running = start(
-        client_with(&env, &counting).await,
-        options(watches_file.clone()),
-    )
-    .await
-    .expect("the operator starts");
-    let started = counting.requests();
-    let create = |name: &str| {
-        serde_json::from_value::<DynamicObject>(json!({
-            "apiVersion": format!("{GROUP}/v1alpha1"), "kind": "App",
-            "metadata": {"name": name}, "spec": {"replicas": 2},
-        }))
-        .expect("a CR")
+    let app = resource("App", "apps");
+    // Each operator below serves one namespace of its own, so none finishes another's work.
+    let namespace = |name: &str| {
+        let client = env.client();
+        let name = name.to_string();
+        async move {
+            let ns: Namespace =
+                serde_json::from_value(json!({"metadata": {"name": name}})).expect("namespace");
+            Api::<Namespace>::all(client)
+                .create(&PostParams::default(), &ns)
+                .await
+                .expect("create the namespace");
+            name
+        }
     };
-    crs.create(&PostParams::default(), &create("first"))
+    let in_ns = |ns: &str| OperatorOptions {
+        namespaces: vec![ns.to_string()],
+        ..options(watches_file.clone())
+    };
+    let create = |ns: &str| {
+        let crs: Api<DynamicObject> = Api::namespaced_with(env.client(), ns, &app);
+        async move {
+            let cr: DynamicObject = serde_json::from_value(json!({
+                "apiVersion": format!("{GROUP}/v1alpha1"), "kind": "App",
+                "metadata": {"name": "app"}, "spec": {"replicas": 2},
+            }))
+            .expect("a CR");
+            crs.create(&PostParams::default(), &cr)
+                .await
+                .expect("create the CR");
+            crs
+        }
+    };
+
+    // How many requests starting and a whole install take.
+    let ns = namespace("counted").await;
+    let counting = Faults::counting();
+    let running = start(client_with(&env, &counting).await, in_ns(&ns))
         .await
-        .expect("create");
-    wait_condition(&crs, "first", "Deployed", "True", "InstallSuccessful").await;
+        .expect("the operator starts");
+    let started = counting.requests();
+    let crs = create(&ns).await;
+    wait_condition(&crs, "app", "Deployed", "True", "InstallSuccessful").await;
     let install = counting.requests() - started;
     running.shutdown().await.expect("shutdown");
 
-    // Killed halfway through the next install: the API goes away mid-reconcile.
-    let dying = Faults::dying_after(started + install / 2);
-    let running = start(
-        client_with(&env, &dying).await,
-        options(watches_file.clone()),
-    )
-    .await
-    .expect("the operator starts");
-    crs.create(&PostParams::default(), &create("second"))
-        .await
-        .expect("create");
-    eventually("the operator dead", || async { dying.died() }).await;
-    running.shutdown().await.expect("shutdown");
-    let releases = Releases::new(env.client(), "default");
-    let left = releases.history("second").await.expect("history");
-    assert_eq!(
-        left.last().map(|r| r.status()),
-        Some(opkit_chart_operator::Status::PendingInstall),
-        "killed between the pending record and the deployed one ({install} requests per install)"
-    );
+    // Killed mid-install: the API goes away after N requests. N is searched until a kill
+    // leaves the release between its pending record and its deployed one.
+    let mut budget = started;
+    let (ns, crs) = loop {
+        budget += 1;
+        assert!(
+            budget < started + 2 * install,
+            "no kill left a pending install ({install} requests per install)"
+        );
+        let ns = namespace(&format!("killed-{budget}")).await;
+        let dying = Faults::dying_after(budget);
+        let running = start(client_with(&env, &dying).await, in_ns(&ns))
+            .await
+            .expect("the operator starts");
+        let crs = create(&ns).await;
+        eventually("the operator dead", || async { dying.died() }).await;
+        running.shutdown().await.expect("shutdown");
+        let left = Releases::new(env.client(), &ns)
+            .history("app")
+            .await
+            .expect("history");
+        if left.last().map(|r| r.status()) == Some(opkit_chart_operator::Status::PendingInstall) {
+            break (ns, crs);
+        }
+    };
 
     // Started again: the release converges, and helm agrees.
-    let running = start(env.client(), options(watches_file))
+    let running = start(env.client(), in_ns(&ns))
         .await
         .expect("the operator starts");
-    wait_condition(&crs, "second", "Deployed", "True", "InstallSuccessful").await;
-    let releases = Releases::new(env.client(), "default");
-    let history = releases.history("second").await.expect("history");
+    wait_condition(&crs, "app", "Deployed", "True", "InstallSuccessful").await;
+    let history = Releases::new(env.client(), &ns)
+        .history("app")
+        .await
+        .expect("history");
     assert_eq!(
         history.last().map(|r| r.status()),
         Some(opkit_chart_operator::Status::Deployed)
     );
-    let (ok, status, stderr) = helm(&env, dir.path(), &["status", "second", "-n", "default"]);
+    let (ok, status, stderr) = helm(&env, dir.path(), &["status", "app", "-n", &ns]);
     assert!(
         ok && status.contains("STATUS: deployed"),
         "{status}{stderr}"
     );
-    let deployments: Api<Deployment> = Api::namespaced(env.client(), "default");
+    let deployments: Api<Deployment> = Api::namespaced(env.client(), &ns);
     assert_eq!(
         deployments
-            .get("second-web")
+            .get("app-web")
             .await
             .ok()
             .and_then(|d| d.spec?.replicas),
         Some(2)
+    );
+    running.shutdown().await.expect("clean shutdown");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_deleted_owned_object_is_put_back_and_the_pause_annotation_holds_the_release() {
+    let env = env().await;
+    env.install_crd(crd("App", "apps"))
+        .await
+        .expect("the CRD installs");
+    let (chart_dir, _) = common::chart_dir(common::APP_CHART);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let running = start(
+        env.client(),
+        options(watches(dir.path(), "App", chart_dir.path())),
+    )
+    .await
+    .expect("the operator starts");
+    let crs: Api<DynamicObject> =
+        Api::namespaced_with(env.client(), "default", &resource("App", "apps"));
+    let cr: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": format!("{GROUP}/v1alpha1"), "kind": "App",
+        "metadata": {"name": "held"}, "spec": {"replicas": 1},
+    }))
+    .expect("a CR");
+    crs.create(&PostParams::default(), &cr)
+        .await
+        .expect("create");
+    wait_condition(&crs, "held", "Deployed", "True", "InstallSuccessful").await;
+
+    // Deleted by someone: the dependent watch reconciles and the object comes back.
+    let services: Api<k8s_openapi::api::core::v1::Service> =
+        Api::namespaced(env.client(), "default");
+    let uid = services
+        .get("held-web")
+        .await
+        .expect("the Service")
+        .metadata
+        .uid;
+    services
+        .delete("held-web", &DeleteParams::default())
+        .await
+        .expect("delete the Service");
+    eventually("the Service put back", || async {
+        services
+            .get_opt("held-web")
+            .await
+            .ok()
+            .flatten()
+            .is_some_and(|s| s.metadata.uid != uid)
+    })
+    .await;
+
+    // Paused: the reconcile that sees the new spec reports the pause and leaves the release.
+    crs.patch(
+        "held",
+        &PatchParams::default(),
+        &Patch::Merge(json!({
+            "metadata": {"annotations": {"helm.sdk.operatorframework.io/paused": "true"}},
+            "spec": {"replicas": 3},
+        })),
+    )
+    .await
+    .expect("pause and change");
+    wait_condition(
+        &crs,
+        "held",
+        "Paused",
+        "True",
+        "PauseReconcileAnnotationTrue",
+    )
+    .await;
+    let releases = Releases::new(env.client(), "default");
+    assert_eq!(releases.history("held").await.expect("history").len(), 1);
+    let deployments: Api<Deployment> = Api::namespaced(env.client(), "default");
+    assert_eq!(
+        deployments
+            .get("held-web")
+            .await
+            .ok()
+            .and_then(|d| d.spec?.replicas),
+        Some(1)
+    );
+
+    // Resumed: the change goes out.
+    crs.patch(
+        "held",
+        &PatchParams::default(),
+        &Patch::Merge(
+            json!({"metadata": {"annotations": {"helm.sdk.operatorframework.io/paused": null}}}),
+        ),
+    )
+    .await
+    .expect("resume");
+    let cr = wait_condition(&crs, "held", "Deployed", "True", "UpgradeSuccessful").await;
+    assert!(condition(&cr, "Paused").is_none(), "the pause is over");
+    assert_eq!(
+        deployments
+            .get("held-web")
+            .await
+            .ok()
+            .and_then(|d| d.spec?.replicas),
+        Some(3)
     );
     running.shutdown().await.expect("clean shutdown");
 }

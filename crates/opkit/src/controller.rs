@@ -8,6 +8,10 @@
 //! never reconciled by two workers at once, that queued keys are deduplicated, and that a
 //! failing key backs off exponentially (5 ms → 1000 s) until it succeeds.
 //!
+//! The primary kind may be learned at run time ([`Controller::dynamic`]: `DynamicObject`s of
+//! an `ApiResource`), and so may owned kinds, at build time ([`Controller::owns_dynamic`]) or
+//! from inside a reconcile ([`Context::owns_dynamic`], which opens the kind's watch at once).
+//!
 //! Why not wrap `kube_runtime::Controller`: it keeps no per-object failure count (its error
 //! policy chooses a fixed delay), and it owns its watches, so two controllers on one kind
 //! would open two watches. Here watches and caches belong to the [`Manager`](crate::Manager)

@@ -11,6 +11,12 @@
 //! Controllers that create children read them through an [`OwnerIndex`] of the shared cache
 //! and guard their writes with [`Expectations`], as client-go's workload controllers do.
 //!
+//! Kinds need not be known at compile time: [`Controller::dynamic`] reconciles
+//! [`DynamicObject`](kube::api::DynamicObject)s of an [`ApiResource`](kube::api::ApiResource)
+//! read from a file, and [`Context::owns_dynamic`] starts watching a dependent kind first met
+//! while reconciling — what a generic operator (opkit's chart operator) is built on, with the
+//! same caches, queue, backoff, metrics and leader election as any other.
+//!
 //! Around that: leader election on a Lease ([`leader`]), Prometheus metrics under
 //! controller-runtime's names ([`metrics`]), `/healthz` and `/readyz`, graceful shutdown on
 //! SIGTERM, and helpers for what every reconcile does — [`finalizer`]s, status

@@ -138,7 +138,8 @@ pub fn chart_dir(files: &[(&str, &str)]) -> (tempfile::TempDir, Chart) {
 
 /// The chart most tests deploy: a ConfigMap reading the cluster through `lookup`, a
 /// Deployment with resource quantities the server may canonicalize, a Service, an optional
-/// ConfigMap (`extra`), one kept on uninstall, and a pre-install/pre-upgrade hook Job.
+/// ConfigMap (`extra`), one kept on uninstall, a pre-install/pre-upgrade hook Job and a
+/// pre-delete one.
 pub const APP_CHART: &[(&str, &str)] = &[
     (
         "Chart.yaml",
@@ -150,7 +151,7 @@ pub const APP_CHART: &[(&str, &str)] = &[
     ),
     (
         "templates/configmap.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-config\ndata:\n  message: {{ .Values.message | quote }}\n  namespace: {{ (lookup \"v1\" \"Namespace\" \"\" .Release.Namespace).metadata.name | quote }}\n",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-config\ndata:\n  message: {{ .Values.message | quote }}\n  namespace: {{ (lookup \"v1\" \"Namespace\" \"\" .Release.Namespace).metadata.name | quote }}\n  served: {{ .Capabilities.APIVersions.Has \"apps/v1/Deployment\" | quote }}\n",
     ),
     (
         "templates/deployment.yaml",
@@ -170,7 +171,11 @@ pub const APP_CHART: &[(&str, &str)] = &[
     ),
     (
         "templates/hook.yaml",
-        "{{- if .Values.hook }}\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {{ .Release.Name }}-migrate\n  annotations:\n    helm.sh/hook: pre-install,pre-upgrade\n    helm.sh/hook-weight: \"-1\"\n    helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: migrate\n        image: busybox\n{{- end }}\n",
+        "{{- if .Values.hook }}\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {{ .Release.Name }}-migrate\n  annotations:\n    helm.sh/hook: pre-install,pre-upgrade\n    helm.sh/hook-weight: \"-1\"\n    helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded\nspec:\n  template:\n    metadata:\n      annotations:\n        sim.opkit.dev/ready-after: 0s\n        sim.opkit.dev/complete-after: 0s\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: migrate\n        image: busybox\n{{- end }}\n",
+    ),
+    (
+        "templates/backup.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {{ .Release.Name }}-backup\n  annotations:\n    helm.sh/hook: pre-delete\n    helm.sh/hook-delete-policy: hook-succeeded\nspec:\n  template:\n    metadata:\n      annotations:\n        sim.opkit.dev/ready-after: 0s\n        sim.opkit.dev/complete-after: 0s\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: backup\n        image: busybox\n",
     ),
     (
         "templates/NOTES.txt",
