@@ -237,9 +237,35 @@ pub(crate) fn role(root: &Path, project: &Project) -> anyhow::Result<String> {
     ))
 }
 
+/// Checks `watches.yaml` as the chart operator reads it, and notes the kinds of `PROJECT` it
+/// does not watch (their CRDs are generated, but nothing would reconcile them).
+fn check_watches(root: &Path, project: &Project) -> anyhow::Result<()> {
+    if project.resources.is_empty() {
+        return Ok(());
+    }
+    let path = root.join(crate::helm_scaffold::WATCHES_FILE);
+    let watches = opkit_chart_operator::watches::load(&path)
+        .with_context(|| format!("{} is not usable by the chart operator", path.display()))?;
+    for r in &project.resources {
+        let watched = watches
+            .iter()
+            .any(|w| w.group == r.full_group() && w.version == r.version && w.kind == r.kind);
+        if !watched {
+            eprintln!(
+                "    note: {} has no entry for {} {}: nothing reconciles it",
+                path.display(),
+                r.api_version(),
+                r.kind
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Writes the CRDs, RBAC and samples of the helm project at `root`.
 pub(crate) fn generate(root: &Path, project: &Project) -> anyhow::Result<()> {
     crate::progress::step("generating manifests under config/ from the charts");
+    check_watches(root, project)?;
     let mut report: Vec<(String, Outcome)> = Vec::new();
     let mut generated = Vec::new();
     for resource in &project.resources {

@@ -682,6 +682,21 @@ fn bad_plugins_charts_and_kinds_are_refused_and_change_nothing() {
         &["is not a chart Helm can load", "version"],
     );
 
+    // generate manifests reads watches.yaml as the operator does.
+    std::fs::write(
+        project.join("watches.yaml"),
+        "- {group: web.example.com, version: v1, kind: Shop, chart: helm-charts/gone}\n",
+    )
+    .unwrap();
+    fails(
+        &project,
+        &["generate", "manifests"],
+        &[
+            "watches.yaml is not usable by the chart operator",
+            "helm-charts/gone",
+        ],
+    );
+
     // The helm flags in a Rust project.
     let rust = subdir(tmp.path(), "rusty");
     opkit_ok(
