@@ -19,21 +19,6 @@ const _: fn() = || {
 /// Go's `text/template` execution depth limit (`maxExecDepth`).
 pub const MAX_EXEC_DEPTH: usize = 100_000;
 
-/// Stack for describing a deeply nested node in an error message.
-const LARGE_STACK_BYTES: usize = 256 << 20;
-
-/// Runs `f` on a fresh thread with a large stack (for work that recurses as deep as a
-/// template nests); `None` when no thread can be started.
-pub(crate) fn on_large_stack<T: Send>(f: impl FnOnce() -> T + Send) -> Option<T> {
-    std::thread::scope(|scope| {
-        let h = std::thread::Builder::new()
-            .stack_size(LARGE_STACK_BYTES)
-            .spawn_scoped(scope, f)
-            .ok()?;
-        Some(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-    })
-}
-
 /// What a missing map key evaluates to (Go's `missingkey=` option).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum MissingKey {
