@@ -14,6 +14,7 @@ use crate::chart::Chart;
 use crate::engine::{Engine, RenderContext};
 use crate::manifest::{Hook, sort_manifests, split_manifests, trim_space};
 use crate::objects::{Capabilities, KubeVersion, ReleaseOptions};
+use crate::prepare::{PrepareError, prepare_unvalidated, validate_values};
 
 /// The flags of `helm template` that shape the release and its output.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -264,6 +265,55 @@ pub fn template(
 ) -> Result<String, TemplateError> {
     let release = render_release(engine, chart, values, opts)?;
     template_output(&release, opts)
+}
+
+/// Why [`prepare_and_template`] failed; the texts are Helm's.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareTemplateError {
+    /// The values could not be prepared (see [`crate::prepare`]).
+    #[error(transparent)]
+    Prepare(#[from] PrepareError),
+    /// The chart did not render (see [`template`]).
+    #[error(transparent)]
+    Template(#[from] TemplateError),
+}
+
+/// [`crate::prepare`] then [`template`], as `helm template` runs them, with the same result
+/// and the same first error; the `values.schema.json` check (a large schema costs as much
+/// as the render: `boon` compiles it first) runs on a second thread while the chart renders
+/// in memory, and its error wins over the render's. With `--output-dir` nothing is written
+/// before the values are known to be valid.
+pub fn prepare_and_template(
+    engine: &Engine,
+    chart: &mut Chart,
+    user_values: &Value,
+    opts: &TemplateOptions,
+) -> Result<String, PrepareTemplateError> {
+    let (values, _) = prepare_unvalidated(chart, user_values)?;
+    let chart = &*chart;
+    if opts.output_dir.is_some() || !has_schema(chart) {
+        validate_values(chart, &values)?;
+        return Ok(template(engine, chart, &values, opts)?);
+    }
+    let (checked, rendered) = std::thread::scope(|scope| {
+        let check = std::thread::Builder::new()
+            .name("opkit-chart-schema".into())
+            .spawn_scoped(scope, || validate_values(chart, &values));
+        let rendered = template(engine, chart, &values, opts);
+        let checked = match check {
+            Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            // No second thread: check here, still before the render's result counts.
+            Err(_) => validate_values(chart, &values),
+        };
+        (checked, rendered)
+    });
+    checked?;
+    Ok(rendered?)
+}
+
+/// Whether `chart` or a subchart has a `values.schema.json`.
+fn has_schema(chart: &Chart) -> bool {
+    chart.schema.is_some() || chart.dependencies.iter().any(has_schema)
 }
 
 /// Helm's `IsCompatibleRange`: whether `version` satisfies the SemVer `constraint` (a

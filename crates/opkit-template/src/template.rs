@@ -46,7 +46,8 @@ pub enum MissingKey {
 pub struct Templates {
     name: String,
     trees: HashMap<String, Arc<Tree>>,
-    funcs: HashMap<String, Function>,
+    /// Shared between clones (Helm's `tpl` clones the set for every call) until changed.
+    funcs: Arc<HashMap<String, Function>>,
     missing_key: MissingKey,
     max_depth: usize,
     max_output: Option<usize>,
@@ -60,7 +61,7 @@ impl Templates {
         Templates {
             name: name.to_string(),
             trees: HashMap::new(),
-            funcs: HashMap::new(),
+            funcs: Arc::default(),
             missing_key: MissingKey::Default,
             max_depth: MAX_EXEC_DEPTH,
             max_output: None,
@@ -76,13 +77,13 @@ impl Templates {
     /// Adds (or replaces) a function. Functions must be added before parsing templates
     /// that call them; a name shadows the builtin of that name.
     pub fn add_func(&mut self, name: &str, f: Function) -> &mut Self {
-        self.funcs.insert(name.to_string(), f);
+        Arc::make_mut(&mut self.funcs).insert(name.to_string(), f);
         self
     }
 
     /// Adds every function of a function map.
     pub fn add_funcs(&mut self, funcs: impl IntoIterator<Item = (String, Function)>) -> &mut Self {
-        self.funcs.extend(funcs);
+        Arc::make_mut(&mut self.funcs).extend(funcs);
         self
     }
 
