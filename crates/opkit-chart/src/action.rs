@@ -404,6 +404,66 @@ impl Output {
 mod tests {
     use super::*;
 
+    /// A chart whose schema wants `replicas` to be an integer and whose template fails when
+    /// it is not.
+    fn schema_chart() -> (tempfile::TempDir, Chart) {
+        let dir = tempfile::tempdir().unwrap();
+        let w = |p: &str, s: &str| {
+            let p = dir.path().join(p);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, s).unwrap();
+        };
+        w("Chart.yaml", "apiVersion: v2\nname: app\nversion: 1.0.0\n");
+        w("values.yaml", "replicas: 1\n");
+        w(
+            "values.schema.json",
+            r#"{"properties": {"replicas": {"type": "integer"}}}"#,
+        );
+        w(
+            "templates/cm.yaml",
+            "kind: ConfigMap\ndata:\n  n: {{ .Values.replicas | quote }}\n{{ if kindIs \"string\" .Values.replicas }}{{ fail \"not a number\" }}{{ end }}\n",
+        );
+        let chart = Chart::load(dir.path()).unwrap();
+        (dir, chart)
+    }
+
+    #[test]
+    fn prepare_and_template_prints_what_prepare_then_template_print() {
+        let (_dir, chart) = schema_chart();
+        let opts = TemplateOptions::default();
+        let user = Value::map(BTreeMap::from([("replicas".to_string(), Value::Int(2))]));
+        let mut one = chart.clone();
+        let values = crate::prepare(&mut one, &user).unwrap();
+        let want = template(&Engine::new(), &one, &values, &opts);
+        let mut two = chart.clone();
+        let got = prepare_and_template(&Engine::new(), &mut two, &user, &opts);
+        assert_eq!(
+            got.map_err(|e| e.to_string()),
+            want.map_err(|e| e.to_string())
+        );
+    }
+
+    #[test]
+    fn prepare_and_template_reports_the_schema_error_before_the_render_error() {
+        let (_dir, mut chart) = schema_chart();
+        let user = Value::map(BTreeMap::from([(
+            "replicas".to_string(),
+            Value::string("x"),
+        )]));
+        let err = prepare_and_template(
+            &Engine::new(),
+            &mut chart,
+            &user,
+            &TemplateOptions::default(),
+        )
+        .unwrap_err();
+        assert!(matches!(err, PrepareTemplateError::Prepare(_)), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "values don't meet the specifications of the schema(s) in the following chart(s):\napp:\n- at '/replicas': got string, want integer\n"
+        );
+    }
+
     #[test]
     fn release_names_follow_helms_rule() {
         assert!(validate_release_name("rel-1.a").is_ok());
