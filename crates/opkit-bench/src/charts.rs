@@ -31,7 +31,7 @@ fn repo_root() -> PathBuf {
 }
 
 /// The helm binary (`HELM_BIN`, the project's `.tools/bin/helm`, or `helm` on `PATH`).
-fn helm() -> Option<PathBuf> {
+pub(crate) fn helm() -> Option<PathBuf> {
     let candidates = [
         std::env::var_os("HELM_BIN").map(PathBuf::from),
         Some(repo_root().join(".tools/bin/helm")),
@@ -46,7 +46,7 @@ fn helm() -> Option<PathBuf> {
 }
 
 /// `helm` with private, throw-away homes.
-fn helm_command(helm: &Path, home: &Path) -> Command {
+pub(crate) fn helm_command(helm: &Path, home: &Path) -> Command {
     let mut c = Command::new(helm);
     for var in ["HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME"] {
         c.env(var, home);

@@ -1,13 +1,15 @@
 //! Benchmarks of opkit's embedded control plane: start-up, create throughput, GET/LIST and watch
 //! latency, server memory, server-side apply next to create and update, garbage collection of
 //! many dependents, a large Deployment rolled out by the simulated workload controllers, and
-//! the cost of CRD conversion in a LIST, and chart rendering next to `helm template` —
+//! the cost of CRD conversion in a LIST, chart rendering next to `helm template`, and the chart
+//! operator deploying many releases —
 //! over real HTTPS with real kube-rs clients, on loopback.
 //!
 //! The binary (`opkit-bench`) runs [`run`] with [`Counts::full`] or [`Counts::quick`] and prints
 //! the [`Report`]; the smoke test runs it with [`Counts::tiny`] against an in-process server.
 
 pub mod admission;
+pub mod chart_operator;
 pub mod charts;
 pub mod cluster;
 pub mod conversion;
@@ -47,11 +49,14 @@ pub enum Scenario {
     Conversion,
     /// Chart renders in-process and `opkit chart template` next to `helm template`.
     Charts,
+    /// Many custom resources of the `helm create` chart brought to `Deployed` by the chart
+    /// operator; API writes per steady-state reconcile.
+    ChartOperator,
 }
 
 impl Scenario {
     /// All scenarios, in the order they run.
-    pub const ALL: [Scenario; 11] = [
+    pub const ALL: [Scenario; 12] = [
         Scenario::Startup,
         Scenario::Creates,
         Scenario::GetList,
@@ -63,6 +68,7 @@ impl Scenario {
         Scenario::Admission,
         Scenario::Conversion,
         Scenario::Charts,
+        Scenario::ChartOperator,
     ];
 
     /// The name used by `--scenario`.
@@ -79,6 +85,7 @@ impl Scenario {
             Scenario::Admission => "admission",
             Scenario::Conversion => "conversion",
             Scenario::Charts => "charts",
+            Scenario::ChartOperator => "chart-operator",
         }
     }
 
@@ -127,6 +134,8 @@ pub struct Counts {
     pub chart_renders: usize,
     /// Runs of `opkit chart template` and of `helm template` per chart.
     pub chart_runs: usize,
+    /// Custom resources (releases) the chart operator deploys.
+    pub chart_releases: usize,
     /// Upper bound on each scenario's wall time.
     pub scenario_timeout: Duration,
 }
@@ -153,6 +162,7 @@ impl Counts {
             conversion_lists: 50,
             chart_renders: 200,
             chart_runs: 10,
+            chart_releases: 1_000,
             scenario_timeout: Duration::from_secs(600),
         }
     }
@@ -178,6 +188,7 @@ impl Counts {
             conversion_lists: 10,
             chart_renders: 20,
             chart_runs: 3,
+            chart_releases: 100,
             scenario_timeout: Duration::from_secs(60),
         }
     }
@@ -203,6 +214,7 @@ impl Counts {
             conversion_lists: 3,
             chart_renders: 2,
             chart_runs: 1,
+            chart_releases: 3,
             scenario_timeout: Duration::from_secs(60),
         }
     }

@@ -164,6 +164,11 @@ impl Server {
         self.dir.as_ref().map(|d| d.path().join("data"))
     }
 
+    /// The admin kubeconfig (YAML).
+    pub fn kubeconfig(&self) -> &str {
+        &self.kubeconfig
+    }
+
     /// A new kube-rs client (its own connection pool) from the admin kubeconfig.
     pub async fn client(&self) -> anyhow::Result<kube::Client> {
         client_for_kubeconfig(&self.kubeconfig).await
