@@ -493,8 +493,11 @@ impl Releases {
         if let Some(base) = base {
             let mut old = Vec::new();
             for mut o in parse_manifest(&base.manifest)? {
-                if self.cluster.place(&mut o, &self.namespace).await.is_ok() {
-                    old.push(o);
+                // A kind the cluster no longer serves has nothing left to delete.
+                match self.cluster.place(&mut o, &self.namespace).await {
+                    Ok(_) => old.push(o),
+                    Err(ActionError::UnknownKind { .. }) => {}
+                    Err(e) => return Err(e),
                 }
             }
             for o in dropped(&old, &applied) {
@@ -657,17 +660,25 @@ impl Releases {
             self.storage.update(&release).await?;
         }
 
-        // The objects of the last revision and of the last applied one (an interrupted
-        // upgrade may have left both), newest first, in reverse install order.
-        let mut objects = parse_manifest(&release.manifest)?;
-        if let Some(base) = base_below(&history, release.version) {
-            objects.extend(parse_manifest(&base.manifest)?);
+        // The objects of every revision since the last applied one (failed or interrupted
+        // upgrades may have applied some of theirs), newest first, in reverse install order.
+        let mut objects = Vec::new();
+        let since = base_below(&history, release.version).map_or(0, |b| b.version);
+        for r in history
+            .iter()
+            .filter(|r| r.version >= since && r.version != release.version)
+        {
+            objects.extend(parse_manifest(&r.manifest)?);
         }
+        objects.extend(parse_manifest(&release.manifest)?);
         let mut seen = BTreeSet::new();
         let mut deleted = Vec::new();
         for mut obj in objects.into_iter().rev() {
-            let Ok(api) = self.cluster.place(&mut obj, &self.namespace).await else {
-                continue;
+            let api = match self.cluster.place(&mut obj, &self.namespace).await {
+                Ok(api) => api,
+                // A kind the cluster no longer serves has nothing left to delete.
+                Err(ActionError::UnknownKind { .. }) => continue,
+                Err(e) => return Err(e),
             };
             if !seen.insert(obj.key()) || obj.keep() {
                 continue;
