@@ -535,10 +535,8 @@ impl Releases {
     /// Creates the CRDs of the chart's (and subcharts') `crds/` directories that do not
     /// exist yet; like Helm, never updates or deletes them.
     async fn install_crds(&self, chart: &Chart) -> Result<(), ActionError> {
-        let mut docs = Vec::new();
-        collect_crds(chart, &mut docs);
-        for doc in docs {
-            for part in opkit_chart::split_manifests(&doc) {
+        for (_, data) in opkit_chart::crd_objects(chart, chart.name()) {
+            for part in opkit_chart::split_manifests(&String::from_utf8_lossy(data)) {
                 let Some(mut obj) = parse_document(&part)? else {
                     continue;
                 };
@@ -749,18 +747,4 @@ fn same_record(old: &Release, new: &Release) -> bool {
             (Some(a), Some(b)) => a.same_content(b),
             (a, b) => a.is_none() && b.is_none(),
         }
-}
-
-fn collect_crds(chart: &Chart, out: &mut Vec<String>) {
-    for f in &chart.files {
-        let lower = f.name.to_ascii_lowercase();
-        if f.name.starts_with("crds/")
-            && (lower.ends_with(".yaml") || lower.ends_with(".yml") || lower.ends_with(".json"))
-        {
-            out.push(String::from_utf8_lossy(&f.data).into_owned());
-        }
-    }
-    for dep in &chart.dependencies {
-        collect_crds(dep, out);
-    }
 }
