@@ -701,3 +701,39 @@ async fn uninstall_removes_what_failed_upgrades_applied() {
         assert!(cms.get_opt(name).await.unwrap().is_none(), "{name} deleted");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_record_that_does_not_decode_is_skipped_not_a_wedge() {
+    let env = env().await;
+    let client = env.client();
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), "default");
+    let mut junk = Secret::default();
+    junk.metadata.name = Some("sh.helm.release.v1.demo.v7".into());
+    junk.metadata.labels = Some(
+        [("owner", "helm"), ("name", "demo"), ("version", "7")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    );
+    junk.type_ = Some("helm.sh/release.v1".into());
+    junk.string_data = Some([("release".to_string(), "not base64!".to_string())].into());
+    secrets.create(&PostParams::default(), &junk).await.unwrap();
+
+    let (_dir, chart) = chart_dir(APP_CHART);
+    let releases = Releases::new(client.clone(), "default");
+    let outcome = releases
+        .ensure(
+            "demo",
+            &chart,
+            &values(json!({})),
+            &EnsureOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert!(
+        matches!(outcome, Outcome::Installed(ref r) if r.version == 1),
+        "{outcome:?}"
+    );
+    let history = releases.history("demo").await.unwrap();
+    assert_eq!(statuses(&history), vec![(1, Status::Deployed)]);
+}
