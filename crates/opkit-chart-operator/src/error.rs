@@ -15,6 +15,10 @@ pub enum ActionError {
     /// excludes the cluster's version.
     #[error("{0}")]
     Render(String),
+    /// A template's `lookup` could not read the cluster (the render fails with Helm's text;
+    /// retrying can help, unlike [`ActionError::Render`]).
+    #[error("{0}")]
+    Lookup(String),
     /// The values failed the chart's `values.schema.json` (Helm's report, chart by chart).
     #[error("{0}")]
     Schema(String),

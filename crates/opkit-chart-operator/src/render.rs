@@ -8,7 +8,7 @@
 //! blocking GET or LIST through the runtime's handle.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use kube::api::{Api, ListParams};
 use opkit_chart::{
@@ -58,7 +58,10 @@ pub(crate) async fn render(
         },
         capabilities,
     };
-    let engine = Engine::new().with_lookup(lookup_fn(cluster.clone()));
+    // A lookup the cluster failed to answer fails the render, but unlike a template error
+    // it is worth retrying: it is remembered to tell the two apart.
+    let lookup_failed: Arc<Mutex<bool>> = Arc::default();
+    let engine = Engine::new().with_lookup(lookup_fn(cluster.clone(), lookup_failed.clone()));
     let mut chart = chart.clone();
     let values = values.clone();
     tokio::task::spawn_blocking(move || {
@@ -69,7 +72,11 @@ pub(crate) async fn render(
         let (hooks, manifests, notes) =
             render_parts(&engine, &chart, &values, &ctx).map_err(|e| match e {
                 TemplateError::Render(text) | TemplateError::Other(text) => {
-                    ActionError::Render(text)
+                    if lookup_failed.lock().is_ok_and(|f| *f) {
+                        ActionError::Lookup(text)
+                    } else {
+                        ActionError::Render(text)
+                    }
                 }
             })?;
         let manifest = manifests
@@ -88,10 +95,16 @@ pub(crate) async fn render(
 
 /// Helm's `lookup apiVersion kind namespace name`: the object, or with an empty name the
 /// list; an empty map when nothing is found.
-fn lookup_fn(cluster: Cluster) -> Arc<LookupFn> {
+fn lookup_fn(cluster: Cluster, failed: Arc<Mutex<bool>>) -> Arc<LookupFn> {
     let handle = tokio::runtime::Handle::current();
     Arc::new(move |api_version, kind, namespace, name| {
-        handle.block_on(lookup(&cluster, api_version, kind, namespace, name))
+        let answer = handle.block_on(lookup(&cluster, api_version, kind, namespace, name));
+        if answer.is_err()
+            && let Ok(mut f) = failed.lock()
+        {
+            *f = true;
+        }
+        answer
     })
 }
 

@@ -380,6 +380,32 @@ async fn render_and_schema_errors_keep_helms_texts_and_store_nothing() {
         ),
         "{err}"
     );
+    let (_dir, looking) = chart_dir(&[
+        (
+            "Chart.yaml",
+            "apiVersion: v2\nname: looking\nversion: 0.1.0\n",
+        ),
+        (
+            "templates/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: l\ndata:\n  a: {{ lookup \"example.com/v1\" \"Nothing\" \"\" \"x\" | quote }}\n",
+        ),
+    ]);
+    let err = releases
+        .ensure(
+            "looking",
+            &looking,
+            &values(json!({})),
+            &EnsureOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ActionError::Lookup(_)), "{err:?}");
+    assert!(!err.is_permanent(), "the kind may be served later");
+    assert!(
+        err.to_string().contains("no matches for kind \"Nothing\""),
+        "{err}"
+    );
+    assert!(releases.history("looking").await.unwrap().is_empty());
     assert!(releases.history("bad").await.unwrap().is_empty());
     assert!(releases.history("strict").await.unwrap().is_empty());
 }
