@@ -493,8 +493,11 @@ impl Releases {
         if let Some(base) = base {
             let mut old = Vec::new();
             for mut o in parse_manifest(&base.manifest)? {
-                if self.cluster.place(&mut o, &self.namespace).await.is_ok() {
-                    old.push(o);
+                // A kind the cluster no longer serves has nothing left to delete.
+                match self.cluster.place(&mut o, &self.namespace).await {
+                    Ok(_) => old.push(o),
+                    Err(ActionError::UnknownKind { .. }) => {}
+                    Err(e) => return Err(e),
                 }
             }
             for o in dropped(&old, &applied) {
@@ -532,10 +535,8 @@ impl Releases {
     /// Creates the CRDs of the chart's (and subcharts') `crds/` directories that do not
     /// exist yet; like Helm, never updates or deletes them.
     async fn install_crds(&self, chart: &Chart) -> Result<(), ActionError> {
-        let mut docs = Vec::new();
-        collect_crds(chart, &mut docs);
-        for doc in docs {
-            for part in opkit_chart::split_manifests(&doc) {
+        for (_, data) in opkit_chart::crd_objects(chart, chart.name()) {
+            for part in opkit_chart::split_manifests(&String::from_utf8_lossy(data)) {
                 let Some(mut obj) = parse_document(&part)? else {
                     continue;
                 };
@@ -657,17 +658,25 @@ impl Releases {
             self.storage.update(&release).await?;
         }
 
-        // The objects of the last revision and of the last applied one (an interrupted
-        // upgrade may have left both), newest first, in reverse install order.
-        let mut objects = parse_manifest(&release.manifest)?;
-        if let Some(base) = base_below(&history, release.version) {
-            objects.extend(parse_manifest(&base.manifest)?);
+        // The objects of every revision since the last applied one (failed or interrupted
+        // upgrades may have applied some of theirs), newest first, in reverse install order.
+        let mut objects = Vec::new();
+        let since = base_below(&history, release.version).map_or(0, |b| b.version);
+        for r in history
+            .iter()
+            .filter(|r| r.version >= since && r.version != release.version)
+        {
+            objects.extend(parse_manifest(&r.manifest)?);
         }
+        objects.extend(parse_manifest(&release.manifest)?);
         let mut seen = BTreeSet::new();
         let mut deleted = Vec::new();
         for mut obj in objects.into_iter().rev() {
-            let Ok(api) = self.cluster.place(&mut obj, &self.namespace).await else {
-                continue;
+            let api = match self.cluster.place(&mut obj, &self.namespace).await {
+                Ok(api) => api,
+                // A kind the cluster no longer serves has nothing left to delete.
+                Err(ActionError::UnknownKind { .. }) => continue,
+                Err(e) => return Err(e),
             };
             if !seen.insert(obj.key()) || obj.keep() {
                 continue;
@@ -738,18 +747,4 @@ fn same_record(old: &Release, new: &Release) -> bool {
             (Some(a), Some(b)) => a.same_content(b),
             (a, b) => a.is_none() && b.is_none(),
         }
-}
-
-fn collect_crds(chart: &Chart, out: &mut Vec<String>) {
-    for f in &chart.files {
-        let lower = f.name.to_ascii_lowercase();
-        if f.name.starts_with("crds/")
-            && (lower.ends_with(".yaml") || lower.ends_with(".yml") || lower.ends_with(".json"))
-        {
-            out.push(String::from_utf8_lossy(&f.data).into_owned());
-        }
-    }
-    for dep in &chart.dependencies {
-        collect_crds(dep, out);
-    }
 }

@@ -10,10 +10,15 @@ pub enum ActionError {
     /// The release name is not valid (Helm's `release name check failed: …`).
     #[error("{0}")]
     InvalidName(String),
-    /// A template failed to render; the text names the template, line and column as Helm
-    /// does (`template: demo/templates/cm.yaml:3:14: executing …`).
+    /// The chart did not render: a template failed (the text names the template, line and
+    /// column as Helm does), a rendered document is not YAML, or the chart's `kubeVersion`
+    /// excludes the cluster's version.
     #[error("{0}")]
     Render(String),
+    /// A template's `lookup` could not read the cluster (the render fails with Helm's text;
+    /// retrying can help, unlike [`ActionError::Render`]).
+    #[error("{0}")]
+    Lookup(String),
     /// The values failed the chart's `values.schema.json` (Helm's report, chart by chart).
     #[error("{0}")]
     Schema(String),
@@ -23,14 +28,6 @@ pub enum ActionError {
     /// A rendered document is not a Kubernetes object (`YAML parse error on …`).
     #[error("{0}")]
     Manifest(String),
-    /// The chart's `kubeVersion` excludes the cluster's version.
-    #[error("chart requires kubeVersion: {wanted} which is incompatible with Kubernetes {actual}")]
-    KubeVersion {
-        /// The chart's constraint.
-        wanted: String,
-        /// The cluster's version.
-        actual: String,
-    },
     /// The cluster does not serve a kind the chart renders.
     #[error(
         "resource mapping not found for name: {name:?} namespace: {namespace:?}: no matches for kind {kind:?} in version {api_version:?}"
@@ -93,7 +90,6 @@ impl ActionError {
                 | ActionError::Schema(_)
                 | ActionError::Values(_)
                 | ActionError::Manifest(_)
-                | ActionError::KubeVersion { .. }
         )
     }
 }

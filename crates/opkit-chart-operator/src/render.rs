@@ -8,12 +8,12 @@
 //! blocking GET or LIST through the runtime's handle.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use kube::api::{Api, ListParams};
 use opkit_chart::{
     Capabilities, Chart, Engine, LookupFn, PrepareError, ReleaseOptions, RenderContext,
-    sort_manifests, validate_release_name,
+    TemplateError, render_parts, validate_release_name,
 };
 use opkit_template::Value;
 
@@ -48,13 +48,6 @@ pub(crate) async fn render(
     capabilities: Capabilities,
 ) -> Result<Rendered, ActionError> {
     validate_release_name(target.name).map_err(|e| ActionError::InvalidName(e.to_string()))?;
-    let wanted = chart.metadata.kube_version.clone();
-    if !wanted.is_empty() && !kube_version_allows(&wanted, &capabilities.kube_version.normalized) {
-        return Err(ActionError::KubeVersion {
-            wanted,
-            actual: capabilities.kube_version.version.clone(),
-        });
-    }
     let ctx = RenderContext {
         release: ReleaseOptions {
             name: target.name.to_string(),
@@ -65,7 +58,10 @@ pub(crate) async fn render(
         },
         capabilities,
     };
-    let engine = Engine::new().with_lookup(lookup_fn(cluster.clone()));
+    // A lookup the cluster failed to answer fails the render, but unlike a template error
+    // it is worth retrying: it is remembered to tell the two apart.
+    let lookup_failed: Arc<Mutex<bool>> = Arc::default();
+    let engine = Engine::new().with_lookup(lookup_fn(cluster.clone(), lookup_failed.clone()));
     let mut chart = chart.clone();
     let values = values.clone();
     tokio::task::spawn_blocking(move || {
@@ -73,22 +69,16 @@ pub(crate) async fn render(
             PrepareError::Schema(_) => ActionError::Schema(e.to_string()),
             other => ActionError::Values(other.to_string()),
         })?;
-        let mut files = engine
-            .render(&chart, &values, &ctx)
-            .map_err(|e| ActionError::Render(e.0))?;
-        let top_notes = format!("{}/templates/NOTES.txt", chart.name());
-        let mut notes = String::new();
-        files.retain(|name, text| {
-            if !name.ends_with("NOTES.txt") {
-                return true;
-            }
-            if *name == top_notes {
-                notes = text.clone();
-            }
-            false
-        });
-        let (hooks, manifests) =
-            sort_manifests(&files).map_err(|e| ActionError::Manifest(e.to_string()))?;
+        let (hooks, manifests, notes) =
+            render_parts(&engine, &chart, &values, &ctx).map_err(|e| match e {
+                TemplateError::Render(text) | TemplateError::Other(text) => {
+                    if lookup_failed.lock().is_ok_and(|f| *f) {
+                        ActionError::Lookup(text)
+                    } else {
+                        ActionError::Render(text)
+                    }
+                }
+            })?;
         let manifest = manifests
             .iter()
             .map(|m| format!("---\n# Source: {}\n{}\n", m.name, m.content))
@@ -103,23 +93,18 @@ pub(crate) async fn render(
     .map_err(|e| ActionError::Task(e.to_string()))?
 }
 
-/// Helm's `IsCompatibleRange` on Sprig's `semverCompare`.
-fn kube_version_allows(constraint: &str, version: &str) -> bool {
-    opkit_template::sprig::functions()
-        .get("semverCompare")
-        .and_then(|f| {
-            f.call(&[Value::string(constraint), Value::string(version)])
-                .ok()
-        })
-        .is_some_and(|v| matches!(v, Value::Bool(true)))
-}
-
 /// Helm's `lookup apiVersion kind namespace name`: the object, or with an empty name the
 /// list; an empty map when nothing is found.
-fn lookup_fn(cluster: Cluster) -> Arc<LookupFn> {
+fn lookup_fn(cluster: Cluster, failed: Arc<Mutex<bool>>) -> Arc<LookupFn> {
     let handle = tokio::runtime::Handle::current();
     Arc::new(move |api_version, kind, namespace, name| {
-        handle.block_on(lookup(&cluster, api_version, kind, namespace, name))
+        let answer = handle.block_on(lookup(&cluster, api_version, kind, namespace, name));
+        if answer.is_err()
+            && let Ok(mut f) = failed.lock()
+        {
+            *f = true;
+        }
+        answer
     })
 }
 

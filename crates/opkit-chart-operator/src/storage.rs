@@ -87,7 +87,7 @@ impl Storage {
         }
     }
 
-    /// Every revision of `name`, oldest first.
+    /// Every revision of `name` that decodes, oldest first.
     pub(crate) async fn history(&self, name: &str) -> Result<Vec<Release>, StorageError> {
         let lp = ListParams::default().labels(&format!("name={name},owner=helm"));
         let list = self
@@ -100,7 +100,12 @@ impl Storage {
             })?;
         let mut out = Vec::new();
         for s in list.items {
-            out.push(decode_secret(&s)?);
+            // As Helm's driver does, a record that does not decode is skipped (and logged)
+            // rather than wedging every operation on the release.
+            match decode_secret(&s) {
+                Ok(r) => out.push(r),
+                Err(e) => tracing::warn!(error = %e, "skipping a release record"),
+            }
         }
         sort_by_revision(&mut out);
         Ok(out)

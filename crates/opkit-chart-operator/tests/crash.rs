@@ -1,5 +1,6 @@
 //! Crash safety on the real API path: the operator "dies" after its Nth API call (a client
-//! whose every request past the Nth fails) during an install, an upgrade and an uninstall,
+//! whose every request past the Nth fails, or is never answered while the operation is
+//! abandoned, as a killed process abandons it) during an install, an upgrade and an uninstall,
 //! for every N up to the operation's whole request count; then a healthy operator runs the
 //! same operation and the release must have converged: deployed, no `pending-*` left,
 //! exactly one deployed revision, every object as the chart says (a further `ensure` finds
@@ -149,48 +150,95 @@ async fn assert_converged(
     assert_eq!(helm_deployed[0]["revision"], newest, "crash at {n}: {out}");
 }
 
-async fn crash_at_every_call(phase: Phase) {
+/// How the operator dies once its budget of API calls is spent.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Death {
+    /// Every further request fails (the engine sees errors and may try to record them).
+    Failing,
+    /// No further request is answered; the operation is abandoned mid-request.
+    Hanging,
+}
+
+async fn crash_at_every_call(phase: Phase, death: Death) {
     let env = env().await;
     let (dir, chart) = chart_dir(APP_CHART);
     for n in 1.. {
-        let ns = format!("{}-{n}", format!("{phase:?}").to_lowercase());
+        let ns = format!(
+            "{}-{}-{n}",
+            format!("{phase:?}").to_lowercase(),
+            format!("{death:?}").to_lowercase()
+        );
         namespace(&env, &ns).await;
         let healthy = Releases::new(env.client(), &ns);
         if phase != Phase::Install {
             run(Phase::Install, &healthy, &chart).await.unwrap();
         }
-        let faults = Faults::dying_after(n);
+        let faults = match death {
+            Death::Failing => Faults::dying_after(n),
+            Death::Hanging => Faults::hanging_after(n),
+        };
         let dying = Releases::new(client_with(&env, &faults).await, &ns);
-        let result = run(phase, &dying, &chart).await;
+        let result = match death {
+            Death::Failing => Some(run(phase, &dying, &chart).await),
+            Death::Hanging => tokio::select! {
+                r = run(phase, &dying, &chart) => Some(r),
+                // The operation is stuck on an unanswered request: the process is killed.
+                () = faults.reached() => None,
+            },
+        };
+        faults.release();
         if !faults.died() {
-            result.unwrap_or_else(|e| panic!("{phase:?} with {n} calls allowed: {e}"));
+            result
+                .expect("the operation ended")
+                .unwrap_or_else(|e| panic!("{phase:?} with {n} calls allowed: {e}"));
             assert!(n > 5, "{phase:?} made only {n} API calls");
+            eprintln!(
+                "{phase:?}: converged after a crash ({death:?}) at each of its first {} API calls",
+                n - 1
+            );
             break;
         }
-        assert!(
-            result.is_err(),
-            "{phase:?} died at call {n} yet reported success"
-        );
+        if let Some(result) = result {
+            assert!(
+                result.is_err(),
+                "{phase:?} died at call {n} yet reported success"
+            );
+        }
         // A new operator process takes over.
         let restarted = Releases::new(env.client(), &ns);
         run(phase, &restarted, &chart)
             .await
-            .unwrap_or_else(|e| panic!("{phase:?} after a crash at call {n}: {e}"));
+            .unwrap_or_else(|e| panic!("{phase:?} after a crash ({death:?}) at call {n}: {e}"));
         assert_converged(&env, dir.path(), &ns, phase, &chart, n).await;
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_install_converges_after_a_crash_at_every_api_call() {
-    crash_at_every_call(Phase::Install).await;
+    crash_at_every_call(Phase::Install, Death::Failing).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_install_converges_after_a_hang_at_every_api_call() {
+    crash_at_every_call(Phase::Install, Death::Hanging).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upgrade_converges_after_a_crash_at_every_api_call() {
-    crash_at_every_call(Phase::Upgrade).await;
+    crash_at_every_call(Phase::Upgrade, Death::Failing).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upgrade_converges_after_a_hang_at_every_api_call() {
+    crash_at_every_call(Phase::Upgrade, Death::Hanging).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_uninstall_converges_after_a_crash_at_every_api_call() {
-    crash_at_every_call(Phase::Uninstall).await;
+    crash_at_every_call(Phase::Uninstall, Death::Failing).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_uninstall_converges_after_a_hang_at_every_api_call() {
+    crash_at_every_call(Phase::Uninstall, Death::Hanging).await;
 }

@@ -380,17 +380,48 @@ async fn render_and_schema_errors_keep_helms_texts_and_store_nothing() {
         ),
         "{err}"
     );
+    let (_dir, looking) = chart_dir(&[
+        (
+            "Chart.yaml",
+            "apiVersion: v2\nname: looking\nversion: 0.1.0\n",
+        ),
+        (
+            "templates/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: l\ndata:\n  a: {{ lookup \"example.com/v1\" \"Nothing\" \"\" \"x\" | quote }}\n",
+        ),
+    ]);
+    let err = releases
+        .ensure(
+            "looking",
+            &looking,
+            &values(json!({})),
+            &EnsureOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ActionError::Lookup(_)), "{err:?}");
+    assert!(!err.is_permanent(), "the kind may be served later");
+    assert!(
+        err.to_string().contains("no matches for kind \"Nothing\""),
+        "{err}"
+    );
+    assert!(releases.history("looking").await.unwrap().is_empty());
     assert!(releases.history("bad").await.unwrap().is_empty());
     assert!(releases.history("strict").await.unwrap().is_empty());
 }
 
-/// A chart whose post-install hook fails while `fail` is set (the simulated pod exits 1).
+/// A chart whose post-install/upgrade hook fails while `fail` is set (the simulated pod
+/// exits 1), with an optional ConfigMap named after `more`.
 const FAILING_HOOK_CHART: &[(&str, &str)] = &[
     ("Chart.yaml", "apiVersion: v2\nname: data\nversion: 0.1.0\n"),
     ("values.yaml", "fail: true\n"),
     (
         "templates/pvc.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-data\ndata:\n  precious: \"true\"\n",
+    ),
+    (
+        "templates/more.yaml",
+        "{{- if .Values.more }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-more-{{ .Values.more }}\n{{- end }}\n",
     ),
     (
         "templates/check.yaml",
@@ -651,4 +682,84 @@ async fn releases_of_another_namespace_are_kept_apart() {
     assert_eq!(data["namespace"], "team-b");
     assert_eq!(team_b.history("demo").await.unwrap().len(), 1);
     assert!(releases.history("demo").await.unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uninstall_removes_what_failed_upgrades_applied() {
+    let env = env().await;
+    let client = env.client();
+    let (_dir, chart) = chart_dir(FAILING_HOOK_CHART);
+    let releases = Releases::new(client.clone(), "default");
+    let opts = EnsureOptions::default();
+    releases
+        .ensure("db", &chart, &values(json!({"fail": false})), &opts)
+        .await
+        .unwrap();
+    for more in ["a", "b"] {
+        releases
+            .ensure(
+                "db",
+                &chart,
+                &values(json!({"fail": true, "more": more})),
+                &opts,
+            )
+            .await
+            .unwrap_err();
+    }
+    let history = releases.history("db").await.unwrap();
+    assert_eq!(
+        statuses(&history),
+        vec![
+            (1, Status::Deployed),
+            (2, Status::Failed),
+            (3, Status::Failed)
+        ]
+    );
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    assert!(cms.get_opt("db-more-a").await.unwrap().is_some());
+    assert!(cms.get_opt("db-more-b").await.unwrap().is_some());
+    let done = releases
+        .uninstall("db", &UninstallOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(done, UninstallOutcome::Done);
+    for name in ["db-data", "db-more-a", "db-more-b"] {
+        assert!(cms.get_opt(name).await.unwrap().is_none(), "{name} deleted");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_record_that_does_not_decode_is_skipped_not_a_wedge() {
+    let env = env().await;
+    let client = env.client();
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), "default");
+    let mut junk = Secret::default();
+    junk.metadata.name = Some("sh.helm.release.v1.demo.v7".into());
+    junk.metadata.labels = Some(
+        [("owner", "helm"), ("name", "demo"), ("version", "7")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    );
+    junk.type_ = Some("helm.sh/release.v1".into());
+    junk.string_data = Some([("release".to_string(), "not base64!".to_string())].into());
+    secrets.create(&PostParams::default(), &junk).await.unwrap();
+
+    let (_dir, chart) = chart_dir(APP_CHART);
+    let releases = Releases::new(client.clone(), "default");
+    let outcome = releases
+        .ensure(
+            "demo",
+            &chart,
+            &values(json!({})),
+            &EnsureOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert!(
+        matches!(outcome, Outcome::Installed(ref r) if r.version == 1),
+        "{outcome:?}"
+    );
+    let history = releases.history("demo").await.unwrap();
+    assert_eq!(statuses(&history), vec![(1, Status::Deployed)]);
 }

@@ -225,3 +225,71 @@ async fn a_release_installed_by_helm_round_trips_and_is_adopted_by_ensure() {
     assert_eq!(status["info"]["status"], "deployed");
     assert_eq!(status["version"], 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_helm_left_pending_is_resumed_where_helm_refuses_to_go_on() {
+    let env = env().await;
+    let (dir, chart) = chart_dir(APP_CHART);
+    let work = tempfile::tempdir().unwrap();
+    let chart_path = dir.path().display().to_string();
+    helm_ok(
+        &env,
+        work.path(),
+        &["install", "demo", &chart_path, "-n", "default"],
+    );
+
+    // helm killed mid-install leaves its record pending-install (operator-sdk#6254).
+    let secrets: Api<Secret> = Api::namespaced(env.client(), "default");
+    let mut secret = secrets.get("sh.helm.release.v1.demo.v1").await.unwrap();
+    let mut release = decode_release(&secret.data.as_ref().unwrap()["release"].0).unwrap();
+    release.set_status(Status::PendingInstall, "Initial install underway");
+    let encoded = opkit_chart_operator::storage::encode_release(&release).unwrap();
+    secret.data.as_mut().unwrap().insert(
+        "release".into(),
+        k8s_openapi::ByteString(encoded.into_bytes()),
+    );
+    secret
+        .metadata
+        .labels
+        .as_mut()
+        .unwrap()
+        .insert("status".into(), "pending-install".into());
+    secrets
+        .replace("sh.helm.release.v1.demo.v1", &Default::default(), &secret)
+        .await
+        .unwrap();
+
+    let (ok, _, stderr) = common::helm(
+        &env,
+        work.path(),
+        &["upgrade", "demo", &chart_path, "-n", "default"],
+    );
+    assert!(!ok, "helm itself refuses to go on");
+    assert!(
+        stderr.contains("another operation (install/upgrade/rollback) is in progress"),
+        "{stderr}"
+    );
+
+    let releases = Releases::new(env.client(), "default");
+    let outcome = releases
+        .ensure(
+            "demo",
+            &chart,
+            &values(json!({})),
+            &EnsureOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert!(
+        matches!(outcome, Outcome::Installed(ref r) if r.version == 1),
+        "{outcome:?}"
+    );
+    let status = parse(&helm_ok(
+        &env,
+        work.path(),
+        &["status", "demo", "-n", "default", "-o", "json"],
+    ));
+    assert_eq!(status["info"]["status"], "deployed");
+    assert_eq!(status["info"]["description"], "Install complete");
+    assert_eq!(status["version"], 1);
+}

@@ -12,7 +12,7 @@ use regex::Regex;
 
 use crate::chart::Chart;
 use crate::engine::{Engine, RenderContext};
-use crate::manifest::{Hook, sort_manifests, split_manifests, trim_space};
+use crate::manifest::{Hook, Manifest, sort_manifests, split_manifests, trim_space};
 use crate::objects::{Capabilities, KubeVersion, ReleaseOptions};
 use crate::prepare::{PrepareError, prepare_unvalidated, validate_values};
 
@@ -129,7 +129,6 @@ pub fn render_release(
     opts: &TemplateOptions,
 ) -> Result<Release, TemplateError> {
     validate_release_name(&opts.release_name)?;
-    let caps = capabilities(opts);
     let ctx = RenderContext {
         release: ReleaseOptions {
             name: opts.release_name.clone(),
@@ -138,33 +137,9 @@ pub fn render_release(
             is_install: !opts.is_upgrade,
             is_upgrade: opts.is_upgrade,
         },
-        capabilities: caps.clone(),
+        capabilities: capabilities(opts),
     };
-    let wanted = &chart.metadata.kube_version;
-    if !wanted.is_empty() && !kube_version_compatible(wanted, &caps.kube_version.normalized) {
-        return Err(TemplateError::Render(format!(
-            "chart requires kubeVersion: {wanted} which is incompatible with Kubernetes {}",
-            caps.kube_version.version
-        )));
-    }
-    let mut files = engine
-        .render(chart, values, &ctx)
-        .map_err(|e| TemplateError::Render(e.0))?;
-
-    let top_notes = format!("{}/templates/NOTES.txt", chart.name());
-    let mut notes = String::new();
-    files.retain(|name, text| {
-        if !name.ends_with("NOTES.txt") {
-            return true;
-        }
-        if *name == top_notes {
-            notes.push_str(text);
-        }
-        false
-    });
-
-    let (hooks, manifests) =
-        sort_manifests(&files).map_err(|e| TemplateError::Render(e.to_string()))?;
+    let (hooks, manifests, notes) = render_parts(engine, chart, values, &ctx)?;
     let mut out = Output::new(opts);
     let mut manifest = String::new();
     if opts.include_crds {
@@ -316,6 +291,45 @@ fn has_schema(chart: &Chart) -> bool {
     chart.schema.is_some() || chart.dependencies.iter().any(has_schema)
 }
 
+/// The render at the heart of `helm install` and `helm upgrade` (with any revision and
+/// capabilities): the chart's `kubeVersion` checked, the templates rendered, the top chart's
+/// NOTES.txt set aside (subcharts' dropped), and the hooks and manifests in Helm's install
+/// order.
+pub fn render_parts(
+    engine: &Engine,
+    chart: &Chart,
+    values: &Value,
+    ctx: &RenderContext,
+) -> Result<(Vec<Hook>, Vec<Manifest>, String), TemplateError> {
+    let caps = &ctx.capabilities;
+    let wanted = &chart.metadata.kube_version;
+    if !wanted.is_empty() && !kube_version_compatible(wanted, &caps.kube_version.normalized) {
+        return Err(TemplateError::Render(format!(
+            "chart requires kubeVersion: {wanted} which is incompatible with Kubernetes {}",
+            caps.kube_version.version
+        )));
+    }
+    let mut files = engine
+        .render(chart, values, ctx)
+        .map_err(|e| TemplateError::Render(e.0))?;
+
+    let top_notes = format!("{}/templates/NOTES.txt", chart.name());
+    let mut notes = String::new();
+    files.retain(|name, text| {
+        if !name.ends_with("NOTES.txt") {
+            return true;
+        }
+        if *name == top_notes {
+            notes.push_str(text);
+        }
+        false
+    });
+
+    let (hooks, manifests) =
+        sort_manifests(&files).map_err(|e| TemplateError::Render(e.to_string()))?;
+    Ok((hooks, manifests, notes))
+}
+
 /// Helm's `IsCompatibleRange`: whether `version` satisfies the SemVer `constraint` (a
 /// version or constraint that does not parse is not compatible).
 fn kube_version_compatible(constraint: &str, version: &str) -> bool {
@@ -331,7 +345,7 @@ fn kube_version_compatible(constraint: &str, version: &str) -> bool {
 
 /// The chart's and its subcharts' `crds/*.{yaml,yml,json}` files with the names Helm
 /// prints (`CHART/crds/FILE`, `CHART/charts/SUB/crds/FILE`).
-fn crd_objects<'c>(chart: &'c Chart, full_path: &str) -> Vec<(String, &'c [u8])> {
+pub fn crd_objects<'c>(chart: &'c Chart, full_path: &str) -> Vec<(String, &'c [u8])> {
     let mut out = Vec::new();
     for f in &chart.files {
         let ext = f.name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());

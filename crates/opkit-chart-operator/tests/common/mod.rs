@@ -24,12 +24,29 @@ pub async fn env() -> TestEnv {
 }
 
 /// Counts the requests a client sends and, once `budget` requests went through, fails every
-/// further one: "the operator died after its Nth API call".
-#[derive(Clone, Default)]
+/// further one, or leaves it unanswered: "the operator died after its Nth API call".
+#[derive(Clone)]
 pub struct Faults {
     budget: Option<usize>,
+    /// Past the budget, requests wait on this gate (closed by [`Faults::release`], then they
+    /// fail) instead of failing at once.
+    hang: Option<Arc<tokio::sync::Semaphore>>,
+    /// Signalled when the first request past the budget arrives.
+    reached: Arc<tokio::sync::Notify>,
     requests: Arc<AtomicUsize>,
     writes: Arc<AtomicUsize>,
+}
+
+impl Default for Faults {
+    fn default() -> Self {
+        Faults {
+            budget: None,
+            hang: None,
+            reached: Arc::new(tokio::sync::Notify::new()),
+            requests: Arc::default(),
+            writes: Arc::default(),
+        }
+    }
 }
 
 impl Faults {
@@ -43,6 +60,27 @@ impl Faults {
         Faults {
             budget: Some(n),
             ..Faults::default()
+        }
+    }
+
+    /// Lets `n` requests through, then answers none (until [`Faults::release`]).
+    pub fn hanging_after(n: usize) -> Faults {
+        Faults {
+            budget: Some(n),
+            hang: Some(Arc::new(tokio::sync::Semaphore::new(0))),
+            ..Faults::default()
+        }
+    }
+
+    /// Resolves once a request went past the budget (the operator is stuck or dead there).
+    pub async fn reached(&self) {
+        self.reached.notified().await
+    }
+
+    /// Fails every unanswered request and every later one (the dead process is gone).
+    pub fn release(&self) {
+        if let Some(gate) = &self.hang {
+            gate.close();
         }
     }
 
