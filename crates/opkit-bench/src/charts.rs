@@ -146,11 +146,10 @@ fn render_in_process(case: &Case) -> anyhow::Result<String> {
     opts.release_name = name.clone();
     let user = values.merge_values()?;
     let mut chart = Chart::load(&case.dir.join(chart))?;
-    let prepared = opkit_chart::prepare(&mut chart, &user)?;
-    Ok(opkit_chart::template(
+    Ok(opkit_chart::prepare_and_template(
         &Engine::new(),
-        &chart,
-        &prepared,
+        &mut chart,
+        &user,
         &opts,
     )?)
 }

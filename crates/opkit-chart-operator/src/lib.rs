@@ -46,18 +46,38 @@
 //! (`sh.helm.release.v1.NAME.vREVISION`, base64(gzip(JSON)), labels `name`, `owner=helm`,
 //! `status`, `version`, `createdAt`/`modifiedAt`).
 
+//!
+//! # The generic operator
+//!
+//! [`run`] (the `opkit helm-operator run --watches-file watches.yaml` command) reads
+//! operator-sdk's [`watches`] file and serves each custom resource kind it lists with its
+//! chart, on opkit's runtime: for each custom resource, values = its spec with the entry's
+//! `overrideValues` on top ([`values`]), then [`Releases::ensure`]; the [`operator`] module
+//! has the reconciler (finalizer, annotations, dependent watches) and [`status`] the status it
+//! writes, in operator-sdk's words.
+
 #![warn(missing_docs)]
 
 mod action;
 mod error;
 mod hooks;
 mod objects;
+pub mod operator;
 pub mod release;
 mod render;
+mod run;
+pub mod status;
 pub mod storage;
+pub mod values;
+pub mod watches;
 
 pub use action::{EnsureOptions, Outcome, Releases, UninstallOptions, UninstallOutcome};
 pub use error::ActionError;
 pub use objects::RESOURCE_POLICY_ANNOTATION;
+pub use operator::{ReconcileError, UNINSTALL_FINALIZER};
 pub use release::{Hook, HookExecution, Info, Release, ReleaseChart, ResourceRef, Status};
+pub use run::{OperatorError, OperatorOptions, run, start};
+pub use status::HelmAppStatus;
 pub use storage::{RELEASE_SECRET_TYPE, StorageError};
+pub use values::{ValuesError, values_for};
+pub use watches::{Watch, WatchesError};

@@ -14,6 +14,7 @@ use crate::chart::Chart;
 use crate::engine::{Engine, RenderContext};
 use crate::manifest::{Hook, Manifest, sort_manifests, split_manifests, trim_space};
 use crate::objects::{Capabilities, KubeVersion, ReleaseOptions};
+use crate::prepare::{PrepareError, prepare_unvalidated, validate_values};
 
 /// The flags of `helm template` that shape the release and its output.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -280,6 +281,55 @@ pub fn render_parts(
     Ok((hooks, manifests, notes))
 }
 
+/// Why [`prepare_and_template`] failed; the texts are Helm's.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareTemplateError {
+    /// The values could not be prepared (see [`crate::prepare`]).
+    #[error(transparent)]
+    Prepare(#[from] PrepareError),
+    /// The chart did not render (see [`template`]).
+    #[error(transparent)]
+    Template(#[from] TemplateError),
+}
+
+/// [`crate::prepare`] then [`template`], as `helm template` runs them, with the same result
+/// and the same first error; the `values.schema.json` check (a large schema costs as much
+/// as the render: `boon` compiles it first) runs on a second thread while the chart renders
+/// in memory, and its error wins over the render's. With `--output-dir` nothing is written
+/// before the values are known to be valid.
+pub fn prepare_and_template(
+    engine: &Engine,
+    chart: &mut Chart,
+    user_values: &Value,
+    opts: &TemplateOptions,
+) -> Result<String, PrepareTemplateError> {
+    let (values, _) = prepare_unvalidated(chart, user_values)?;
+    let chart = &*chart;
+    if opts.output_dir.is_some() || !has_schema(chart) {
+        validate_values(chart, &values)?;
+        return Ok(template(engine, chart, &values, opts)?);
+    }
+    let (checked, rendered) = std::thread::scope(|scope| {
+        let check = std::thread::Builder::new()
+            .name("opkit-chart-schema".into())
+            .spawn_scoped(scope, || validate_values(chart, &values));
+        let rendered = template(engine, chart, &values, opts);
+        let checked = match check {
+            Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            // No second thread: check here, still before the render's result counts.
+            Err(_) => validate_values(chart, &values),
+        };
+        (checked, rendered)
+    });
+    checked?;
+    Ok(rendered?)
+}
+
+/// Whether `chart` or a subchart has a `values.schema.json`.
+fn has_schema(chart: &Chart) -> bool {
+    chart.schema.is_some() || chart.dependencies.iter().any(has_schema)
+}
+
 /// Helm's `IsCompatibleRange`: whether `version` satisfies the SemVer `constraint` (a
 /// version or constraint that does not parse is not compatible).
 fn kube_version_compatible(constraint: &str, version: &str) -> bool {
@@ -367,6 +417,66 @@ impl Output {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A chart whose schema wants `replicas` to be an integer and whose template fails when
+    /// it is not.
+    fn schema_chart() -> (tempfile::TempDir, Chart) {
+        let dir = tempfile::tempdir().unwrap();
+        let w = |p: &str, s: &str| {
+            let p = dir.path().join(p);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, s).unwrap();
+        };
+        w("Chart.yaml", "apiVersion: v2\nname: app\nversion: 1.0.0\n");
+        w("values.yaml", "replicas: 1\n");
+        w(
+            "values.schema.json",
+            r#"{"properties": {"replicas": {"type": "integer"}}}"#,
+        );
+        w(
+            "templates/cm.yaml",
+            "kind: ConfigMap\ndata:\n  n: {{ .Values.replicas | quote }}\n{{ if kindIs \"string\" .Values.replicas }}{{ fail \"not a number\" }}{{ end }}\n",
+        );
+        let chart = Chart::load(dir.path()).unwrap();
+        (dir, chart)
+    }
+
+    #[test]
+    fn prepare_and_template_prints_what_prepare_then_template_print() {
+        let (_dir, chart) = schema_chart();
+        let opts = TemplateOptions::default();
+        let user = Value::map(BTreeMap::from([("replicas".to_string(), Value::Int(2))]));
+        let mut one = chart.clone();
+        let values = crate::prepare(&mut one, &user).unwrap();
+        let want = template(&Engine::new(), &one, &values, &opts);
+        let mut two = chart.clone();
+        let got = prepare_and_template(&Engine::new(), &mut two, &user, &opts);
+        assert_eq!(
+            got.map_err(|e| e.to_string()),
+            want.map_err(|e| e.to_string())
+        );
+    }
+
+    #[test]
+    fn prepare_and_template_reports_the_schema_error_before_the_render_error() {
+        let (_dir, mut chart) = schema_chart();
+        let user = Value::map(BTreeMap::from([(
+            "replicas".to_string(),
+            Value::string("x"),
+        )]));
+        let err = prepare_and_template(
+            &Engine::new(),
+            &mut chart,
+            &user,
+            &TemplateOptions::default(),
+        )
+        .unwrap_err();
+        assert!(matches!(err, PrepareTemplateError::Prepare(_)), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "values don't meet the specifications of the schema(s) in the following chart(s):\napp:\n- at '/replicas': got string, want integer\n"
+        );
+    }
 
     #[test]
     fn release_names_follow_helms_rule() {

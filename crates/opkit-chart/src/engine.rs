@@ -170,8 +170,19 @@ impl Engine {
                 .map_err(|e| RenderError(reformat_exec_error(&r.name, e.message())))?;
             rendered.insert(r.name.clone(), out.replace("<no value>", ""));
         }
+        free_later((set, renderables));
         Ok(rendered)
     }
+}
+
+/// Drops `v` on a short-lived thread. Freeing a chart's parsed templates costs about half
+/// of parsing them (a tenth of a render), and nothing needs to wait for it: `opkit chart
+/// template` prints and exits meanwhile, a chart operator goes on reconciling.
+fn free_later<T: Send + 'static>(v: T) {
+    // When no thread starts, the closure is dropped here, and `v` with it.
+    let _ = std::thread::Builder::new()
+        .name("opkit-chart-free".into())
+        .spawn(move || drop(v));
 }
 
 /// What every chart's scope shares.

@@ -29,8 +29,9 @@ mod strvals;
 mod values;
 
 pub use action::{
-    Release, TemplateError, TemplateOptions, capabilities, crd_objects, render_parts,
-    render_release, template, template_output, validate_release_name,
+    PrepareTemplateError, Release, TemplateError, TemplateOptions, capabilities, crd_objects,
+    prepare_and_template, render_parts, render_release, template, template_output,
+    validate_release_name,
 };
 pub use archive::{MAX_DECOMPRESSED_CHART_SIZE, MAX_DECOMPRESSED_FILE_SIZE};
 pub use chart::{Chart, Dependency, File, Lock, Maintainer, Metadata};

@@ -46,6 +46,16 @@ pub fn prepare_with_warnings(
     chart: &mut Chart,
     user_values: &Value,
 ) -> Result<(Value, Vec<String>), PrepareError> {
+    let (values, warnings) = prepare_unvalidated(chart, user_values)?;
+    validate_values(chart, &values)?;
+    Ok((values, warnings))
+}
+
+/// [`prepare_with_warnings`] up to the schema check, which [`validate_values`] does.
+pub(crate) fn prepare_unvalidated(
+    chart: &mut Chart,
+    user_values: &Value,
+) -> Result<(Value, Vec<String>), PrepareError> {
     let missing = missing_dependencies(chart);
     if !missing.is_empty() {
         return Err(PrepareError::MissingDependencies(missing));
@@ -53,8 +63,15 @@ pub fn prepare_with_warnings(
     let mut warn = Warnings::default();
     process_dependencies(chart, user_values, &mut warn).map_err(PrepareError::Dependencies)?;
     let values = coalesce_values(chart, user_values, &mut warn)?;
-    validate_against_schema(chart, &values).map_err(PrepareError::Schema)?;
     Ok((Value::Map(values), warn.0))
+}
+
+/// The last step of [`prepare`]: every `values.schema.json` against its part of `values`.
+pub(crate) fn validate_values(chart: &Chart, values: &Value) -> Result<(), PrepareError> {
+    match values {
+        Value::Map(d) => validate_against_schema(chart, d).map_err(PrepareError::Schema),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]

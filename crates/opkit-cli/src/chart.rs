@@ -113,7 +113,6 @@ fn template(args: &TemplateArgs, cwd: &Path) -> Result<String, String> {
     }
     // Helm checks the name before it processes the dependencies.
     opkit_chart::validate_release_name(&opts.release_name).map_err(|e| e.to_string())?;
-    let values = opkit_chart::prepare(&mut chart, &user_values).map_err(|e| e.to_string())?;
     opts.namespace = args
         .namespace
         .clone()
@@ -131,7 +130,8 @@ fn template(args: &TemplateArgs, cwd: &Path) -> Result<String, String> {
     opts.show_only = args.show_only.clone();
     opts.output_dir = args.output_dir.clone();
     opts.use_release_name = args.release_name;
-    opkit_chart::template(&Engine::new(), &chart, &values, &opts).map_err(|e| e.to_string())
+    opkit_chart::prepare_and_template(&Engine::new(), &mut chart, &user_values, &opts)
+        .map_err(|e| e.to_string())
 }
 
 /// Helm's `NameAndChart` for `template` (whose default name is `release-name`).

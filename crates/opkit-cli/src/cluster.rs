@@ -155,8 +155,10 @@ impl Cluster {
         let params = PatchParams::apply(FIELD_MANAGER).force();
         let mut crds_established = false;
         for object in ordered {
-            // Objects after the CRDs may be of their kinds: the CRDs must be served first.
-            if !crds_established && kustomize::kind(object) != "CustomResourceDefinition" {
+            // Objects after the CRDs may be of their kinds: the CRDs must be served first
+            // (namespaces come before them).
+            let rank = kustomize::apply_rank(kustomize::kind(object));
+            if !crds_established && rank > kustomize::apply_rank("CustomResourceDefinition") {
                 self.wait_for_crds(objects, Duration::from_secs(60)).await?;
                 crds_established = true;
             }

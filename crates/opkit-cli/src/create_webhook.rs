@@ -528,12 +528,14 @@ mod tests {
             project_name: "shop".into(),
             domain: "example.com".into(),
             repo: "github.com/example/shop".into(),
+            plugin: Default::default(),
             resources: vec![Resource {
                 group: "web".into(),
                 domain: "example.com".into(),
                 version: "v1".into(),
                 kind: "Cart".into(),
                 namespaced: false,
+                chart: None,
                 webhooks: Webhooks::default(),
             }],
         }

@@ -4,13 +4,18 @@
 //! control plane until SIGINT or SIGTERM; `opkit kubeconfig` issues kubeconfigs for other users
 //! and service accounts; `init`, `create api`, `generate manifests`, `run`, `install`, `deploy`
 //! (and `create webhook`) and their undoing are the operator project workflow of kubebuilder and operator-sdk;
-//! `chart template` is `helm template`.
+//! with `--plugins helm` its kinds are Helm charts run by `helm-operator run`, the generic chart
+//! operator; `chart template` is `helm template`.
 
 mod build;
 mod chart;
 mod cluster;
 mod create_webhook;
 mod demo;
+mod helm_chart;
+mod helm_manifests;
+mod helm_operator;
+mod helm_scaffold;
 mod kubeconfig;
 mod kustomize;
 mod manifests;
@@ -46,9 +51,11 @@ enum Command {
     Up(UpArgs),
     /// Print a kubeconfig for a user (client certificate) or a service account (token).
     Kubeconfig(kubeconfig::KubeconfigArgs),
-    /// Create an operator project in the current directory.
+    /// Create an operator project in the current directory (`--plugins helm`: kinds backed
+    /// by Helm charts, run by opkit's chart operator).
     Init(scaffold::InitArgs),
-    /// Add to the project: `create api` adds a kind with its controller, test and sample.
+    /// Add to the project: `create api` adds a kind with its controller, test and sample (in a
+    /// helm project: with its chart).
     #[command(subcommand)]
     Create(CreateCommand),
     /// Regenerate from the code: `generate manifests` writes the CRDs and RBAC under config/.
@@ -68,6 +75,10 @@ enum Command {
     /// Helm charts: `chart template` renders a chart as `helm template` does.
     #[command(subcommand)]
     Chart(chart::ChartCommand),
+    /// The generic chart operator: `helm-operator run --watches-file watches.yaml` serves
+    /// each custom resource with its chart (what a helm project's manager runs).
+    #[command(subcommand)]
+    HelmOperator(helm_operator::HelmOperatorCommand),
 }
 
 #[derive(Subcommand)]
@@ -82,8 +93,8 @@ enum CreateCommand {
 
 #[derive(Subcommand)]
 enum GenerateCommand {
-    /// The CRDs (config/crd/bases) and ClusterRole (config/rbac/role.yaml) from the code; the
-    /// rest of config/ where missing.
+    /// The CRDs (config/crd/bases) and ClusterRole (config/rbac/role.yaml) from the code (in
+    /// a helm project: from PROJECT and the charts); the rest of config/ where missing.
     Manifests,
 }
 
@@ -190,6 +201,7 @@ fn main() -> ExitCode {
             Command::Deploy(args) => done(cluster::deploy(args, &cwd).await),
             Command::Undeploy(args) => done(cluster::undeploy(args, &cwd).await),
             Command::Chart(cmd) => Ok(chart::run(cmd, &cwd)),
+            Command::HelmOperator(cmd) => done(helm_operator::run(cmd).await),
         }
     });
     match result {

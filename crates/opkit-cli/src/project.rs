@@ -24,11 +24,71 @@ pub struct Project {
     pub project_name: String,
     /// The API domain: a group `webapp` becomes `webapp.<domain>`.
     pub domain: String,
-    /// The source repository (`github.com/org/name`).
+    /// The source repository (`github.com/org/name`); helm projects may have none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub repo: String,
+    /// What backs the project's kinds: Rust controllers (the default, not written) or Helm
+    /// charts (`plugin: helm`).
+    #[serde(default, skip_serializing_if = "Plugin::is_rust")]
+    pub plugin: Plugin,
     /// The API types, in creation order.
     #[serde(default)]
     pub resources: Vec<Resource>,
+}
+
+/// What backs a project's kinds (`opkit init --plugins`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Plugin {
+    /// A Rust controller per kind (kubebuilder's go plugin, in Rust).
+    #[default]
+    Rust,
+    /// A Helm chart per kind, run by opkit's generic chart operator (operator-sdk's
+    /// `helm.sdk.operatorframework.io/v1`).
+    Helm,
+}
+
+impl Plugin {
+    /// The names `--plugins` takes for each plugin (the first is the one opkit writes).
+    const NAMES: &[(Plugin, &'static [&'static str])] = &[
+        (Plugin::Rust, &["rust", "rust/v1"]),
+        (
+            Plugin::Helm,
+            &["helm", "helm/v1", "helm.sdk.operatorframework.io/v1"],
+        ),
+    ];
+
+    /// Whether this is the default plugin (left out of `PROJECT`).
+    pub fn is_rust(&self) -> bool {
+        *self == Plugin::Rust
+    }
+
+    /// The plugin's name, as `--plugins` takes it.
+    pub fn name(&self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(p, _)| p == self)
+            .map_or("rust", |(_, names)| names[0])
+    }
+
+    /// The value parser of `--plugins`: a known plugin name, or an error listing them.
+    pub fn parse(value: &str) -> Result<Plugin, String> {
+        let wanted = value.trim().to_ascii_lowercase();
+        Self::NAMES
+            .iter()
+            .find(|(_, names)| names.contains(&wanted.as_str()))
+            .map(|(p, _)| *p)
+            .ok_or_else(|| {
+                let known: Vec<String> = Self::NAMES
+                    .iter()
+                    .map(|(_, names)| names.join(" | "))
+                    .collect();
+                format!(
+                    "unknown plugin {value:?}: opkit knows {} (rust is the default)",
+                    known.join(", ")
+                )
+            })
+    }
 }
 
 /// One API type of the project.
@@ -45,6 +105,10 @@ pub struct Resource {
     pub kind: String,
     /// Whether objects live in namespaces.
     pub namespaced: bool,
+    /// The Helm chart behind the kind in a helm project (`helm-charts/<chart>`, relative to the
+    /// project root, as `watches.yaml` names it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chart: Option<String>,
     /// The admission and conversion webhooks `opkit create webhook` scaffolded for this version.
     #[serde(default, skip_serializing_if = "Webhooks::is_empty")]
     pub webhooks: Webhooks,
@@ -291,8 +355,17 @@ pub fn validate_version(version: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A kind: UpperCamelCase letters and digits (`Guestbook`, `CronTask`).
+/// A kind of a Rust project: [`validate_kind_format`], and not a name the scaffolded code uses.
 pub fn validate_kind(kind: &str) -> anyhow::Result<()> {
+    validate_kind_format(kind)?;
+    if RESERVED_KINDS.contains(&kind) {
+        bail!("kind {kind:?} would clash with a type the scaffolded code uses; pick another name");
+    }
+    Ok(())
+}
+
+/// A kind: UpperCamelCase letters and digits (`Guestbook`, `CronTask`).
+pub fn validate_kind_format(kind: &str) -> anyhow::Result<()> {
     let ok = kind.starts_with(|c: char| c.is_ascii_uppercase())
         && kind.chars().all(|c| c.is_ascii_alphanumeric())
         && kind.len() <= 63;
@@ -301,9 +374,6 @@ pub fn validate_kind(kind: &str) -> anyhow::Result<()> {
             "kind {kind:?} is not valid: write it in UpperCamelCase, letters and digits only \
              (e.g. Guestbook, CronTask)"
         );
-    }
-    if RESERVED_KINDS.contains(&kind) {
-        bail!("kind {kind:?} would clash with a type the scaffolded code uses; pick another name");
     }
     Ok(())
 }
@@ -366,6 +436,35 @@ mod tests {
     }
 
     #[test]
+    fn plugins_take_operator_sdks_names_and_unknown_ones_are_listed() {
+        assert_eq!(Plugin::parse("helm"), Ok(Plugin::Helm));
+        assert_eq!(
+            Plugin::parse("helm.sdk.operatorframework.io/v1"),
+            Ok(Plugin::Helm)
+        );
+        assert_eq!(Plugin::parse("Rust"), Ok(Plugin::Rust));
+        let err = Plugin::parse("ansible").unwrap_err();
+        assert!(
+            err.contains("\"ansible\"") && err.contains("rust") && err.contains("helm"),
+            "{err}"
+        );
+        // A Rust project's PROJECT does not name its plugin; a helm project's does.
+        let text = |plugin| {
+            serde_yaml::to_string(&Project {
+                layout: LAYOUT.into(),
+                project_name: "p".into(),
+                domain: "example.com".into(),
+                repo: String::new(),
+                plugin,
+                resources: vec![],
+            })
+            .unwrap()
+        };
+        assert!(!text(Plugin::Rust).contains("plugin"));
+        assert!(text(Plugin::Helm).contains("plugin: helm\n"));
+    }
+
+    #[test]
     fn project_file_round_trips() {
         let dir = tempfile::tempdir().unwrap();
         let project = Project {
@@ -373,12 +472,14 @@ mod tests {
             project_name: "guestbook".into(),
             domain: "example.com".into(),
             repo: "github.com/example/guestbook".into(),
+            plugin: Default::default(),
             resources: vec![Resource {
                 group: "webapp".into(),
                 domain: "example.com".into(),
                 version: "v1".into(),
                 kind: "Guestbook".into(),
                 namespaced: true,
+                chart: None,
                 webhooks: Webhooks {
                     defaulting: true,
                     ..Webhooks::default()

@@ -15,7 +15,7 @@ use anyhow::Context;
 use clap::Args;
 
 use crate::cluster::{self, ClusterArgs};
-use crate::project::{self, Project};
+use crate::project::{self, Plugin, Project};
 use crate::{manifests, progress, webhook_manifests};
 use opkit::signals::{Signals, Stop};
 use opkit_testenv::webhooks::LocalWebhooks;
@@ -94,6 +94,9 @@ async fn run_operator(
     mut signals: Signals,
 ) -> anyhow::Result<ExitCode> {
     let mut cluster = cluster::connect(kubeconfig).await?;
+    if project.plugin == Plugin::Helm {
+        return run_chart_operator(args, root, project, &mut cluster, signals).await;
+    }
     let binary = manifests::generate_in(root, project)?;
     if project.resources.is_empty() {
         eprintln!("    note: the project has no kinds yet; add one with `opkit create api`");
@@ -155,6 +158,55 @@ async fn run_operator(
         // Stopped by a signal (Ctrl-C reaches it directly): a normal end of a run.
         None => ExitCode::SUCCESS,
     })
+}
+
+/// A helm project's `run`: its manifests from the charts, its CRDs installed, and opkit's
+/// generic chart operator on `watches.yaml`, in this process (what the image runs as `opkit
+/// helm-operator run`), until Ctrl-C or SIGTERM.
+async fn run_chart_operator(
+    args: &RunArgs,
+    root: &Path,
+    project: &Project,
+    cluster: &mut cluster::Cluster,
+    mut signals: Signals,
+) -> anyhow::Result<ExitCode> {
+    if !args.operator_args.is_empty() {
+        anyhow::bail!(
+            "flags after `--` are for a Rust operator's binary; a helm project's chart operator \
+             runs in this process (`opkit helm-operator run --help` lists its flags for the \
+             image)"
+        );
+    }
+    crate::helm_manifests::generate(root, project)?;
+    if project.resources.is_empty() {
+        anyhow::bail!(
+            "the project has no kinds yet, so the chart operator has nothing to watch; add one \
+             with `opkit create api --group G --version V --kind K` or `--helm-chart DIR|TGZ`"
+        );
+    }
+    cluster::install_crds(cluster, root, args.cluster.timeout).await?;
+    progress::step(format!(
+        "running {} against {} (Ctrl-C stops it)",
+        project.project_name, cluster.server
+    ));
+    let options = opkit_chart_operator::OperatorOptions {
+        watches_file: root.join(crate::helm_scaffold::WATCHES_FILE),
+        ..opkit_chart_operator::OperatorOptions::default()
+    };
+    let running = opkit_chart_operator::start(cluster.client.clone(), options)
+        .await
+        .context("starting the chart operator")?;
+    let stop = running.shutdown_handle();
+    let done = running.wait();
+    tokio::pin!(done);
+    tokio::select! {
+        result = &mut done => result.context("the chart operator stopped")?,
+        _ = signals.recv() => {
+            stop.shutdown();
+            done.await.context("stopping the chart operator")?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Applies the project's webhook configurations and points its webhook Service at

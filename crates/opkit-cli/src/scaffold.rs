@@ -11,18 +11,26 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use clap::Args;
 
+use crate::helm_scaffold::{self, ApiFlags};
 use crate::manifests;
-use crate::project::{self, Project, Resource};
+use crate::project::{self, Plugin, Project, Resource};
 
 /// Flags of `opkit init`.
 #[derive(Args)]
 pub struct InitArgs {
+    /// What backs the kinds: `rust` (controllers in Rust) or `helm` (a Helm chart per kind,
+    /// run by opkit's generic chart operator; operator-sdk's `helm.sdk.operatorframework.io/v1`).
+    #[arg(long, value_name = "PLUGIN", default_value = "rust", value_parser = Plugin::parse)]
+    plugins: Plugin,
     /// The API domain: group `webapp` becomes `webapp.DOMAIN`.
     #[arg(long, value_name = "DOMAIN")]
     domain: String,
-    /// The source repository, e.g. `github.com/you/guestbook`.
+    /// The source repository, e.g. `github.com/you/guestbook` (required for `--plugins rust`).
     #[arg(long, value_name = "REPO")]
-    repo: String,
+    repo: Option<String>,
+    /// helm: with --group/--version/--kind or --helm-chart, the first kind is created too.
+    #[command(flatten)]
+    api: ApiFlags,
     /// The project name (default: the directory's name).
     #[arg(long, value_name = "NAME")]
     name: Option<String>,
@@ -79,6 +87,13 @@ enum OpkitSource {
         url: String,
         reference: Option<(&'static str, String)>,
     },
+}
+
+impl OpkitSourceArgs {
+    /// Whether any of the flags is given.
+    fn any(&self) -> bool {
+        self.opkit_path.is_some() || self.opkit_version.is_some() || self.opkit_git.is_some()
+    }
 }
 
 impl OpkitSource {
@@ -208,15 +223,11 @@ fn in_cargo_git_cache(path: &Path) -> bool {
 /// Flags of `opkit create api`.
 #[derive(Args)]
 pub struct CreateApiArgs {
-    /// The short API group: `webapp` becomes `webapp.DOMAIN`.
-    #[arg(long, value_name = "GROUP")]
-    group: String,
-    /// The API version, e.g. `v1`, `v1alpha1`.
-    #[arg(long, value_name = "VERSION")]
-    version: String,
-    /// The kind, in UpperCamelCase, e.g. `Guestbook`.
-    #[arg(long, value_name = "KIND")]
-    kind: String,
+    /// The project's plugin (`rust` or `helm`); only to confirm it, a project has one.
+    #[arg(long, value_name = "PLUGIN", value_parser = Plugin::parse)]
+    plugins: Option<Plugin>,
+    #[command(flatten)]
+    api: ApiFlags,
     /// Whether objects of the kind live in namespaces (default: true; a new version of a kind
     /// keeps the kind's scope).
     #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
@@ -366,7 +377,7 @@ fn dependency_vars(source: &OpkitSource) -> anyhow::Result<Vec<(String, String)>
 /// The Rust toolchain of the generated Dockerfile's build stage (`rust:<this>-alpine`): the one
 /// opkit is built and tested with (a unit test keeps it from falling behind the `rustc` that
 /// runs opkit's tests). Projects raise it in their Dockerfile.
-const IMAGE_RUST_VERSION: &str = "1.95";
+pub(crate) const IMAGE_RUST_VERSION: &str = "1.95";
 
 /// Entries of `dir` that make it "not empty" for `init` (version control and editor folders
 /// do not count).
@@ -396,8 +407,27 @@ pub(crate) fn write_files(root: &Path, files: &[(String, String)]) -> anyhow::Re
 /// `opkit init` in `dir`.
 pub fn init(args: InitArgs, dir: &Path) -> anyhow::Result<()> {
     project::validate_domain(&args.domain)?;
-    if args.repo.trim().is_empty() {
-        bail!("--repo must name the source repository, e.g. github.com/you/operator");
+    let repo = match (&args.repo, args.plugins) {
+        (Some(repo), _) if repo.trim().is_empty() => {
+            bail!("--repo must name the source repository, e.g. github.com/you/operator")
+        }
+        (None, Plugin::Rust) => bail!(
+            "--repo is required: name the source repository, e.g. --repo \
+             github.com/you/operator"
+        ),
+        (repo, _) => repo.clone().unwrap_or_default(),
+    };
+    if args.plugins == Plugin::Rust && args.api.any() {
+        bail!(
+            "--group, --version, --kind and --helm-chart at init are for --plugins helm; add \
+             a Rust kind after init with `opkit create api`"
+        );
+    }
+    if args.plugins == Plugin::Helm && args.opkit.any() {
+        bail!(
+            "--opkit-path, --opkit-version and --opkit-git choose the opkit crates of a Rust \
+             project; a helm project has no code (its image installs the opkit binary)"
+        );
     }
     let name = match &args.name {
         Some(n) => {
@@ -426,26 +456,31 @@ pub fn init(args: InitArgs, dir: &Path) -> anyhow::Result<()> {
             shown.join(", ")
         );
     }
+    if args.plugins == Plugin::Helm {
+        let project = helm_scaffold::new_project(name, args.domain, args.repo);
+        return helm_scaffold::init(project, args.api, dir);
+    }
     let source = OpkitSource::from_args(args.opkit)?;
 
     let project = Project {
         layout: project::LAYOUT.to_string(),
         project_name: name.clone(),
         domain: args.domain.clone(),
-        repo: args.repo.clone(),
+        repo: repo.clone(),
+        plugin: Plugin::Rust,
         resources: Vec::new(),
     };
     let crate_name = project.crate_name();
-    let repo_url = if args.repo.contains("://") {
-        args.repo.clone()
+    let repo_url = if repo.contains("://") {
+        repo.clone()
     } else {
-        format!("https://{}", args.repo)
+        format!("https://{repo}")
     };
     let mut vars: Vec<(String, String)> = vec![
         ("name".into(), name.clone()),
         ("crate".into(), crate_name),
         ("domain".into(), args.domain.clone()),
-        ("repo".into(), args.repo.clone()),
+        ("repo".into(), repo.clone()),
         ("repo_url".into(), repo_url),
         ("rust_version".into(), IMAGE_RUST_VERSION.into()),
         ("cli_version".into(), env!("CARGO_PKG_VERSION").into()),
@@ -726,18 +761,43 @@ fn create_version(root: &Path, project: Project, hub: &Resource) -> anyhow::Resu
 pub fn create_api(args: CreateApiArgs, cwd: &Path) -> anyhow::Result<()> {
     let root = project::find_root(cwd)?;
     let mut project = Project::load(&root)?;
-    project::validate_group(&args.group)?;
-    project::validate_version(&args.version)?;
-    project::validate_kind(&args.kind)?;
-    let hub = project
-        .versions_of(&args.kind)
-        .first()
-        .map(|hub| (*hub).clone());
+    if let Some(plugin) = args.plugins
+        && plugin != project.plugin
+    {
+        bail!(
+            "this is a {} project (PROJECT says so): its kinds are created with --plugins {} \
+             (or without --plugins); a project has one plugin",
+            project.plugin.name(),
+            project.plugin.name()
+        );
+    }
+    if project.plugin == Plugin::Helm {
+        if args.namespaced == Some(false) {
+            bail!(
+                "the kinds of a helm project are namespaced (a release lives in its custom \
+                 resource's namespace): leave out --namespaced"
+            );
+        }
+        return helm_scaffold::create_api(&root, project, args.api);
+    }
+    if let Some(flag) = args.api.helm_only() {
+        bail!("{flag} is for helm projects (`opkit init --plugins helm`); this is a rust project");
+    }
+    let required = |value: Option<String>, flag: &str| {
+        value.ok_or_else(|| anyhow::anyhow!("--{flag} is required"))
+    };
+    let group = required(args.api.group, "group")?;
+    let version = required(args.api.version, "version")?;
+    let kind = required(args.api.kind, "kind")?;
+    project::validate_group(&group)?;
+    project::validate_version(&version)?;
+    project::validate_kind(&kind)?;
+    let hub = project.versions_of(&kind).first().map(|hub| (*hub).clone());
     if hub.is_none()
         && let Some(existing) = project
             .resources
             .iter()
-            .find(|r| r.kind.eq_ignore_ascii_case(&args.kind))
+            .find(|r| r.kind.eq_ignore_ascii_case(&kind))
     {
         bail!(
             "kind {} already exists in this project ({}/{}): kinds differing only in case would \
@@ -748,13 +808,14 @@ pub fn create_api(args: CreateApiArgs, cwd: &Path) -> anyhow::Result<()> {
         );
     }
     let resource = Resource {
-        group: args.group,
+        group,
         domain: project.domain.clone(),
-        version: args.version,
-        kind: args.kind,
+        version,
+        kind,
         namespaced: args
             .namespaced
             .unwrap_or(hub.as_ref().is_none_or(|h| h.namespaced)),
+        chart: None,
         webhooks: Default::default(),
     };
     if let Some(hub) = hub {

@@ -213,6 +213,7 @@ mod tests {
             version: version.into(),
             kind: kind.into(),
             namespaced: true,
+            chart: None,
             webhooks,
         };
         Project {
@@ -220,6 +221,7 @@ mod tests {
             project_name: "guestbook".into(),
             domain: "example.com".into(),
             repo: "github.com/example/guestbook".into(),
+            plugin: Default::default(),
             resources: vec![
                 resource(
                     "Guestbook",

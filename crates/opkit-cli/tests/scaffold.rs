@@ -16,7 +16,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::{ControlPlane, Output, Streaming, eventually, eventually_within, run};
+use common::{
+    ControlPlane, Output, Streaming, eventually, eventually_within, kubeconfig_with_token, run,
+};
 
 /// Building and testing the generated project may compile a few crates anew.
 const BUILD_TIMEOUT: Duration = Duration::from_secs(1200);
@@ -95,20 +97,6 @@ fn kustomized(cluster: &ControlPlane, dir: &Path) -> Vec<(String, String, String
         ));
     }
     objects
-}
-
-/// The admin kubeconfig with the admin's token replaced by `token`.
-fn kubeconfig_with_token(admin: &Path, token: &str) -> String {
-    let text = std::fs::read_to_string(admin).unwrap();
-    let lines: Vec<String> = text
-        .lines()
-        .map(|l| match l.find("token:") {
-            Some(i) => format!("{}token: {token}", &l[..i]),
-            None => l.to_string(),
-        })
-        .collect();
-    assert!(lines.iter().any(|l| l.contains(token)), "{text}");
-    lines.join("\n") + "\n"
 }
 
 /// kubectl with a kubeconfig and a private HOME.

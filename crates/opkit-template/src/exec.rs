@@ -3,7 +3,7 @@
 //! and Go's error texts with the failing node's location and text.
 //!
 //! Recursion (template calls, nested control structures, parenthesised pipelines) is
-//! bounded, and deep recursion continues on fresh large-stack threads, so no template can
+//! bounded, and deep recursion continues on fresh large stacks, so no template can
 //! overflow the stack.
 
 use crate::error::Error;
@@ -16,8 +16,8 @@ use crate::value::{CallContext, CallHost, Function, Member, ParamType, Value};
 /// Nesting levels run on the caller's stack (which may be small: 2 MiB for test and tokio
 /// threads) before execution continues on a fresh large stack. A level takes under 2.5 KiB
 /// in debug builds (measured: 800 levels fit in 2 MiB), so this uses at most ~320 KiB, and
-/// real charts (includes inside loops inside conditionals) stay below it: no thread is
-/// started for them.
+/// real charts (includes inside loops inside conditionals) stay below it: they never
+/// switch stacks.
 const CALLER_LEVELS: usize = 128;
 /// Nesting levels run on each large stack before the next one.
 const LEVELS_PER_STACK: usize = 1000;
@@ -130,7 +130,7 @@ impl<'a> State<'a> {
         // A node's text can nest as deep as the tree: on the caller's (maybe small) stack,
         // write it on a large one.
         let described = if self.nest < CALLER_LEVELS {
-            crate::template::on_large_stack(describe)
+            crate::stack::on_large_stack(crate::stack::LARGE_STACK_BYTES, describe)
         } else {
             Some(describe())
         };
@@ -153,10 +153,7 @@ impl<'a> State<'a> {
     }
 
     /// Runs `f` one nesting level deeper; every few levels on a fresh large stack.
-    fn nested<T: Send>(
-        &mut self,
-        f: impl FnOnce(&mut Self) -> Result<T, Flow> + Send,
-    ) -> Result<T, Flow> {
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T, Flow>) -> Result<T, Flow> {
         self.nest += 1;
         // Template calls nest at most `max_depth` deep, each with control structures inside;
         // one template's own nesting is bounded by the parser.
@@ -177,16 +174,10 @@ impl<'a> State<'a> {
             || (self.nest > CALLER_LEVELS
                 && (self.nest - CALLER_LEVELS).is_multiple_of(LEVELS_PER_STACK));
         let r = if hop {
-            std::thread::scope(|scope| {
-                let spawned = std::thread::Builder::new()
-                    .stack_size(STACK_BYTES)
-                    .spawn_scoped(scope, || f(self));
-                match spawned {
-                    Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
-                    Err(e) => Err(Flow::Err(Error::Exec(format!(
-                        "template: cannot continue deep recursion: {e}"
-                    )))),
-                }
+            crate::stack::on_large_stack(STACK_BYTES, || f(self)).unwrap_or_else(|| {
+                Err(Flow::Err(Error::Exec(
+                    "template: cannot continue deep recursion: no stack".into(),
+                )))
             })
         } else {
             f(self)

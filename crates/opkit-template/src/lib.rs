@@ -53,6 +53,7 @@ pub mod kudo;
 mod lex;
 mod parse;
 pub mod sprig;
+mod stack;
 mod template;
 mod toml;
 mod value;

@@ -550,23 +550,17 @@ impl<'a> Parser<'a> {
 
     /// Runs `f` one nesting level deeper: the parser recurses once per level, so every so
     /// many levels it continues on a fresh large stack (the caller's may be small).
-    fn nested<T: Send>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T> + Send) -> PResult<T> {
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
         let level = self.depth + self.paren_depth;
         let hop = level == CALLER_LEVELS
             || (level > CALLER_LEVELS && (level - CALLER_LEVELS).is_multiple_of(LEVELS_PER_STACK));
         if !hop {
             return f(self);
         }
-        std::thread::scope(|scope| {
-            match std::thread::Builder::new()
-                .stack_size(STACK_BYTES)
-                .spawn_scoped(scope, || f(self))
-            {
-                Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
-                Err(e) => Err(Error::Parse(format!(
-                    "template: cannot continue parsing deeply nested input: {e}"
-                ))),
-            }
+        crate::stack::on_large_stack(STACK_BYTES, || f(self)).unwrap_or_else(|| {
+            Err(Error::Parse(
+                "template: cannot continue parsing deeply nested input: no stack".into(),
+            ))
         })
     }
 

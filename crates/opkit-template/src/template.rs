@@ -19,21 +19,6 @@ const _: fn() = || {
 /// Go's `text/template` execution depth limit (`maxExecDepth`).
 pub const MAX_EXEC_DEPTH: usize = 100_000;
 
-/// Stack for describing a deeply nested node in an error message.
-const LARGE_STACK_BYTES: usize = 256 << 20;
-
-/// Runs `f` on a fresh thread with a large stack (for work that recurses as deep as a
-/// template nests); `None` when no thread can be started.
-pub(crate) fn on_large_stack<T: Send>(f: impl FnOnce() -> T + Send) -> Option<T> {
-    std::thread::scope(|scope| {
-        let h = std::thread::Builder::new()
-            .stack_size(LARGE_STACK_BYTES)
-            .spawn_scoped(scope, f)
-            .ok()?;
-        Some(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-    })
-}
-
 /// What a missing map key evaluates to (Go's `missingkey=` option).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum MissingKey {
@@ -61,7 +46,8 @@ pub enum MissingKey {
 pub struct Templates {
     name: String,
     trees: HashMap<String, Arc<Tree>>,
-    funcs: HashMap<String, Function>,
+    /// Shared between clones (Helm's `tpl` clones the set for every call) until changed.
+    funcs: Arc<HashMap<String, Function>>,
     missing_key: MissingKey,
     max_depth: usize,
     max_output: Option<usize>,
@@ -75,7 +61,7 @@ impl Templates {
         Templates {
             name: name.to_string(),
             trees: HashMap::new(),
-            funcs: HashMap::new(),
+            funcs: Arc::default(),
             missing_key: MissingKey::Default,
             max_depth: MAX_EXEC_DEPTH,
             max_output: None,
@@ -91,13 +77,13 @@ impl Templates {
     /// Adds (or replaces) a function. Functions must be added before parsing templates
     /// that call them; a name shadows the builtin of that name.
     pub fn add_func(&mut self, name: &str, f: Function) -> &mut Self {
-        self.funcs.insert(name.to_string(), f);
+        Arc::make_mut(&mut self.funcs).insert(name.to_string(), f);
         self
     }
 
     /// Adds every function of a function map.
     pub fn add_funcs(&mut self, funcs: impl IntoIterator<Item = (String, Function)>) -> &mut Self {
-        self.funcs.extend(funcs);
+        Arc::make_mut(&mut self.funcs).extend(funcs);
         self
     }
 

@@ -228,6 +228,13 @@ fn parse_bind_address(s: &str) -> Result<BindAddress, String> {
         .map_err(|_| format!("{s:?}: write HOST:PORT, :PORT, or 0 to turn it off"))
 }
 
+/// Parses a bind address flag as controller-runtime does: `0` (off: `None`), `:8080` (all
+/// interfaces) or `HOST:PORT` — for binaries with their own command line (the generic chart
+/// operator's `--metrics-bind-address`).
+pub fn bind_address(s: &str) -> Result<Option<SocketAddr>, String> {
+    parse_bind_address(s).map(|b| b.0)
+}
+
 /// The namespace this process runs in: `$POD_NAMESPACE`, else the service account's
 /// namespace file in a pod, else `default`.
 pub fn own_namespace() -> String {

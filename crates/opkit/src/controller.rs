@@ -8,21 +8,27 @@
 //! never reconciled by two workers at once, that queued keys are deduplicated, and that a
 //! failing key backs off exponentially (5 ms → 1000 s) until it succeeds.
 //!
+//! The primary kind may be learned at run time ([`Controller::dynamic`]: `DynamicObject`s of
+//! an `ApiResource`), and so may owned kinds, at build time ([`Controller::owns_dynamic`]) or
+//! from inside a reconcile ([`Context::owns_dynamic`], which opens the kind's watch at once).
+//!
 //! Why not wrap `kube_runtime::Controller`: it keeps no per-object failure count (its error
 //! policy chooses a fixed delay), and it owns its watches, so two controllers on one kind
 //! would open two watches. Here watches and caches belong to the [`Manager`](crate::Manager)
 //! ([`informer`](crate::informer)), and the queue is client-go's (see [`crate::workqueue`]).
 
+use std::collections::HashSet;
 use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use futures::{FutureExt, Stream, StreamExt};
 use k8s_openapi::api::rbac::v1::PolicyRule;
+use kube::api::{ApiResource, DynamicObject};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, Resource, ResourceExt};
 use serde::Serialize;
@@ -34,7 +40,7 @@ use crate::error::Result;
 use crate::events::{EventBuilder, Recorder};
 use crate::expectations::Expectations;
 use crate::finalizer::{self, FinalizerError};
-use crate::informer::{Caches, Informers, Object, OwnerIndex};
+use crate::informer::{Caches, Informers, Kind, Object, OwnerIndex};
 use crate::metrics::{ControllerMetrics, Metrics};
 use crate::predicate::{Change, Predicate};
 use crate::rbac::{self, Rules};
@@ -74,8 +80,8 @@ impl Request {
         }
     }
 
-    fn object_ref<K: Object>(&self) -> ObjectRef<K> {
-        let r = ObjectRef::new(&self.name);
+    fn object_ref<K: Kind>(&self, dt: &K::DynamicType) -> ObjectRef<K> {
+        let r = ObjectRef::new_with(&self.name, dt.clone());
         match &self.namespace {
             Some(ns) => r.within(ns),
             None => r,
@@ -140,7 +146,58 @@ pub struct Context<T> {
     caches: Caches,
     recorder: Recorder,
     finalizer: Option<String>,
+    /// The primary kind, as the API and owner references name it.
+    resource: ApiResource,
+    owner: OwnerKind,
+    queue: Arc<WorkQueue<Request>>,
+    /// The kinds [`Context::owns_dynamic`] registered.
+    dynamic_owned: Mutex<HashSet<ApiResource>>,
     data: T,
+}
+
+/// A controller's primary kind as its children's owner references name it.
+#[derive(Debug, Clone)]
+struct OwnerKind {
+    kind: String,
+    group: String,
+    namespaced: bool,
+}
+
+impl OwnerKind {
+    fn of<K: Kind>(dt: &K::DynamicType, namespaced: bool) -> OwnerKind {
+        OwnerKind {
+            kind: K::kind(dt).into_owned(),
+            group: K::group(dt).into_owned(),
+            namespaced,
+        }
+    }
+
+    /// Queues the controller owner (of this kind) of the changed object, before and after
+    /// the change.
+    fn enqueue<C: Resource>(&self, queue: &WorkQueue<Request>, change: &Change<'_, C>) {
+        let mut objects = vec![change.object()];
+        if let Change::Update { old, .. } = change {
+            objects.push(old);
+        }
+        for obj in objects {
+            for owner in obj.owner_references() {
+                let api_group = owner.api_version.split_once('/').map(|(g, _)| g);
+                if owner.controller == Some(true)
+                    && owner.kind == self.kind
+                    && api_group.unwrap_or("") == self.group
+                {
+                    queue.add(Request {
+                        namespace: if self.namespaced {
+                            obj.namespace()
+                        } else {
+                            None
+                        },
+                        name: owner.name.clone(),
+                    });
+                }
+            }
+        }
+    }
 }
 
 impl<T> fmt::Debug for Context<T> {
@@ -218,7 +275,7 @@ impl<T> Context<T> {
         f: F,
     ) -> std::result::Result<Action, FinalizerError<E>>
     where
-        K: Object,
+        K: Kind,
         F: FnOnce(finalizer::Event<K>) -> Fut,
         Fut: Future<Output = std::result::Result<Action, E>>,
         E: std::error::Error + 'static,
@@ -226,7 +283,39 @@ impl<T> Context<T> {
         let Some(name) = self.finalizer.as_deref() else {
             return Err(FinalizerError::Undeclared(self.controller.clone()));
         };
-        finalizer::finalize(&self.client, name, obj, f).await
+        finalizer::finalize_in(&self.client, &self.resource, name, obj, f).await
+    }
+
+    /// From now on, reconciles the controller owner (of this controller's kind) of any
+    /// object of kind `resource` that changes or goes — [`Controller::owns`] for a kind
+    /// learned while reconciling (a chart operator meets its dependent kinds in the
+    /// manifests it renders, as operator-sdk's helm operator does). The manager opens the
+    /// kind's watch now if it has none; `predicate` filters the changes (e.g. to ignore
+    /// status-only updates). Returns whether the kind was new to this controller (the
+    /// predicate of a kind already registered is kept). RBAC on such kinds cannot be
+    /// derived: the operator's role must grant it.
+    pub fn owns_dynamic(
+        &self,
+        resource: &ApiResource,
+        namespaced: bool,
+        predicate: impl Into<Option<Predicate<DynamicObject>>>,
+    ) -> bool {
+        let mut owned = self.dynamic_owned.lock().unwrap_or_else(|p| p.into_inner());
+        if !owned.insert(resource.clone()) {
+            return false;
+        }
+        let owner = self.owner.clone();
+        let queue = self.queue.clone();
+        let predicate = predicate.into();
+        self.caches
+            .informers()
+            .get_or_create_with::<DynamicObject>(resource.clone(), namespaced)
+            .add_handler(move |change: &Change<'_, DynamicObject>| {
+                if predicate.as_ref().is_none_or(|p| p.matches(change)) {
+                    owner.enqueue(&queue, change);
+                }
+            });
+        true
     }
 
     /// Server-side applies `child` with a controller owner reference to `owner` and this
@@ -252,8 +341,10 @@ type Source = Box<dyn FnOnce(&Arc<Informers>, &Arc<WorkQueue<Request>>) + Send>;
 
 /// A controller under construction; finish it with [`Controller::build`] and hand it to
 /// [`Manager::add`](crate::Manager::add).
-pub struct Controller<K: Object> {
+pub struct Controller<K: Kind> {
     name: String,
+    dt: K::DynamicType,
+    namespaced: bool,
     predicate: Option<Predicate<K>>,
     /// Registered before the controller's own handlers (expectations, owner indexes).
     observers: Vec<Source>,
@@ -267,7 +358,7 @@ pub struct Controller<K: Object> {
     status: bool,
 }
 
-impl<K: Object> fmt::Debug for Controller<K> {
+impl<K: Kind> fmt::Debug for Controller<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Controller")
             .field("name", &self.name)
@@ -276,17 +367,44 @@ impl<K: Object> fmt::Debug for Controller<K> {
 }
 
 fn watch_rule<K: Object>() -> PolicyRule {
-    rbac::rule(&K::group(&()), &K::plural(&()), &["get", "list", "watch"])
+    watch_rule_with::<K>(&())
+}
+
+fn watch_rule_with<K: Kind>(dt: &K::DynamicType) -> PolicyRule {
+    rbac::rule(&K::group(dt), &K::plural(dt), &["get", "list", "watch"])
 }
 
 impl<K: Object> Controller<K> {
     /// A controller of kind `K` (its primary resource, controller-runtime's `For`) named
     /// `name` — the name labels its metrics and events and is its field manager.
     pub fn new(name: impl Into<String>) -> Controller<K> {
+        Controller::with_kind(name, (), crate::informer::is_namespaced::<K>())
+    }
+}
+
+impl Controller<DynamicObject> {
+    /// A controller of the kind `resource`, learned at run time (`namespaced` says its
+    /// scope), whose objects reach the reconcile function as [`DynamicObject`]s: the
+    /// primary kind of a generic operator that reads its kinds from a file, as
+    /// operator-sdk's helm operator reads `watches.yaml`. Everything else — shared cache,
+    /// queue, backoff, metrics, leader election — is as for a static kind.
+    pub fn dynamic(
+        name: impl Into<String>,
+        resource: ApiResource,
+        namespaced: bool,
+    ) -> Controller<DynamicObject> {
+        Controller::with_kind(name, resource, namespaced)
+    }
+}
+
+impl<K: Kind> Controller<K> {
+    fn with_kind(name: impl Into<String>, dt: K::DynamicType, namespaced: bool) -> Controller<K> {
         let mut rules = Rules::default();
-        rules.add(watch_rule::<K>());
+        rules.add(watch_rule_with::<K>(&dt));
         Controller {
             name: name.into(),
+            dt,
+            namespaced,
             predicate: None,
             observers: Vec::new(),
             sources: Vec::new(),
@@ -317,11 +435,31 @@ impl<K: Object> Controller<K> {
     }
 
     /// As [`Controller::owns`], filtering changes of `C` with `predicate`.
-    pub fn owns_with<C: Object>(mut self, predicate: impl Into<Option<Predicate<C>>>) -> Self {
-        let predicate = predicate.into();
+    pub fn owns_with<C: Object>(self, predicate: impl Into<Option<Predicate<C>>>) -> Self {
+        self.owns_kind::<C>((), crate::informer::is_namespaced::<C>(), predicate.into())
+    }
+
+    /// As [`Controller::owns`], for the kind `resource` learned at run time (`namespaced`
+    /// says its scope), cached as [`DynamicObject`]s. For kinds first met while
+    /// reconciling, see [`Context::owns_dynamic`].
+    pub fn owns_dynamic(
+        self,
+        resource: ApiResource,
+        namespaced: bool,
+        predicate: impl Into<Option<Predicate<DynamicObject>>>,
+    ) -> Self {
+        self.owns_kind::<DynamicObject>(resource, namespaced, predicate.into())
+    }
+
+    fn owns_kind<C: Kind>(
+        mut self,
+        dt: C::DynamicType,
+        namespaced: bool,
+        predicate: Option<Predicate<C>>,
+    ) -> Self {
         self.rules.add(rbac::rule(
-            &C::group(&()),
-            &C::plural(&()),
+            &C::group(&dt),
+            &C::plural(&dt),
             &[
                 "get", "list", "watch", "create", "update", "patch", "delete",
             ],
@@ -329,39 +467,20 @@ impl<K: Object> Controller<K> {
         // Setting `blockOwnerDeletion` on a child needs `update` on the owner's finalizers
         // where OwnerReferencesPermissionEnforcement is on (OpenShift, hardened clusters).
         self.rules.add(rbac::rule(
-            &K::group(&()),
-            &format!("{}/finalizers", K::plural(&())),
+            &K::group(&self.dt),
+            &format!("{}/finalizers", K::plural(&self.dt)),
             &["update"],
         ));
-        let kind = K::kind(&()).into_owned();
-        let group = K::group(&()).into_owned();
-        let namespaced = crate::informer::is_namespaced::<K>();
+        let owner = OwnerKind::of::<K>(&self.dt, self.namespaced);
         self.sources.push(Box::new(move |informers, queue| {
             let queue = queue.clone();
             informers
-                .get_or_create::<C>()
+                .get_or_create_with::<C>(dt, namespaced)
                 .add_handler(move |change: &Change<'_, C>| {
                     if predicate.as_ref().is_some_and(|p| !p.matches(change)) {
                         return;
                     }
-                    let mut objects = vec![change.object()];
-                    if let Change::Update { old, .. } = change {
-                        objects.push(old);
-                    }
-                    for obj in objects {
-                        for owner in obj.owner_references() {
-                            let api_group = owner.api_version.split_once('/').map(|(g, _)| g);
-                            if owner.controller == Some(true)
-                                && owner.kind == kind
-                                && api_group.unwrap_or("") == group
-                            {
-                                queue.add(Request {
-                                    namespace: if namespaced { obj.namespace() } else { None },
-                                    name: owner.name.clone(),
-                                });
-                            }
-                        }
-                    }
+                    owner.enqueue(&queue, change);
                 });
         }));
         self
@@ -505,13 +624,13 @@ impl<K: Object> Controller<K> {
     pub fn finalizer(mut self, name: impl Into<String>) -> Self {
         self.finalizer = Some(name.into());
         self.rules.add(rbac::rule(
-            &K::group(&()),
-            &K::plural(&()),
+            &K::group(&self.dt),
+            &K::plural(&self.dt),
             &["update", "patch"],
         ));
         self.rules.add(rbac::rule(
-            &K::group(&()),
-            &format!("{}/finalizers", K::plural(&())),
+            &K::group(&self.dt),
+            &format!("{}/finalizers", K::plural(&self.dt)),
             &["update"],
         ));
         self
@@ -535,8 +654,8 @@ impl<K: Object> Controller<K> {
         let mut rules = self.rules.clone();
         if self.status {
             rules.add(rbac::rule(
-                &K::group(&()),
-                &format!("{}/status", K::plural(&())),
+                &K::group(&self.dt),
+                &format!("{}/status", K::plural(&self.dt)),
                 &["get", "update", "patch"],
             ));
         }
@@ -566,6 +685,8 @@ impl<K: Object> Controller<K> {
         let predicate = self.predicate.clone();
         let Controller {
             name: ctrl_name,
+            dt,
+            namespaced,
             observers,
             sources,
             max_concurrent,
@@ -585,7 +706,7 @@ impl<K: Object> Controller<K> {
             {
                 let queue = queue.clone();
                 informers
-                    .get_or_create::<K>()
+                    .get_or_create_with::<K>(dt.clone(), namespaced)
                     .add_handler(move |change: &Change<'_, K>| {
                         if predicate.as_ref().is_some_and(|p| !p.matches(change)) {
                             return;
@@ -606,13 +727,19 @@ impl<K: Object> Controller<K> {
                     controller: ctrl_name.clone(),
                     caches: Caches::new(informers.clone()),
                     finalizer,
+                    resource: ApiResource::erase::<K>(&dt),
+                    owner: OwnerKind::of::<K>(&dt, namespaced),
+                    queue: queue.clone(),
+                    dynamic_owned: Mutex::default(),
                     data,
                 });
-                let store = informers.get_or_create::<K>().store();
+                let store = informers
+                    .get_or_create_with::<K>(dt.clone(), namespaced)
+                    .store();
                 Box::pin(run_workers(
                     ctrl_name,
                     queue,
-                    store,
+                    (store, dt),
                     ctx,
                     reconcile,
                     metrics,
@@ -687,7 +814,7 @@ struct Background {
 async fn run_workers<K, T, F, Fut, E>(
     name: String,
     queue: Arc<WorkQueue<Request>>,
-    store: Store<K>,
+    (store, dt): (Store<K>, K::DynamicType),
     ctx: Arc<Context<T>>,
     reconcile: Arc<F>,
     metrics: ControllerMetrics,
@@ -695,7 +822,7 @@ async fn run_workers<K, T, F, Fut, E>(
     background: Background,
     mut stop: watch::Receiver<bool>,
 ) where
-    K: Object,
+    K: Kind,
     T: Send + Sync + 'static,
     F: Fn(Arc<K>, Arc<Context<T>>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = std::result::Result<Action, E>> + Send + 'static,
@@ -707,7 +834,7 @@ async fn run_workers<K, T, F, Fut, E>(
         tasks.spawn(worker(
             name.clone(),
             queue.clone(),
-            store.clone(),
+            (store.clone(), dt.clone()),
             ctx.clone(),
             reconcile.clone(),
             metrics.clone(),
@@ -751,18 +878,18 @@ async fn run_workers<K, T, F, Fut, E>(
 async fn worker<K, T, F, Fut, E>(
     name: String,
     queue: Arc<WorkQueue<Request>>,
-    store: Store<K>,
+    (store, dt): (Store<K>, K::DynamicType),
     ctx: Arc<Context<T>>,
     reconcile: Arc<F>,
     metrics: ControllerMetrics,
 ) where
-    K: Object,
+    K: Kind,
     F: Fn(Arc<K>, Arc<Context<T>>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = std::result::Result<Action, E>> + Send + 'static,
     E: std::error::Error + Send + Sync + 'static,
 {
     while let Some(key) = queue.get().await {
-        let Some(obj) = store.get(&key.object_ref::<K>()) else {
+        let Some(obj) = store.get(&key.object_ref::<K>(&dt)) else {
             // Gone from the cache: nothing to reconcile (finalizers keep objects around
             // while cleanup is due).
             queue.forget(&key);
@@ -798,7 +925,8 @@ async fn worker<K, T, F, Fut, E>(
                 tracing::error!(controller = %name, key = %key, error = %error, "reconcile failed; not retried until the object changes");
                 queue.forget(&key);
                 if let Err(e) = ctx
-                    .event(obj_ref.as_ref())
+                    .recorder
+                    .event_with(obj_ref.as_ref(), &dt)
                     .warning()
                     .reason("ReconcileFailed")
                     .note(error.to_string())

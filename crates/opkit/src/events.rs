@@ -25,8 +25,8 @@
 //! figures in a status condition's message, which is rewritten every time.
 
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::Client;
 use kube::runtime::events::{self, EventType, Reporter};
+use kube::{Client, Resource};
 
 use crate::error::Result;
 use crate::informer::Object;
@@ -62,9 +62,16 @@ impl Recorder {
     /// Starts an event about `obj`: `Normal`, action `Reconcile`, until the builder says
     /// otherwise. Nothing is sent before [`EventBuilder::publish`].
     pub fn event<'a, K: Object>(&'a self, obj: &K) -> EventBuilder<'a> {
+        self.event_with(obj, &())
+    }
+
+    /// As [`Recorder::event`], for an object of a kind learned at run time (`dt` is its
+    /// dynamic type, e.g. the [`ApiResource`](kube::api::ApiResource) of a
+    /// [`DynamicObject`](kube::api::DynamicObject)).
+    pub fn event_with<'a, K: Resource>(&'a self, obj: &K, dt: &K::DynamicType) -> EventBuilder<'a> {
         EventBuilder {
             recorder: self,
-            regarding: obj.object_ref(&()),
+            regarding: obj.object_ref(dt),
             related: None,
             type_: EventType::Normal,
             reason: String::new(),

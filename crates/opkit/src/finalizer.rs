@@ -23,11 +23,10 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use kube::api::{Patch, PatchParams};
-use kube::{Client, ResourceExt};
+use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
+use kube::{Client, Resource, ResourceExt};
 use serde_json::json;
 
-use crate::apply::dynamic_api;
 use crate::controller::Action;
 use crate::informer::Object;
 #[cfg(doc)]
@@ -66,12 +65,16 @@ pub enum FinalizerError<E: std::error::Error + 'static> {
     Undeclared(String),
 }
 
-async fn write_finalizers<K: Object>(
+async fn write_finalizers<K: Resource>(
     client: &Client,
+    resource: &ApiResource,
     obj: &K,
     finalizers: Vec<String>,
 ) -> Result<(), kube::Error> {
-    let api = dynamic_api::<K>(client, obj.meta().namespace.as_deref());
+    let api: Api<DynamicObject> = match obj.meta().namespace.as_deref() {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, resource),
+        None => Api::all_with(client.clone(), resource),
+    };
     let patch = json!({
         "metadata": {
             "finalizers": finalizers,
@@ -100,6 +103,24 @@ where
     Fut: Future<Output = Result<Action, E>>,
     E: std::error::Error + 'static,
 {
+    finalize_in(client, &ApiResource::erase::<K>(&()), name, obj, f).await
+}
+
+/// As [`finalize`], for an object whose kind is `resource` — a kind learned at run time
+/// (a [`DynamicObject`]).
+pub async fn finalize_in<K, F, Fut, E>(
+    client: &Client,
+    resource: &ApiResource,
+    name: &str,
+    obj: Arc<K>,
+    f: F,
+) -> Result<Action, FinalizerError<E>>
+where
+    K: Resource,
+    F: FnOnce(Event<K>) -> Fut,
+    Fut: Future<Output = Result<Action, E>>,
+    E: std::error::Error + 'static,
+{
     if obj.meta().name.is_none() {
         return Err(FinalizerError::Unnamed);
     }
@@ -108,7 +129,7 @@ where
         (false, false) => {
             let mut list = obj.finalizers().to_vec();
             list.push(name.to_string());
-            write_finalizers(client, obj.as_ref(), list)
+            write_finalizers(client, resource, obj.as_ref(), list)
                 .await
                 .map_err(FinalizerError::Add)?;
             Ok(Action::await_change())
@@ -124,7 +145,7 @@ where
                 .filter(|f| *f != name)
                 .cloned()
                 .collect();
-            match write_finalizers(client, obj.as_ref(), list).await {
+            match write_finalizers(client, resource, obj.as_ref(), list).await {
                 Ok(()) => Ok(action),
                 // A reconcile of a stale cached copy (the object already went when an earlier
                 // cleanup removed the finalizer): nothing is left to remove.

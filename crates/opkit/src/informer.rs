@@ -17,6 +17,13 @@
 //! [`Controller::owns_metadata`](crate::Controller::owns_metadata)) is watched with
 //! metadata-only requests and cached as metadata.
 //!
+//! Kinds learned at run time (a chart operator reads them from `watches.yaml` and from the
+//! manifests it renders) are cached as [`DynamicObject`](kube::api::DynamicObject)s under
+//! their [`ApiResource`](kube::api::ApiResource): informers are keyed by type *and* kind, so
+//! each dynamic kind gets its own watch and cache like any static one ([`Kind`]). An informer
+//! created after the manager started (a dependent kind first met in a reconcile) starts its
+//! watch at once.
+//!
 //! A cache can also keep an [`OwnerIndex`] (objects by controller owner uid, and objects
 //! without a controller by namespace): a reconcile that reads its children then costs their
 //! number, not a scan of the cluster. It is updated before handlers run, so a reconcile
@@ -25,6 +32,7 @@
 use std::any::{Any, TypeId};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Debug;
+use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -60,6 +68,34 @@ impl<K> Object for K where
 {
 }
 
+/// What the runtime's caches hold: a [`Object`] (its kind known at compile time), or a
+/// [`DynamicObject`](kube::api::DynamicObject) whose kind is an
+/// [`ApiResource`](kube::api::ApiResource) learned at run time. The kind's dynamic type
+/// travels with its informer and controller.
+pub trait Kind:
+    Resource<DynamicType: Clone + Eq + Hash + Debug + Send + Sync + 'static>
+    + Clone
+    + DeserializeOwned
+    + Serialize
+    + Debug
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<K> Kind for K where
+    K: Resource<DynamicType: Clone + Eq + Hash + Debug + Send + Sync + 'static>
+        + Clone
+        + DeserializeOwned
+        + Serialize
+        + Debug
+        + Send
+        + Sync
+        + 'static
+{
+}
+
 /// Whether `K` is namespaced. kube's `Resource::Scope` is a marker type without a `'static`
 /// bound, so its name is compared: `k8s-openapi` kinds and derived custom resources use
 /// `NamespaceResourceScope`.
@@ -70,7 +106,9 @@ pub(crate) fn is_namespaced<K: Resource>() -> bool {
 type Handler<K> = Arc<dyn Fn(&Change<'_, K>) + Send + Sync>;
 
 /// One kind's watch, cache and handlers.
-pub(crate) struct Informer<K: Object> {
+pub(crate) struct Informer<K: Kind> {
+    dt: K::DynamicType,
+    namespaced: bool,
     writer: Mutex<Option<reflector::store::Writer<K>>>,
     store: Store<K>,
     handlers: Mutex<Vec<Handler<K>>>,
@@ -109,17 +147,18 @@ fn index_key<K: Resource>(obj: &K) -> String {
 }
 
 /// Controller owner uid (or orphan key) → objects.
-struct Owners<K: Object> {
+struct Owners<K: Kind> {
+    dt: K::DynamicType,
     by_owner: HashMap<String, HashSet<ObjectRef<K>>>,
 }
 
-impl<K: Object> Owners<K> {
+impl<K: Kind> Owners<K> {
     /// Moves an object from where `old` was indexed to where `new` belongs.
     fn update(&mut self, old: Option<&K>, new: Option<&K>) {
         if let Some(old) = old {
             let idx = index_key(old);
             if let Some(set) = self.by_owner.get_mut(&idx) {
-                set.remove(&ObjectRef::from_obj(old));
+                set.remove(&ObjectRef::from_obj_with(old, self.dt.clone()));
                 if set.is_empty() {
                     self.by_owner.remove(&idx);
                 }
@@ -129,7 +168,7 @@ impl<K: Object> Owners<K> {
             self.by_owner
                 .entry(index_key(new))
                 .or_default()
-                .insert(ObjectRef::from_obj(new));
+                .insert(ObjectRef::from_obj_with(new, self.dt.clone()));
         }
     }
 }
@@ -140,12 +179,12 @@ impl<K: Object> Owners<K> {
 ///
 /// Results come from the shared cache (so they are as fresh as its watch) and are checked
 /// against it: an object is returned under an owner only if its cached copy names that owner.
-pub struct OwnerIndex<K: Object> {
+pub struct OwnerIndex<K: Kind> {
     store: Store<K>,
     owners: Arc<RwLock<Option<Owners<K>>>>,
 }
 
-impl<K: Object> Clone for OwnerIndex<K> {
+impl<K: Kind> Clone for OwnerIndex<K> {
     fn clone(&self) -> Self {
         OwnerIndex {
             store: self.store.clone(),
@@ -154,15 +193,21 @@ impl<K: Object> Clone for OwnerIndex<K> {
     }
 }
 
-impl<K: Object> Debug for OwnerIndex<K> {
+impl<K: Kind> Debug for OwnerIndex<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = self
+            .owners
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .map(|o| K::kind(&o.dt).into_owned());
         f.debug_struct("OwnerIndex")
-            .field("kind", &K::kind(&()))
+            .field("kind", &kind)
             .finish_non_exhaustive()
     }
 }
 
-impl<K: Object> OwnerIndex<K> {
+impl<K: Kind> OwnerIndex<K> {
     fn collect(&self, key: &str, keep: impl Fn(&K) -> bool) -> Vec<Arc<K>> {
         let owners = self.owners.read().unwrap_or_else(|p| p.into_inner());
         let Some(owners) = owners.as_ref() else {
@@ -193,10 +238,13 @@ impl<K: Object> OwnerIndex<K> {
     }
 }
 
-impl<K: Object> Informer<K> {
-    fn new(on_synced: Arc<Notify>) -> Informer<K> {
-        let (store, writer) = reflector::store::<K>();
+impl<K: Kind> Informer<K> {
+    fn new(on_synced: Arc<Notify>, dt: K::DynamicType, namespaced: bool) -> Informer<K> {
+        let writer = reflector::store::Writer::new(dt.clone());
+        let store = writer.as_reader();
         Informer {
+            dt,
+            namespaced,
             writer: Mutex::new(Some(writer)),
             store,
             handlers: Mutex::new(Vec::new()),
@@ -216,6 +264,7 @@ impl<K: Object> Informer<K> {
         let mut owners = self.owners.write().unwrap_or_else(|p| p.into_inner());
         if owners.is_none() {
             let mut index = Owners {
+                dt: self.dt.clone(),
                 by_owner: HashMap::new(),
             };
             for obj in self.store.state() {
@@ -281,8 +330,8 @@ impl<K: Object> Informer<K> {
         let config = cache.watcher_config();
         let mut events = futures::stream::select_all(scopes.iter().enumerate().map(|(i, ns)| {
             let api: Api<InScope<K>> = match ns {
-                Some(ns) => Api::namespaced_with(client.clone(), ns, &()),
-                None => Api::all_with(client.clone(), &()),
+                Some(ns) => Api::namespaced_with(client.clone(), ns, &self.dt),
+                None => Api::all_with(client.clone(), &self.dt),
             };
             watcher::watcher(api, config.clone())
                 .default_backoff()
@@ -303,16 +352,20 @@ impl<K: Object> Informer<K> {
                     self.apply(&mut reflect, scope, event);
                 }
                 Err(e) => {
-                    tracing::warn!(kind = %K::kind(&()), error = %e, "watch failed; retrying");
+                    tracing::warn!(kind = %K::kind(&self.dt), error = %e, "watch failed; retrying");
                     self.set_error(Some(e.to_string()));
                 }
             }
         }
     }
 
+    fn object_ref(&self, obj: &K) -> ObjectRef<K> {
+        ObjectRef::from_obj_with(obj, self.dt.clone())
+    }
+
     /// Writes `obj` into the store; returns the cached copy it replaced and the new one.
     fn put(&self, writer: &mut reflector::store::Writer<K>, obj: K) -> (Option<Arc<K>>, Arc<K>) {
-        let key = ObjectRef::from_obj(&obj);
+        let key = self.object_ref(&obj);
         let old = self.store.get(&key);
         writer.apply_watcher_event(&watcher::Event::Apply(obj));
         let new = self
@@ -336,7 +389,7 @@ impl<K: Object> Informer<K> {
                 }
             }
             watcher::Event::Delete(InScope(obj)) => {
-                let old = self.store.get(&ObjectRef::from_obj(&obj));
+                let old = self.store.get(&self.object_ref(&obj));
                 self.index(Some(old.as_deref().unwrap_or(&obj)), None);
                 let event = watcher::Event::Delete(obj);
                 r.writer.apply_watcher_event(&event);
@@ -362,12 +415,12 @@ impl<K: Object> Informer<K> {
         let mut others = Vec::new();
         for o in self.store.state() {
             if namespace.is_none_or(|ns| o.meta().namespace.as_deref() == Some(ns)) {
-                before.insert(ObjectRef::from_obj(o.as_ref()), o);
+                before.insert(self.object_ref(o.as_ref()), o);
             } else {
                 others.push(o);
             }
         }
-        let keys: Vec<ObjectRef<K>> = listed.iter().map(ObjectRef::from_obj).collect();
+        let keys: Vec<ObjectRef<K>> = listed.iter().map(|o| self.object_ref(o)).collect();
         let kept: HashSet<&ObjectRef<K>> = keys.iter().collect();
         if !r.ready && all_synced {
             // The first complete list of every scope: hand the writer the whole state at
@@ -398,7 +451,7 @@ impl<K: Object> Informer<K> {
         }
         let current: Vec<Arc<K>> = keys.iter().filter_map(|k| self.store.get(k)).collect();
         for new in &current {
-            let old = before.get(&ObjectRef::from_obj(new.as_ref()));
+            let old = before.get(&self.object_ref(new.as_ref()));
             self.index(old.map(|o| o.as_ref()), Some(new));
         }
         for (key, gone) in &before {
@@ -413,7 +466,7 @@ impl<K: Object> Informer<K> {
             }
         }
         for new in current {
-            match before.remove(&ObjectRef::from_obj(new.as_ref())) {
+            match before.remove(&self.object_ref(new.as_ref())) {
                 Some(old) => self.dispatch(&Change::Update {
                     old: &old,
                     new: &new,
@@ -428,7 +481,7 @@ impl<K: Object> Informer<K> {
 }
 
 /// The state of one informer's watches between events.
-struct Reflect<K: Object> {
+struct Reflect<K: Kind> {
     writer: reflector::store::Writer<K>,
     /// Per scope (namespace, or `None` for the whole cluster).
     scopes: Vec<Option<String>>,
@@ -450,24 +503,24 @@ struct Reflect<K: Object> {
 #[serde(transparent)]
 struct InScope<K>(K);
 
-impl<K: Object> Resource for InScope<K> {
-    type DynamicType = ();
+impl<K: Kind> Resource for InScope<K> {
+    type DynamicType = K::DynamicType;
     type Scope = kube::core::DynamicResourceScope;
 
-    fn kind(_: &()) -> std::borrow::Cow<'_, str> {
-        K::kind(&())
+    fn kind(dt: &K::DynamicType) -> std::borrow::Cow<'_, str> {
+        K::kind(dt)
     }
-    fn group(_: &()) -> std::borrow::Cow<'_, str> {
-        K::group(&())
+    fn group(dt: &K::DynamicType) -> std::borrow::Cow<'_, str> {
+        K::group(dt)
     }
-    fn version(_: &()) -> std::borrow::Cow<'_, str> {
-        K::version(&())
+    fn version(dt: &K::DynamicType) -> std::borrow::Cow<'_, str> {
+        K::version(dt)
     }
-    fn api_version(_: &()) -> std::borrow::Cow<'_, str> {
-        K::api_version(&())
+    fn api_version(dt: &K::DynamicType) -> std::borrow::Cow<'_, str> {
+        K::api_version(dt)
     }
-    fn plural(_: &()) -> std::borrow::Cow<'_, str> {
-        K::plural(&())
+    fn plural(dt: &K::DynamicType) -> std::borrow::Cow<'_, str> {
+        K::plural(dt)
     }
     fn metadata_api() -> bool {
         K::metadata_api()
@@ -502,7 +555,7 @@ trait AnyInformer: Send + Sync {
     fn watched(&self) -> Watched;
 }
 
-impl<K: Object> AnyInformer for Informer<K> {
+impl<K: Kind> AnyInformer for Informer<K> {
     fn start(
         self: Arc<Self>,
         client: Client,
@@ -517,19 +570,19 @@ impl<K: Object> AnyInformer for Informer<K> {
         self.error.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
     fn kind(&self) -> String {
-        let group = K::group(&());
+        let group = K::group(&self.dt);
         if group.is_empty() {
-            K::kind(&()).into_owned()
+            K::kind(&self.dt).into_owned()
         } else {
-            format!("{}.{}", K::kind(&()), group)
+            format!("{}.{}", K::kind(&self.dt), group)
         }
     }
     fn watched(&self) -> Watched {
         Watched {
-            group: K::group(&()).into_owned(),
-            kind: K::kind(&()).into_owned(),
-            plural: K::plural(&()).into_owned(),
-            namespaced: is_namespaced::<K>(),
+            group: K::group(&self.dt).into_owned(),
+            kind: K::kind(&self.dt).into_owned(),
+            plural: K::plural(&self.dt).into_owned(),
+            namespaced: self.namespaced,
         }
     }
 }
@@ -539,29 +592,58 @@ struct Entry {
     typed: Arc<dyn Any + Send + Sync>,
 }
 
+/// An informer's key: its type, and for a dynamic kind its `apiVersion/kind`.
+type InformerKey = (TypeId, String);
+
+/// What an informer created after the manager started needs to start its watch at once.
+struct Started {
+    client: Client,
+    caches: CacheConfig,
+    tasks: tokio::task::JoinSet<()>,
+}
+
 /// Every informer of one manager, by kind.
 #[derive(Default)]
 pub(crate) struct Informers {
-    entries: Mutex<HashMap<TypeId, Entry>>,
-    order: Mutex<Vec<TypeId>>,
+    entries: Mutex<HashMap<InformerKey, Entry>>,
+    order: Mutex<Vec<InformerKey>>,
     watches_started: AtomicUsize,
     on_synced: Arc<Notify>,
+    /// Set by [`Informers::start`], cleared by [`Informers::stop`].
+    started: Mutex<Option<Started>>,
+}
+
+fn informer_key<K: Kind>(dt: &K::DynamicType) -> InformerKey {
+    (
+        TypeId::of::<K>(),
+        format!("{}/{}", K::api_version(dt), K::kind(dt)),
+    )
 }
 
 impl Informers {
     /// The informer for `K`, created on first use.
     pub(crate) fn get_or_create<K: Object>(&self) -> Arc<Informer<K>> {
+        self.get_or_create_with::<K>((), is_namespaced::<K>())
+    }
+
+    /// The informer for `K` of dynamic type `dt` (`namespaced` says the kind's scope),
+    /// created on first use; one created after [`Informers::start`] starts watching at once.
+    pub(crate) fn get_or_create_with<K: Kind>(
+        &self,
+        dt: K::DynamicType,
+        namespaced: bool,
+    ) -> Arc<Informer<K>> {
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        let id = TypeId::of::<K>();
+        let key = informer_key::<K>(&dt);
         if let Some(existing) = entries
-            .get(&id)
+            .get(&key)
             .and_then(|e| e.typed.clone().downcast::<Informer<K>>().ok())
         {
             return existing;
         }
-        let informer = Arc::new(Informer::<K>::new(self.on_synced.clone()));
+        let informer = Arc::new(Informer::<K>::new(self.on_synced.clone(), dt, namespaced));
         entries.insert(
-            id,
+            key.clone(),
             Entry {
                 erased: informer.clone(),
                 typed: informer.clone(),
@@ -570,20 +652,44 @@ impl Informers {
         self.order
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push(id);
+            .push(key);
+        let mut started = self.started.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(started) = started.as_mut() {
+            let watch = self.start_one(informer.clone(), &started.client, &started.caches);
+            started.tasks.spawn(watch);
+        }
         informer
     }
 
     /// The informer for `K`, if some controller declared it.
     pub(crate) fn get<K: Object>(&self) -> Option<Arc<Informer<K>>> {
+        self.get_with::<K>(&())
+    }
+
+    /// The informer for `K` of dynamic type `dt`, if some controller declared it.
+    pub(crate) fn get_with<K: Kind>(&self, dt: &K::DynamicType) -> Option<Arc<Informer<K>>> {
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         entries
-            .get(&TypeId::of::<K>())
+            .get(&informer_key::<K>(dt))
             .and_then(|e| e.typed.clone().downcast::<Informer<K>>().ok())
     }
 
+    fn start_one(
+        &self,
+        informer: Arc<dyn AnyInformer>,
+        client: &Client,
+        caches: &CacheConfig,
+    ) -> futures::future::BoxFuture<'static, ()> {
+        let w = informer.watched();
+        let cache = caches.resolve(&w.group, &w.kind, w.namespaced);
+        self.watches_started
+            .fetch_add(cache.namespaces.len().max(1), Ordering::SeqCst);
+        informer.start(client.clone(), cache)
+    }
+
     /// Starts the watches of every kind (one per kind, or one per namespace of a
-    /// namespace-scoped kind); returns the futures to spawn.
+    /// namespace-scoped kind); returns the futures to spawn. Informers created later start
+    /// their own watches, until [`Informers::stop`].
     pub(crate) fn start(
         &self,
         client: &Client,
@@ -591,17 +697,29 @@ impl Informers {
     ) -> Vec<futures::future::BoxFuture<'static, ()>> {
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         let order = self.order.lock().unwrap_or_else(|p| p.into_inner());
-        order
+        let watches = order
             .iter()
-            .filter_map(|id| entries.get(id))
-            .map(|e| {
-                let w = e.erased.watched();
-                let cache = caches.resolve(&w.group, &w.kind, w.namespaced);
-                self.watches_started
-                    .fetch_add(cache.namespaces.len().max(1), Ordering::SeqCst);
-                e.erased.clone().start(client.clone(), cache)
-            })
-            .collect()
+            .filter_map(|key| entries.get(key))
+            .map(|e| self.start_one(e.erased.clone(), client, caches))
+            .collect();
+        *self.started.lock().unwrap_or_else(|p| p.into_inner()) = Some(Started {
+            client: client.clone(),
+            caches: caches.clone(),
+            tasks: tokio::task::JoinSet::new(),
+        });
+        watches
+    }
+
+    /// Stops the watches of the informers created after [`Informers::start`].
+    pub(crate) async fn stop(&self) {
+        let started = self
+            .started
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(mut started) = started {
+            started.tasks.shutdown().await;
+        }
     }
 
     /// The API resources watched, in registration order.
@@ -610,7 +728,7 @@ impl Informers {
         let order = self.order.lock().unwrap_or_else(|p| p.into_inner());
         order
             .iter()
-            .filter_map(|id| entries.get(id))
+            .filter_map(|key| entries.get(key))
             .map(|e| e.erased.watched())
             .collect()
     }
@@ -621,7 +739,7 @@ impl Informers {
         let order = self.order.lock().unwrap_or_else(|p| p.into_inner());
         order
             .iter()
-            .filter_map(|id| entries.get(id))
+            .filter_map(|key| entries.get(key))
             .filter_map(|e| Some(format!("{}: {}", e.erased.kind(), e.erased.error()?)))
             .collect()
     }
@@ -657,7 +775,7 @@ impl Informers {
         let order = self.order.lock().unwrap_or_else(|p| p.into_inner());
         order
             .iter()
-            .filter_map(|id| entries.get(id))
+            .filter_map(|key| entries.get(key))
             .map(|e| e.erased.kind())
             .collect()
     }
@@ -688,6 +806,24 @@ impl Debug for Caches {
 impl Caches {
     pub(crate) fn new(informers: Arc<Informers>) -> Caches {
         Caches { informers }
+    }
+
+    pub(crate) fn informers(&self) -> &Arc<Informers> {
+        &self.informers
+    }
+
+    /// The shared cache of the kind `resource` learned at run time (see
+    /// [`Controller::dynamic`](crate::Controller::dynamic),
+    /// [`Controller::owns_dynamic`](crate::Controller::owns_dynamic) and
+    /// [`Context::owns_dynamic`](crate::Context::owns_dynamic)).
+    pub fn dynamic_store(
+        &self,
+        resource: &kube::api::ApiResource,
+    ) -> Result<Store<kube::api::DynamicObject>> {
+        self.informers
+            .get_with::<kube::api::DynamicObject>(resource)
+            .map(|i| i.store())
+            .ok_or_else(|| Error::NotWatched(resource.kind.clone()))
     }
 
     /// The shared cache of kind `W`; any kind a controller of this manager declared with
@@ -770,7 +906,7 @@ mod tests {
 
     #[test]
     fn a_relist_of_one_namespace_reports_its_missed_deletes_and_leaves_other_namespaces_alone() {
-        let informer = Informer::<ConfigMap>::new(Arc::default());
+        let informer = Informer::<ConfigMap>::new(Arc::default(), (), true);
         informer.enable_owner_index();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let log = seen.clone();

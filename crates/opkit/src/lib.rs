@@ -11,6 +11,12 @@
 //! Controllers that create children read them through an [`OwnerIndex`] of the shared cache
 //! and guard their writes with [`Expectations`], as client-go's workload controllers do.
 //!
+//! Kinds need not be known at compile time: [`Controller::dynamic`] reconciles
+//! [`DynamicObject`](kube::api::DynamicObject)s of an [`ApiResource`](kube::api::ApiResource)
+//! read from a file, and [`Context::owns_dynamic`] starts watching a dependent kind first met
+//! while reconciling — what a generic operator (opkit's chart operator) is built on, with the
+//! same caches, queue, backoff, metrics and leader election as any other.
+//!
 //! Around that: leader election on a Lease ([`leader`]), Prometheus metrics under
 //! controller-runtime's names ([`metrics`]), `/healthz` and `/readyz`, graceful shutdown on
 //! SIGTERM, and helpers for what every reconcile does — [`finalizer`]s, status
@@ -133,7 +139,7 @@ pub use cache::CacheOptions;
 pub use controller::{Action, Context, Controller, ControllerDef, Request};
 pub use error::{ApiErrorExt, Error, Result, ResultExt, TerminalError};
 pub use expectations::Expectations;
-pub use informer::{Caches, Object, OwnerIndex};
+pub use informer::{Caches, Kind, Object, OwnerIndex};
 pub use leader::LeaderElection;
 pub use manager::{Manager, ManagerBuilder, Running, ShutdownHandle};
 pub use predicate::{Change, Predicate};

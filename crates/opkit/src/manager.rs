@@ -558,6 +558,7 @@ async fn supervise(
         }
     }
     informers.shutdown().await;
+    shared.informers.stop().await;
     servers.shutdown().await;
     result
 }

@@ -251,6 +251,47 @@ impl Drop for ControlPlane {
     }
 }
 
+/// The kubeconfig at `admin` with its token replaced by `token` (a service account's, from
+/// `kubectl create token`): the identity of a deployed manager.
+pub fn kubeconfig_with_token(admin: &Path, token: &str) -> String {
+    let text = std::fs::read_to_string(admin)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", admin.display()));
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| match l.find("token:") {
+            Some(i) => format!("{}token: {token}", &l[..i]),
+            None => l.to_string(),
+        })
+        .collect();
+    assert!(
+        lines.iter().any(|l| l.contains(token)),
+        "no token in\n{text}"
+    );
+    lines.join("\n") + "\n"
+}
+
+/// Every file under `dir` with its contents, by path relative to `dir` (none if `dir` does not
+/// exist): what a command wrote, or that a refused one wrote nothing.
+pub fn files_under(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                let rel = path.strip_prefix(dir).unwrap().to_path_buf();
+                out.insert(rel, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    out
+}
+
 /// Parses `opkit control plane ready at https://ADDR:PORT (kubeconfig: PATH)`.
 pub fn parse_ready_line(line: &str) -> Option<(String, PathBuf)> {
     let rest = line.trim_end().strip_prefix(READY_PREFIX)?;

@@ -459,8 +459,7 @@ impl Key {
     }
 
     fn new_rsa(bits: usize) -> Result<Key, rsa::Error> {
-        let mut rng = rsa::rand_core::OsRng;
-        rsa::RsaPrivateKey::new(&mut rng, bits).map(|k| Key::Rsa(Box::new(k)))
+        super::rsakey::generate(bits).map(|k| Key::Rsa(Box::new(k)))
     }
 
     /// Sprig's `generatePrivateKey`: RSA 4096, DSA L2048N256, ECDSA P-256 or ed25519; the

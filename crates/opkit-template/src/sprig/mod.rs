@@ -32,6 +32,7 @@ mod network;
 mod paths;
 mod reflect;
 mod regex;
+mod rsakey;
 mod semver;
 mod strings;
 mod urls;

@@ -4,6 +4,9 @@
 //! A pattern that does not compile makes `regexMatch` false and the other functions fail,
 //! as in Sprig; the error's wording after `error parsing regexp: ` is the `regex` crate's.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
 use regex::Regex;
 
 use super::{Funcs, n, s, string_list};
@@ -94,7 +97,25 @@ fn limit(n: i64) -> usize {
 /// Compiles a Go pattern, making the Perl classes and word boundaries ASCII as in RE2.
 /// The error starts as Go's does (`error parsing regexp: `) but the rest is the `regex`
 /// crate's description, not Go's (`missing closing ): `(``).
+/// Charts call the regex functions with the same few patterns in loops and helpers, and a
+/// compile costs far more than a match: compiled patterns are kept (a bounded set per process).
 fn compile(pattern: &str) -> Result<Regex, FuncError> {
+    const CACHED: usize = 256;
+    static CACHE: OnceLock<Mutex<HashMap<String, Regex>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Mutex::default);
+    if let Some(re) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(pattern) {
+        return Ok(re.clone());
+    }
+    let re = compile_uncached(pattern)?;
+    let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+    if cache.len() >= CACHED {
+        cache.clear();
+    }
+    cache.insert(pattern.to_string(), re.clone());
+    Ok(re)
+}
+
+fn compile_uncached(pattern: &str) -> Result<Regex, FuncError> {
     Regex::new(&ascii_classes(pattern)).map_err(|e| {
         let detail = match e {
             regex::Error::Syntax(text) => text

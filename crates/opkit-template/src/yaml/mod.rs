@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 
 use crate::Value;
 
-/// Inputs longer than this are read on a thread with a large stack: nesting (up to
+/// Inputs longer than this are read on a large stack: nesting (up to
 /// go-yaml's 10000 levels) needs at least one input byte per level.
 const SMALL_INPUT: usize = 512;
 /// How deep a value is followed when written directly (KUDO's `toYaml`); only a map
@@ -156,8 +156,8 @@ pub(crate) fn read(text: &str, target: Target) -> Result<Value, YamlError> {
     let value = if text.len() <= SMALL_INPUT {
         read_any(text)
     } else {
-        crate::template::on_large_stack(|| read_any(text))
-            .unwrap_or_else(|| Err("cannot start a thread to read YAML".into()))
+        crate::stack::on_large_stack(crate::stack::LARGE_STACK_BYTES, || read_any(text))
+            .unwrap_or_else(|| Err("cannot map a stack to read YAML".into()))
     }
     .map_err(YamlError::Convert)?;
     let kind = match &value {
