@@ -6,7 +6,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, ensure};
 use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
@@ -17,7 +17,7 @@ use kube::core::{ApiResource, GroupVersionKind};
 use opkit::{Admission, Denied, Manager, SelfManagedCerts, Validator, WebhookServer};
 use serde_json::{Value, json};
 
-use crate::scenarios::{Outcome, run_concurrent, warm_up};
+use crate::scenarios::{Outcome, poll_until, run_concurrent, warm_up};
 use crate::server::Server;
 use crate::stats::{Progress, Samples, ms};
 use crate::{Options, Row, Scenario};
@@ -138,22 +138,20 @@ async fn start_webhook(client: &kube::Client) -> anyhow::Result<opkit::Running> 
     .await?;
     // The operator publishes its CA shortly after it starts.
     let configs = Api::<ValidatingWebhookConfiguration>::all(client.clone());
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let config = configs.get("bench-validation").await?;
-        let published = config
-            .webhooks
-            .as_ref()
-            .and_then(|w| w[0].client_config.ca_bundle.as_ref());
-        if published.is_some_and(|b| !b.0.is_empty()) {
-            break;
-        }
-        ensure!(
-            Instant::now() < deadline,
-            "the operator never published its caBundle"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    poll_until(
+        "the operator publishing its caBundle",
+        Duration::from_secs(30),
+        Duration::from_millis(20),
+        || async {
+            let config = configs.get("bench-validation").await?;
+            let published = config
+                .webhooks
+                .as_ref()
+                .and_then(|w| w[0].client_config.ca_bundle.as_ref());
+            Ok(published.is_some_and(|b| !b.0.is_empty()).then_some(()))
+        },
+    )
+    .await?;
     Ok(running)
 }
 

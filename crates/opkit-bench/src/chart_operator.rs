@@ -18,7 +18,7 @@ use kube::runtime::wait::{await_condition, conditions};
 use opkit_chart_operator::OperatorOptions;
 use serde_json::json;
 
-use crate::scenarios::{Outcome, create_namespace, run_concurrent};
+use crate::scenarios::{Outcome, create_namespace, poll_until, run_concurrent};
 use crate::server::Server;
 use crate::stats::{Progress, memory_kib, mib};
 use crate::{Options, Row, Scenario};
@@ -29,6 +29,8 @@ const PLURAL: &str = "apps";
 const NAMESPACE: &str = "bench-charts";
 /// How often the operator reconciles an unchanged custom resource (the steady state).
 const RECONCILE_PERIOD: &str = "5s";
+/// How often the scenario looks (each look lists every custom resource).
+const POLL: Duration = Duration::from_millis(50);
 
 /// Counts the requests of the operator's client that write (every method but GET).
 #[derive(Clone, Default)]
@@ -100,24 +102,6 @@ fn reconciles(metrics: &str) -> anyhow::Result<u64> {
         }
     }
     Ok(total)
-}
-
-/// Polls `check` every 50 ms until it returns `Some`, up to `limit`.
-async fn until<T, F, Fut>(what: &str, limit: Duration, mut check: F) -> anyhow::Result<T>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = anyhow::Result<Option<T>>>,
-{
-    let started = Instant::now();
-    loop {
-        if let Some(v) = check().await? {
-            return Ok(v);
-        }
-        if started.elapsed() > limit {
-            bail!("{what}: not reached within {limit:?}");
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// The scenario.
@@ -202,7 +186,7 @@ pub async fn chart_operator(options: &Options) -> anyhow::Result<Outcome> {
     let api: Api<DynamicObject> = Api::namespaced_with(admin.clone(), NAMESPACE, &resource);
     let progress = Progress::start("releases deployed", count);
     let done = progress.counter();
-    until("every release deployed", limit, || {
+    poll_until("every release deployed", limit, POLL, || {
         let (api, done) = (api.clone(), done.clone());
         async move {
             let list = api.list(&ListParams::default()).await?;
@@ -222,13 +206,18 @@ pub async fn chart_operator(options: &Options) -> anyhow::Result<Outcome> {
     // with nothing changed; count the writes those reconciles make.
     let (w0, r0) = (writes.get(), reconciles(&running.metrics().render())?);
     let steady_started = Instant::now();
-    let r1 = until("a steady-state reconcile of every release", limit, || {
-        let metrics = running.metrics().render();
-        async move {
-            let r = reconciles(&metrics)?;
-            Ok((r >= r0 + count as u64).then_some(r))
-        }
-    })
+    let r1 = poll_until(
+        "a steady-state reconcile of every release",
+        limit,
+        POLL,
+        || {
+            let metrics = running.metrics().render();
+            async move {
+                let r = reconciles(&metrics)?;
+                Ok((r >= r0 + count as u64).then_some(r))
+            }
+        },
+    )
     .await?;
     let steady_writes = writes.get() - w0;
     let steady_reconciles = r1 - r0;

@@ -246,6 +246,31 @@ pub(crate) async fn warm_up(clients: &[kube::Client], namespace: &str) -> anyhow
     Ok(())
 }
 
+/// Polls `check` every `every` until it returns `Some` (its value) or an error (returned at
+/// once); fails naming `what` after `limit`. The benchmark's one wait for something the
+/// system will do (scenarios that time two events in one loop keep their own).
+pub(crate) async fn poll_until<T, F, Fut>(
+    what: &str,
+    limit: Duration,
+    every: Duration,
+    mut check: F,
+) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = anyhow::Result<Option<T>>>,
+{
+    let started = Instant::now();
+    loop {
+        if let Some(v) = check().await? {
+            return Ok(v);
+        }
+        if started.elapsed() > limit {
+            bail!("{what}: not reached within {limit:?}");
+        }
+        tokio::time::sleep(every).await;
+    }
+}
+
 /// Runs `op(client, i)` for `i` in `0..count`, spread over one task per client, each task
 /// issuing its requests one after another. Returns every request's latency and the wall time.
 pub(crate) async fn run_concurrent<F, Fut>(
