@@ -2,11 +2,11 @@
 //! run` — what the manager Deployment of a helm project runs (`--watches-file`, and
 //! helm-operator's flags with their defaults).
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
+use opkit::app::{BindAddress, parse_bind_address};
 use opkit_chart_operator::OperatorOptions;
 
 /// `opkit helm-operator ...`.
@@ -32,11 +32,11 @@ pub(crate) struct HelmOperatorRunArgs {
     #[arg(long, value_name = "NS")]
     leader_election_namespace: Option<String>,
     /// Where `/metrics` is served (`:8080` means all interfaces; `0` turns it off).
-    #[arg(long, value_name = "ADDR", default_value = ":8080", value_parser = bind)]
-    metrics_bind_address: Bind,
+    #[arg(long, value_name = "ADDR", default_value = ":8080", value_parser = parse_bind_address)]
+    metrics_bind_address: BindAddress,
     /// Where `/healthz` and `/readyz` are served (`0` turns them off).
-    #[arg(long, value_name = "ADDR", default_value = ":8081", value_parser = bind)]
-    health_probe_bind_address: Bind,
+    #[arg(long, value_name = "ADDR", default_value = ":8081", value_parser = parse_bind_address)]
+    health_probe_bind_address: BindAddress,
     /// Custom resources reconciled at once per kind (default: the number of CPUs), unless
     /// watches.yaml says.
     #[arg(long, value_name = "N")]
@@ -57,14 +57,6 @@ pub(crate) struct HelmOperatorRunArgs {
     /// account).
     #[arg(long, value_name = "PATH")]
     kubeconfig: Option<PathBuf>,
-}
-
-/// A bind address flag: off (`0`) or an address.
-#[derive(Clone, Copy)]
-struct Bind(Option<SocketAddr>);
-
-fn bind(s: &str) -> Result<Bind, String> {
-    opkit::app::bind_address(s).map(Bind)
 }
 
 impl HelmOperatorRunArgs {
@@ -102,6 +94,8 @@ pub(crate) async fn run(cmd: HelmOperatorCommand) -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use std::net::SocketAddr;
+
     use clap::Parser;
 
     use super::*;

@@ -204,13 +204,15 @@ struct RunArgs<F: Args> {
     flags: F,
 }
 
-/// A bind address flag: off, or an address.
+/// A bind address flag: off (`None`), or an address. A type of its own because clap reads an
+/// `Option` field as "the flag may be missing", not as a value that can say "off".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct BindAddress(Option<SocketAddr>);
+pub struct BindAddress(pub Option<SocketAddr>);
 
 /// Parses controller-runtime's address forms: `0` (off), `:8080` (all interfaces) and
-/// `HOST:PORT`.
-fn parse_bind_address(s: &str) -> Result<BindAddress, String> {
+/// `HOST:PORT` — the value parser of every bind address flag (opkit's standard command line
+/// and binaries with their own, such as the generic chart operator's).
+pub fn parse_bind_address(s: &str) -> Result<BindAddress, String> {
     if s == "0" {
         return Ok(BindAddress(None));
     }
@@ -226,13 +228,6 @@ fn parse_bind_address(s: &str) -> Result<BindAddress, String> {
     s.parse()
         .map(|a| BindAddress(Some(a)))
         .map_err(|_| format!("{s:?}: write HOST:PORT, :PORT, or 0 to turn it off"))
-}
-
-/// Parses a bind address flag as controller-runtime does: `0` (off: `None`), `:8080` (all
-/// interfaces) or `HOST:PORT` — for binaries with their own command line (the generic chart
-/// operator's `--metrics-bind-address`).
-pub fn bind_address(s: &str) -> Result<Option<SocketAddr>, String> {
-    parse_bind_address(s).map(|b| b.0)
 }
 
 /// The namespace this process runs in: `$POD_NAMESPACE`, else the service account's
