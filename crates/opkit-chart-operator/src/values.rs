@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use opkit_chart::ValueOptions;
+use opkit_chart::{ValueOptions, merge_maps};
 use opkit_template::Value;
 
 /// Why a custom resource's values cannot be built.
@@ -41,7 +41,7 @@ pub fn values_for(
     }
     .merge_values()
     .map_err(|e| ValuesError::Overrides(e.to_string()))?;
-    Ok(overlay(&spec, &overrides))
+    Ok(merge_maps(&spec, &overrides))
 }
 
 fn json_type(v: &serde_json::Value) -> &'static str {
@@ -74,23 +74,6 @@ fn from_unstructured(v: &serde_json::Value) -> Value {
         ),
         other => Value::from_json(other),
     }
-}
-
-/// `top` over `base`: where both hold a map under a key, the maps are overlaid in turn;
-/// otherwise `top`'s value replaces `base`'s.
-fn overlay(base: &Value, top: &Value) -> Value {
-    let (Value::Map(base), Value::Map(top)) = (base, top) else {
-        return top.clone();
-    };
-    let mut out = base.to_map();
-    for (key, value) in top.entries() {
-        let merged = match (out.get(&key), &value) {
-            (Some(old @ Value::Map(_)), Value::Map(_)) => overlay(old, &value),
-            _ => value,
-        };
-        out.insert(key, merged);
-    }
-    Value::map(out)
 }
 
 #[cfg(test)]

@@ -48,7 +48,7 @@ pub use objects::{
 };
 pub use options::{ValueOptions, ValueOptionsError};
 pub use prepare::{PrepareError, prepare, prepare_with_warnings};
-pub use values::ValuesError;
+pub use values::{ValuesError, merge_maps};
 
 /// The README's example, compiled and run as a doctest.
 #[doc = include_str!("../README.md")]

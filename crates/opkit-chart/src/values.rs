@@ -136,8 +136,10 @@ fn split_documents(text: &str) -> Result<Vec<&str>, String> {
 }
 
 /// Helm's `loader.MergeMaps`: `b` over `a`, maps merged recursively, anything else replaced;
-/// a new top-level map (inner maps of `a` that `b` does not touch are shared).
-pub(crate) fn merge_maps(a: &Value, b: &Value) -> Value {
+/// a new top-level map (inner maps of `a` that `b` does not touch are shared). The rule of
+/// `-f` files over each other, and of operator-sdk's override values over a custom resource's
+/// spec.
+pub fn merge_maps(a: &Value, b: &Value) -> Value {
     let mut out = as_table(a).map(Dict::to_map).unwrap_or_default();
     if let Some(b) = as_table(b) {
         for (k, v) in b.entries() {
