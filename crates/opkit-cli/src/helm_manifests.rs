@@ -155,19 +155,14 @@ fn rendered_resources(chart: &Chart, release: &str) -> anyhow::Result<Vec<(Strin
         let resource = kube::discovery::ApiResource::from_gvk(&gv.with_kind(kind)).plural;
         out.push((group, resource));
     }
-    if has_crds(&chart) {
+    // The files under crds/ the chart's install would create (opkit-chart's rule).
+    if !opkit_chart::crd_objects(&chart, chart.name()).is_empty() {
         out.push((
             "apiextensions.k8s.io".into(),
             "customresourcedefinitions".into(),
         ));
     }
     Ok(out)
-}
-
-/// Whether the chart or one of its subcharts installs CRDs (`crds/`).
-fn has_crds(chart: &Chart) -> bool {
-    chart.files.iter().any(|f| f.name.starts_with("crds/"))
-        || chart.dependencies.iter().any(has_crds)
 }
 
 /// The rules of one kind: the kind itself (with status and finalizers) and everything its
