@@ -135,9 +135,21 @@ fn has_duplicates(v: &Value) -> bool {
     match v {
         Value::Object(map) => map.values().any(has_duplicates),
         Value::Array(items) => {
+            // Two items collide when they are equal, share a key field's value, or are objects
+            // that agree on every key field, absent ones included: keyed lists key an item
+            // without its key field (e.g. two `ports` without `containerPort`) as the others.
+            let same_keys = |a: &Value, b: &Value| {
+                a.is_object()
+                    && b.is_object()
+                    && KEYS
+                        .iter()
+                        .chain(&["protocol"])
+                        .all(|k| a.get(*k) == b.get(*k))
+            };
             items.iter().enumerate().any(|(i, a)| {
                 items[i + 1..].iter().any(|b| {
                     a == b
+                        || same_keys(a, b)
                         || KEYS
                             .iter()
                             .any(|k| a.get(*k).is_some_and(|x| b.get(*k) == Some(x)))
@@ -222,5 +234,24 @@ fn reapply_is_noop(
             );
         }
         Err(e) => panic!("re-applying {config} as {manager} failed: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_duplicates;
+    use serde_json::json;
+
+    #[test]
+    fn items_missing_the_key_field_in_both_count_as_duplicates() {
+        assert!(has_duplicates(
+            &json!({"ports": [{"protocol": "TCP"}, {"protocol": "TCP", "hostPort": 1}]})
+        ));
+        assert!(!has_duplicates(
+            &json!({"ports": [{"protocol": "TCP"}, {"protocol": "UDP"}]})
+        ));
+        assert!(!has_duplicates(
+            &json!({"ports": [{"containerPort": 1}, {"containerPort": 2}]})
+        ));
     }
 }
