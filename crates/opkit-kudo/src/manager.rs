@@ -21,7 +21,8 @@
 //! snapshot is started again), and every write carries the `resourceVersion` it read, so a
 //! pass on stale data fails with a conflict and is retried instead of undoing newer work.
 //!
-//! Requeues: a transient task error with the runtime's per-key backoff; a running plan
+//! Requeues: a transient task error with the runtime's per-key backoff (5 ms doubling, capped
+//! at KUDO's 60 s); a running plan
 //! after KUDO's polling delay (1 s, plus 1 s per minute since the plan last changed, at most
 //! 60 s) — changes of owned objects and child instances wake it sooner; a finished plan
 //! waits for the next change.
@@ -38,6 +39,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::PostParams;
 use kube::core::PartialObjectMeta;
 use kube::{Api, Client, Resource, ResourceExt};
+use opkit::workqueue::Backoff;
 use opkit::{Action, Controller, LeaderElection, Manager, Request, Running, conditions};
 use opkit_template::Value;
 use opkit_template::kudo::{Variables, unwrap_param};
@@ -167,6 +169,11 @@ fn manager(options: &ManagerOptions) -> Manager {
                 None,
             )
             .max_concurrent_reconciles(workers)
+            // The runtime's backoff, capped at KUDO's longest retry delay (1 minute).
+            .backoff(Backoff {
+                max: Duration::from_secs(60),
+                ..Backoff::default()
+            })
             .build(reconcile, Engine::default()),
     );
     manager
