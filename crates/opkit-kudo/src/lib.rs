@@ -9,12 +9,17 @@
 //! tools written for KUDO read the same objects.
 
 pub mod api;
-// The engine and the task kinds that use this vocabulary are being built on branches.
-#[allow(dead_code)]
+pub mod manager;
+pub(crate) mod plan;
 pub(crate) mod task;
+pub mod timing;
+pub(crate) mod workflow;
 
 pub use api::{
     ExecutionStatus, Instance, InstanceSpec, InstanceStatus, Operator, OperatorSpec,
     OperatorVersion, OperatorVersionSpec, Ordering, Parameter, ParameterType, PhaseStatus,
     PlanExecution, PlanStatus, StepStatus,
 };
+pub use manager::{ABANDON_ANNOTATION, ManagerError, ManagerOptions};
+pub use plan::SNAPSHOT_ANNOTATION;
+pub use timing::STEP_TIMES_ANNOTATION;
