@@ -5,6 +5,11 @@
 //! This module holds the vocabulary shared by the engine and the task kinds; each kind
 //! lives in a module of its own.
 
+pub(crate) mod apply;
+pub(crate) mod delete;
+pub(crate) mod pipe;
+pub(crate) mod toggle;
+
 use opkit_template::kudo::Variables;
 
 use crate::api::{Instance, Operator, OperatorVersion, Task};
