@@ -38,7 +38,7 @@ fn opt_int(obj: &Json, pointer: &str) -> Option<i64> {
     obj.pointer(pointer).and_then(Json::as_i64)
 }
 
-fn has_condition(obj: &Json, type_: &str) -> Option<&Json> {
+fn has_condition<'a>(obj: &'a Json, type_: &str) -> Option<&'a Json> {
     obj.pointer("/status/conditions")
         .and_then(Json::as_array)
         .into_iter()

@@ -43,34 +43,40 @@ pub(crate) fn kind_key(obj: &Json) -> String {
     format!("{}/{}", text(obj, "/apiVersion"), text(obj, "/kind"))
 }
 
-/// Records the kinds of `objs` on the instance when some are new (a merge patch of the
-/// annotation; other writers of the instance are not disturbed).
+/// Records `kinds` on the instance when some are new. The live instance is read and
+/// patched with its `resourceVersion`, so two tasks recording at once cannot lose each
+/// other's kinds (the loser gets a conflict, a transient error, and records on its retry).
 pub(crate) async fn record(
     client: &kube::Client,
     instance: &Instance,
     kinds: &BTreeSet<String>,
 ) -> Result<(), TaskError> {
-    let known = recorded(instance);
-    if kinds.is_subset(&known) {
+    if kinds.is_subset(&recorded(instance)) {
         return Ok(());
     }
-    let all: Vec<String> = known.union(kinds).cloned().collect();
+    let failed = |e: kube::Error| {
+        TaskError::Transient(format!(
+            "failed to record the cluster-scoped kinds on the instance: {e}"
+        ))
+    };
     let api: Api<Instance> = Api::namespaced(
         client.clone(),
         instance.metadata.namespace.as_deref().unwrap_or_default(),
     );
-    let patch = json!({"metadata": {"annotations": {KINDS_ANNOTATION: all.join(",")}}});
-    api.patch(
-        instance.metadata.name.as_deref().unwrap_or_default(),
-        &PatchParams::default(),
-        &Patch::Merge(&patch),
-    )
-    .await
-    .map_err(|e| {
-        TaskError::Transient(format!(
-            "failed to record the cluster-scoped kinds on the instance: {e}"
-        ))
-    })?;
+    let name = instance.metadata.name.as_deref().unwrap_or_default();
+    let live = api.get(name).await.map_err(failed)?;
+    let known = recorded(&live);
+    if kinds.is_subset(&known) {
+        return Ok(());
+    }
+    let all: Vec<String> = known.union(kinds).cloned().collect();
+    let patch = json!({"metadata": {
+        "resourceVersion": live.metadata.resource_version,
+        "annotations": {KINDS_ANNOTATION: all.join(",")},
+    }});
+    api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(failed)?;
     Ok(())
 }
 

@@ -78,13 +78,17 @@ pub(crate) fn render(ctx: &Context, task: &Task, names: &[String]) -> Result<Vec
 /// `metadata.name`.
 pub(crate) fn parse(yaml: &str) -> Result<Vec<Json>, String> {
     let mut objects = Vec::new();
-    for chunk in yaml.split(YAML_SEPARATOR) {
+    for (i, chunk) in yaml.split(YAML_SEPARATOR).enumerate() {
         if chunk.trim().is_empty() {
             continue;
         }
-        // A separator line may carry a comment or trailing text after `---`; KUDO's split
-        // leaves it at the start of the chunk, where YAML reads it as a document marker.
-        let doc = format!("---{chunk}");
+        // A separator line may carry a comment after `---`; KUDO's split leaves it at the
+        // start of the next chunk, where the document marker put back keeps it a comment.
+        let doc = if i == 0 {
+            chunk.to_string()
+        } else {
+            format!("---{chunk}")
+        };
         let value = opkit_template::yaml::from_yaml(&doc)
             .map_err(|e| format!("decoding chunk {chunk:?} failed: {e}"))?;
         let obj = value.to_go_json();
@@ -117,10 +121,10 @@ mod tests {
 
     #[test]
     fn documents_split_at_separators_and_empty_ones_are_skipped() {
-        let yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  n: 1\n---\n# only a comment\n---\n\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: b\n";
+        let yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  count: 1\n---\n# only a comment\n---\n\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: b\n";
         let objs = parse(yaml).unwrap();
         assert_eq!(objs.len(), 2);
-        assert_eq!(objs[0]["data"]["n"], 1);
+        assert_eq!(objs[0]["data"]["count"], 1);
         assert_eq!(objs[1]["kind"], "Service");
     }
 

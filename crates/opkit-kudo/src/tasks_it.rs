@@ -31,7 +31,25 @@ async fn env() -> TestEnv {
 
 /// An instance `inst` in `default` with an operator version holding `templates`.
 async fn context(env: &TestEnv, templates: &[(&str, &str)], params: &[(&str, &str)]) -> Context {
+    context_in(env, "default", templates, params).await
+}
+
+/// An instance `inst` in `namespace` (created when missing).
+async fn context_in(
+    env: &TestEnv,
+    namespace: &str,
+    templates: &[(&str, &str)],
+    params: &[(&str, &str)],
+) -> Context {
     let client = env.client();
+    let namespaces = Api::<k8s_openapi::api::core::v1::Namespace>::all(client.clone());
+    if namespaces.get_opt(namespace).await.unwrap().is_none() {
+        let ns = serde_json::from_value(json!({"metadata": {"name": namespace}})).unwrap();
+        namespaces
+            .create(&PostParams::default(), &ns)
+            .await
+            .unwrap();
+    }
     let ov = OperatorVersion::new(
         "demo-0.1.0",
         OperatorVersionSpec {
@@ -44,10 +62,10 @@ async fn context(env: &TestEnv, templates: &[(&str, &str)], params: &[(&str, &st
         },
     );
     let mut inst = Instance::new("inst", InstanceSpec::default());
-    inst.metadata.namespace = Some("default".into());
+    inst.metadata.namespace = Some(namespace.into());
     inst.spec.plan_execution.plan_name = "deploy".into();
     inst.spec.plan_execution.uid = "uid-1".into();
-    let inst = Api::<Instance>::namespaced(client.clone(), "default")
+    let inst = Api::<Instance>::namespaced(client.clone(), namespace)
         .create(&PostParams::default(), &inst)
         .await
         .expect("instance created");
@@ -60,7 +78,7 @@ async fn context(env: &TestEnv, templates: &[(&str, &str)], params: &[(&str, &st
         variables: Variables {
             operator_name: "demo".into(),
             name: "inst".into(),
-            namespace: "default".into(),
+            namespace: namespace.into(),
             operator_version: "0.1.0".into(),
             plan_name: "deploy".into(),
             phase_name: "main".into(),
@@ -339,7 +357,7 @@ rules:
 #[tokio::test]
 async fn delete_removes_objects_and_absent_objects_or_unknown_kinds_are_fine() {
     let env = env().await;
-    let unknown = "apiVersion: example.com/v1\nkind: Nothing\nmetadata:\n  name: n\n";
+    let unknown = "apiVersion: example.com/v1\nkind: Nothing\nmetadata:\n  name: nothing\n";
     let ctx = context(
         &env,
         &[("config.yaml", CONFIG), ("unknown.yaml", unknown)],
@@ -468,7 +486,7 @@ spec:
         .await
         .unwrap();
     assert_eq!(p.annotations()["kudo.dev/pipepod"], "true");
-    assert_eq!(p.spec.unwrap().containers[0].name, "waiter");
+    assert_eq!(p.spec.as_ref().unwrap().containers[0].name, "waiter");
     assert_eq!(p.owner_references()[0].kind, "Instance");
 }
 
@@ -534,7 +552,6 @@ async fn every_corpus_package_object_converted_and_enhanced_is_accepted_by_the_s
         return;
     };
     let env = env().await;
-    let ctx = context(&env, &[], &[]).await;
     let mut files: Vec<_> = std::fs::read_dir(dir.join("render-defaults"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -548,6 +565,9 @@ async fn every_corpus_package_object_converted_and_enhanced_is_accepted_by_the_s
             .as_str()
             .unwrap_or_default()
             .to_string();
+        // A namespace per package: packages use the same object names.
+        let mut ctx = context_in(&env, &pkg, &[], &[]).await;
+        ctx.variables.operator_name = pkg.clone();
         let operator: serde_yaml::Value = serde_yaml::from_str(
             &std::fs::read_to_string(
                 dir.join("operators")
@@ -587,8 +607,6 @@ async fn every_corpus_package_object_converted_and_enhanced_is_accepted_by_the_s
         }
         objs.sort_by_key(|(_, o)| o["kind"] != json!("CustomResourceDefinition"));
         for (template, mut obj) in objs {
-            let mut ctx = ctx.clone();
-            ctx.variables.operator_name = pkg.clone();
             crate::convert::convert(&mut obj);
             let Some(placed) = crate::object::resolve(&ctx.client, &obj).await.unwrap() else {
                 skipped.push(format!(
