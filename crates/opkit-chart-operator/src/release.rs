@@ -482,31 +482,9 @@ fn lock_json(lock: &Lock) -> serde_json::Value {
 }
 
 /// Template values as Go's `encoding/json` writes them: integral floats print without a
-/// fraction, maps with sorted keys.
+/// fraction, maps with sorted keys ([`Value::to_go_json`]).
 pub fn go_json(v: &Value) -> serde_json::Value {
-    match v {
-        Value::Nil => serde_json::Value::Null,
-        Value::Bool(b) => serde_json::Value::Bool(*b),
-        Value::Int(i) | Value::Int64(i) => serde_json::Value::from(*i),
-        Value::Float(f) => {
-            if f.fract() == 0.0 && f.abs() < 1e15 {
-                serde_json::Value::from(*f as i64)
-            } else {
-                serde_json::Number::from_f64(*f)
-                    .map(serde_json::Value::Number)
-                    .unwrap_or(serde_json::Value::Null)
-            }
-        }
-        Value::String(s) => serde_json::Value::String(s.to_string()),
-        Value::List(l) => serde_json::Value::Array(l.iter().map(go_json).collect()),
-        Value::Map(d) => serde_json::Value::Object(
-            d.entries()
-                .into_iter()
-                .map(|(k, v)| (k, go_json(&v)))
-                .collect(),
-        ),
-        Value::Object(_) | Value::Func(_) => serde_json::Value::String(v.to_string()),
-    }
+    v.to_go_json()
 }
 
 /// Sorted newest last, by revision.

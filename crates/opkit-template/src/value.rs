@@ -438,6 +438,35 @@ impl Value {
         }
     }
 
+    /// The value as Go's `encoding/json` writes it (what `sigs.k8s.io/yaml` turns a YAML
+    /// document into): integral floats print without a fraction, maps with sorted keys;
+    /// objects and functions as their printed text.
+    pub fn to_go_json(&self) -> serde_json::Value {
+        match self {
+            Value::Nil => serde_json::Value::Null,
+            Value::Bool(b) => serde_json::Value::Bool(*b),
+            Value::Int(i) | Value::Int64(i) => serde_json::Value::from(*i),
+            Value::Float(f) => {
+                if f.fract() == 0.0 && f.abs() < 1e15 {
+                    serde_json::Value::from(*f as i64)
+                } else {
+                    serde_json::Number::from_f64(*f)
+                        .map(serde_json::Value::Number)
+                        .unwrap_or(serde_json::Value::Null)
+                }
+            }
+            Value::String(s) => serde_json::Value::String(s.to_string()),
+            Value::List(l) => serde_json::Value::Array(l.iter().map(Value::to_go_json).collect()),
+            Value::Map(d) => serde_json::Value::Object(
+                d.entries()
+                    .into_iter()
+                    .map(|(k, v)| (k, v.to_go_json()))
+                    .collect(),
+            ),
+            Value::Object(_) | Value::Func(_) => serde_json::Value::String(self.to_string()),
+        }
+    }
+
     /// Whether this is Go's nil.
     pub fn is_nil(&self) -> bool {
         matches!(self, Value::Nil)

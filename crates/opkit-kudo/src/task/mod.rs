@@ -5,8 +5,12 @@
 //! This module holds the vocabulary shared by the engine and the task kinds; each kind
 //! lives in a module of its own.
 
+pub(crate) mod apply;
+pub(crate) mod delete;
 pub(crate) mod dummy;
 pub(crate) mod kudo_operator;
+pub(crate) mod pipe;
+pub(crate) mod toggle;
 
 use opkit_template::kudo::Variables;
 
@@ -72,11 +76,10 @@ pub(crate) async fn run(ctx: &Context, task: &Task) -> Result<Progress, TaskErro
     match task.kind.as_str() {
         "Dummy" => dummy::run(ctx, task).await,
         "KudoOperator" => kudo_operator::run(ctx, task).await,
-        // MERGE POINT: these kinds are built on the kudo-tasks branch (task/apply.rs,
-        // task/delete.rs, task/toggle.rs, task/pipe.rs); the lead wires them here at merge.
-        kind @ ("Apply" | "Delete" | "Toggle" | "Pipe") => Err(TaskError::Fatal(format!(
-            "task kind {kind} is not built in this branch"
-        ))),
+        "Apply" => apply::run(ctx, task).await,
+        "Delete" => delete::run(ctx, task).await,
+        "Toggle" => toggle::run(ctx, task).await,
+        "Pipe" => pipe::run(ctx, task).await,
         other => Err(TaskError::Fatal(format!("unknown task kind {other}"))),
     }
 }
