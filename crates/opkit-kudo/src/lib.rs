@@ -17,21 +17,13 @@ pub(crate) mod workflow;
 
 // The parts of the tasks that touch rendered objects; the manager calls `ready::ready` after
 // each pass and `leftovers::remove` on uninstall.
-#[allow(dead_code)]
 pub(crate) mod convert;
-#[allow(dead_code)]
 pub(crate) mod enhance;
-#[allow(dead_code)]
 pub(crate) mod env_file;
-#[allow(dead_code)]
 pub(crate) mod health;
-#[allow(dead_code)]
 pub(crate) mod leftovers;
-#[allow(dead_code)]
 pub(crate) mod object;
-#[allow(dead_code)]
 pub(crate) mod ready;
-#[allow(dead_code)]
 pub(crate) mod render;
 #[cfg(test)]
 mod tasks_it;

@@ -50,7 +50,7 @@ use crate::api::{
     UPGRADE_PLAN,
 };
 use crate::plan::{self, Decision, Observed, SNAPSHOT_ANNOTATION};
-use crate::task::{self, Context as TaskContext};
+use crate::task::{self, Context as TaskContext, Progress};
 use crate::timing::{self, STEP_TIMES_ANNOTATION};
 use crate::workflow::{self, ABANDONED_MESSAGE, Run, TaskRef};
 
@@ -120,6 +120,9 @@ pub(crate) enum ReconcileError {
     /// The snapshot annotation is not readable.
     #[error("annotation {SNAPSHOT_ANNOTATION}: {0}")]
     Snapshot(#[source] serde_json::Error),
+    /// The health of the instance's workloads could not be read.
+    #[error("reading the readiness of the instance's resources: {0}")]
+    Readiness(String),
 }
 
 /// What the controller keeps between passes (nothing the instance does not also hold).
@@ -366,8 +369,9 @@ pub(crate) async fn reconcile(
     let cleanup_status = status.plan_status.get(CLEANUP_PLAN).map(|p| p.status);
 
     // 2. The finalizer.
+    // It guards the cleanup plan and the removal of the cluster-scoped objects the instance's
+    // tasks create (no owner reference can reach those), so every instance gets it.
     if !deleting
-        && has_cleanup
         && !has_finalizer(&inst)
         && cleanup_status.is_none_or(|s| s == ExecutionStatus::NeverRun)
     {
@@ -552,10 +556,8 @@ pub(crate) async fn reconcile(
             let text = serde_json::to_string(&times).unwrap_or_default();
             set_annotation(&mut inst, STEP_TIMES_ANNOTATION, Some(text));
         }
-        match after.status {
-            ExecutionStatus::Complete => set_readiness(&mut status, Readiness::Ready),
-            ExecutionStatus::FatalError => set_readiness(&mut status, Readiness::PlanFatal),
-            _ => {}
+        if after.status == ExecutionStatus::FatalError {
+            set_readiness(&mut status, Readiness::PlanFatal);
         }
         let finished = after.status.is_terminal();
         action = if outcome.transient {
@@ -585,11 +587,28 @@ pub(crate) async fn reconcile(
         }
     }
 
-    // The finalizer goes once the cleanup plan is complete, or when there is none.
-    if has_finalizer(&inst) {
+    // Readiness from the health of what the instance owns, whenever no plan runs (a plan
+    // that ended fatally keeps `PlanInFatalError` until another plan runs).
+    if inst.spec.plan_execution.plan_name.is_empty() && !deleting && !fatal_readiness(&status) {
+        let ready = crate::ready::ready(ctx.client(), &inst)
+            .await
+            .map_err(|e| ReconcileError::Readiness(e.to_string()))?;
+        conditions::set(&mut status.conditions, ready);
+    }
+
+    // On deletion the finalizer goes once the cleanup plan is complete (or there is none)
+    // and the cluster-scoped objects the instance created are gone.
+    if deleting && has_finalizer(&inst) {
         let cleanup = status.plan_status.get(CLEANUP_PLAN).map(|p| p.status);
-        if !has_cleanup || (deleting && cleanup == Some(ExecutionStatus::Complete)) {
-            remove_finalizer(&mut inst);
+        if !has_cleanup || cleanup == Some(ExecutionStatus::Complete) {
+            match crate::leftovers::remove(ctx.client(), &inst).await {
+                Ok(Progress::Done) => remove_finalizer(&mut inst),
+                Ok(Progress::Waiting(_)) => action = Action::requeue(Duration::from_secs(1)),
+                Err(e) => {
+                    tracing::warn!(instance = %name, "removing cluster-scoped objects: {e}");
+                    action = Action::requeue_with_backoff();
+                }
+            }
         }
     }
     if let Some(acc) = &accepted {
@@ -778,7 +797,14 @@ fn pipes(
 enum Readiness {
     PlanInProgress,
     PlanFatal,
-    Ready,
+}
+
+/// Whether `Ready` says the last plan ended in a fatal error.
+fn fatal_readiness(status: &InstanceStatus) -> bool {
+    status
+        .conditions
+        .iter()
+        .any(|c| c.type_ == "Ready" && c.reason == "PlanInFatalError")
 }
 
 fn set_readiness(status: &mut InstanceStatus, r: Readiness) {
@@ -787,7 +813,6 @@ fn set_readiness(status: &mut InstanceStatus, r: Readiness) {
         Readiness::PlanFatal => conditions::ready(false)
             .unknown()
             .reason("PlanInFatalError"),
-        Readiness::Ready => conditions::ready(true).reason("ResourcesReady"),
     };
     conditions::set(&mut status.conditions, c);
 }
