@@ -17,6 +17,7 @@ mod helm_manifests;
 mod helm_operator;
 mod helm_scaffold;
 mod kubeconfig;
+mod kudo;
 mod kustomize;
 mod manifests;
 mod progress;
@@ -79,6 +80,22 @@ enum Command {
     /// each custom resource with its chart (what a helm project's manager runs).
     #[command(subcommand)]
     HelmOperator(helm_operator::HelmOperatorCommand),
+    /// Declarative operators: KUDO's `kubectl kudo` commands (install KUDO packages, update
+    /// and upgrade instances, plans, packages); also built as the `kubectl-kudo` plugin.
+    Kudo(kudo::KudoArgs),
+}
+
+/// The same `kudo` command tree as the `kubectl-kudo` plugin binary (this file is also
+/// that binary's main: see Cargo.toml).
+#[derive(Parser)]
+#[command(
+    name = "kubectl-kudo",
+    version,
+    about = "KUDO: declarative Kubernetes operators (opkit's kubectl plugin)"
+)]
+struct KubectlKudo {
+    #[command(flatten)]
+    kudo: kudo::KudoArgs,
 }
 
 #[derive(Subcommand)]
@@ -153,7 +170,11 @@ pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let command = if env!("CARGO_BIN_NAME") == "kubectl-kudo" {
+        Command::Kudo(KubectlKudo::parse().kudo)
+    } else {
+        Cli::parse().command
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("OPKIT_LOG")
@@ -169,7 +190,7 @@ fn main() -> ExitCode {
         }
     };
     // Chart rendering is synchronous: no async runtime (and its threads) to start.
-    let command = match cli.command {
+    let command = match command {
         Command::Chart(cmd) => return chart::run(cmd, &cwd),
         other => other,
     };
@@ -202,6 +223,7 @@ fn main() -> ExitCode {
             Command::Undeploy(args) => done(cluster::undeploy(args, &cwd).await),
             Command::Chart(cmd) => Ok(chart::run(cmd, &cwd)),
             Command::HelmOperator(cmd) => done(helm_operator::run(cmd).await),
+            Command::Kudo(args) => done(kudo::run(args).await),
         }
     });
     match result {

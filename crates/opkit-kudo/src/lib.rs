@@ -9,6 +9,9 @@
 //! tools written for KUDO read the same objects.
 
 pub mod api;
+pub mod package;
+pub mod params;
+pub mod repo;
 // The engine and the task kinds that use this vocabulary are being built on branches.
 #[allow(dead_code)]
 pub(crate) mod task;
