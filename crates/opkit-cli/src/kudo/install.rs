@@ -15,7 +15,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use k8s_openapi::api::core::v1::{Namespace, ObjectReference};
 use kube::Api;
-use kube::api::{ObjectMeta, Patch, PatchParams, PostParams};
+use kube::api::{Patch, PatchParams, PostParams};
 use opkit_kudo::package::{self, Package};
 use opkit_kudo::{Instance, InstanceSpec};
 

@@ -390,7 +390,7 @@ spec:
         };
         assert_eq!(
             verification_text(&res),
-            "Warnings                            \nparameter \"X\" defined but not used.\npackage is valid\n"
+            "Warnings                           \nparameter \"X\" defined but not used.\npackage is valid\n"
         );
     }
 }
