@@ -364,6 +364,9 @@ mod tests {
         let err = validate_update(&defined, &current, &map(&[("N", "x")]), "op")
             .unwrap_err()
             .to_string();
-        assert!(err.contains("parameter \"N\" has an invalid value \"x\""), "{err}");
+        assert!(
+            err.contains("parameter \"N\" has an invalid value \"x\""),
+            "{err}"
+        );
     }
 }

@@ -262,7 +262,12 @@ impl IndexFile {
     pub fn sort(&mut self) {
         for versions in self.entries.values_mut() {
             versions.sort_by(|a, b| {
-                let key = |p: &PackageVersion| (version_key(&p.app_version), version_key(&p.operator_version));
+                let key = |p: &PackageVersion| {
+                    (
+                        version_key(&p.app_version),
+                        version_key(&p.operator_version),
+                    )
+                };
                 key(b).cmp(&key(a))
             });
         }
@@ -343,7 +348,11 @@ pub fn index_directory(
     if archives.is_empty() {
         return Err(RepoError::Refused("no packages discovered".to_string()));
     }
-    let mut base = if url.is_empty() { "http://localhost/".to_string() } else { url.to_string() };
+    let mut base = if url.is_empty() {
+        "http://localhost/".to_string()
+    } else {
+        url.to_string()
+    };
     if !base.ends_with('/') {
         base.push('/');
     }
@@ -358,7 +367,10 @@ pub fn index_directory(
         let files = match package::read(&archive) {
             Ok(f) => f,
             Err(_) => {
-                warnings.push(format!("WARNING: operator: {} is invalid", archive.display()));
+                warnings.push(format!(
+                    "WARNING: operator: {} is invalid",
+                    archive.display()
+                ));
                 continue;
             }
         };
@@ -435,7 +447,10 @@ mod tests {
         assert_eq!(repos.resolve(None).unwrap().url, DEFAULT_REPO_URL);
         repos.add("local", "file:///tmp/x").unwrap();
         let err = repos.add("local", "y").unwrap_err().to_string();
-        assert_eq!(err, "repository name (local) already exists, please specify a different name");
+        assert_eq!(
+            err,
+            "repository name (local) already exists, please specify a different name"
+        );
         repos.set_context("local").unwrap();
         repos.save(&file).unwrap();
         let text = std::fs::read_to_string(&file).unwrap();
@@ -445,7 +460,10 @@ mod tests {
         );
         let mut back = Repositories::load(&file).unwrap();
         assert_eq!(back.resolve(None).unwrap().name, "local");
-        assert_eq!(back.remove("nope").unwrap_err().to_string(), "no repo named \"nope\" found");
+        assert_eq!(
+            back.remove("nope").unwrap_err().to_string(),
+            "no repo named \"nope\" found"
+        );
         back.remove("local").unwrap();
     }
 
@@ -455,10 +473,17 @@ mod tests {
             "apiVersion: v1\nentries:\n  zookeeper:\n  - {name: zookeeper, appVersion: 3.4.10, operatorVersion: 0.1.0, urls: [a]}\n  - {name: zookeeper, appVersion: 3.4.14, operatorVersion: 0.2.0, urls: [b]}\n  - {name: zookeeper, appVersion: 3.4.14, operatorVersion: 0.3.0, urls: [c]}\n  kafka:\n  - {name: kafka, operatorVersion: 1.0.0, urls: [d]}\n",
         )
         .unwrap();
-        let found: Vec<_> = index.find("zoo", false).iter().map(|v| v.urls[0].as_str()).collect();
+        let found: Vec<_> = index
+            .find("zoo", false)
+            .iter()
+            .map(|v| v.urls[0].as_str())
+            .collect();
         assert_eq!(found, ["c"]);
         assert_eq!(index.find("", true).len(), 4);
-        assert_eq!(index.lookup("zookeeper", None, Some("0.2.0")).unwrap().urls, ["b"]);
+        assert_eq!(
+            index.lookup("zookeeper", None, Some("0.2.0")).unwrap().urls,
+            ["b"]
+        );
         let err = IndexFile::parse("entries: {}\n").unwrap_err().to_string();
         assert_eq!(err, "validating index file: no API version defined");
     }

@@ -2,6 +2,7 @@
 //! as KUDO's tree, or as `-o yaml|json`.
 
 use clap::Args;
+use kube::ResourceExt;
 use kube::api::ListParams;
 use serde::Serialize;
 
@@ -33,19 +34,18 @@ pub(crate) async fn run(args: GetArgs, g: &Global) -> anyhow::Result<()> {
     let kudo = Kudo::connect(g).await?;
     let lp = ListParams::default();
     let ns = &kudo.namespace;
-    let names = |items: Vec<Option<String>>| items.into_iter().flatten().collect::<Vec<_>>();
     let text = match what {
         "instances" => {
             let list = kudo.instances().list(&lp).await?.items;
-            listing(what, ns, &list, args.output, |i| i.metadata.name.clone(), names)?
+            listing(what, ns, &list, args.output)?
         }
         "operators" => {
             let list = kudo.operators().list(&lp).await?.items;
-            listing(what, ns, &list, args.output, |o| o.metadata.name.clone(), names)?
+            listing(what, ns, &list, args.output)?
         }
         "operatorversions" => {
             let list = kudo.operator_versions().list(&lp).await?.items;
-            listing(what, ns, &list, args.output, |o| o.metadata.name.clone(), names)?
+            listing(what, ns, &list, args.output)?
         }
         _ => {
             let ops = kudo.operators().list(&lp).await?.items;
@@ -93,20 +93,18 @@ pub(crate) async fn run(args: GetArgs, g: &Global) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn listing<T: Serialize>(
+fn listing<T: Serialize + ResourceExt>(
     what: &str,
     ns: &str,
     items: &[T],
     format: Option<Format>,
-    name: impl Fn(&T) -> Option<String>,
-    names: impl Fn(Vec<Option<String>>) -> Vec<String>,
 ) -> anyhow::Result<String> {
     if let Some(format) = format {
         return output::objects(items, format);
     }
     let mut root = Tree::new(".");
-    for n in names(items.iter().map(name).collect()) {
-        root.add(n);
+    for item in items {
+        root.add(item.name_any());
     }
     Ok(format!(
         "List of current installed {what} in namespace {ns:?}:\n{}\n",

@@ -70,7 +70,10 @@ fn manifests(args: &InitArgs, namespace: &str) -> anyhow::Result<Vec<Value>> {
 }
 
 pub(crate) async fn run(args: InitArgs, g: &Global) -> anyhow::Result<()> {
-    let namespace = g.namespace.clone().unwrap_or_else(|| "kudo-system".to_string());
+    let namespace = g
+        .namespace
+        .clone()
+        .unwrap_or_else(|| "kudo-system".to_string());
     let objects = manifests(&args, &namespace)?;
     if let Some(format) = args.output {
         print!("{}", output::objects(&objects, format)?);
@@ -117,7 +120,13 @@ mod tests {
         manifests(&cli.init, "kudo-system")
             .unwrap()
             .iter()
-            .map(|o| format!("{} {}", o["kind"].as_str().unwrap(), o["metadata"]["name"].as_str().unwrap()))
+            .map(|o| {
+                format!(
+                    "{} {}",
+                    o["kind"].as_str().unwrap(),
+                    o["metadata"]["name"].as_str().unwrap()
+                )
+            })
             .collect()
     }
 

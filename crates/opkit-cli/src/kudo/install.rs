@@ -157,14 +157,13 @@ fn walk(
         } else {
             spec.package.clone()
         };
-        let (child, child_base) = resolve(&child_arg, None, app, version)
-            .with_context(|| {
-                format!(
-                    "failed to resolve package {}, dependency of package {}",
-                    spec.package,
-                    fqn(&nodes[parent].0)
-                )
-            })?;
+        let (child, child_base) = resolve(&child_arg, None, app, version).with_context(|| {
+            format!(
+                "failed to resolve package {}, dependency of package {}",
+                spec.package,
+                fqn(&nodes[parent].0)
+            )
+        })?;
         let resolved = &mut nodes[parent].0.operator_version.spec.tasks[t].spec;
         resolved.package = child.name().to_string();
         resolved.operator_version = child.version().to_string();
@@ -240,9 +239,12 @@ async fn install_operator(kudo: &Kudo, pkg: &Package) -> anyhow::Result<()> {
 /// Installs the dependencies, then the package's own operator and operator version.
 async fn install_all(kudo: &Kudo, pkg: &Package, deps: &[Package]) -> anyhow::Result<()> {
     for dep in deps {
-        install_operator(kudo, dep)
-            .await
-            .with_context(|| format!("failed to install dependencies of operatorversion {}", fqn(pkg)))?;
+        install_operator(kudo, dep).await.with_context(|| {
+            format!(
+                "failed to install dependencies of operatorversion {}",
+                fqn(pkg)
+            )
+        })?;
     }
     install_operator(kudo, pkg).await
 }
@@ -259,7 +261,11 @@ pub(crate) async fn install(args: InstallArgs, g: &Global) -> anyhow::Result<()>
     let deps = dependencies(&mut pkg, &base)?;
     let ov_name = fqn(&pkg);
     if !args.skip_instance {
-        opkit_kudo::params::validate_install(&pkg.operator_version.spec.parameters, &params, &ov_name)?;
+        opkit_kudo::params::validate_install(
+            &pkg.operator_version.spec.parameters,
+            &params,
+            &ov_name,
+        )?;
     }
     let kudo = Kudo::connect(g).await?;
     let ns = kudo.namespace.clone();
@@ -302,7 +308,8 @@ pub(crate) async fn install(args: InstallArgs, g: &Global) -> anyhow::Result<()>
         .with_context(|| format!("failed to install instance {ns}/{instance_name}"))?;
     println!("instance {ns}/{instance_name} created");
     if args.wait {
-        kudo.wait_for_plan(&instance_name, None, args.wait_time).await?;
+        kudo.wait_for_plan(&instance_name, None, args.wait_time)
+            .await?;
     }
     Ok(())
 }
@@ -325,7 +332,9 @@ async fn create_namespace(
             .spec
             .templates
             .get(manifest)
-            .with_context(|| format!("failed to find template for namespace manifest {manifest:?}"))?;
+            .with_context(|| {
+                format!("failed to find template for namespace manifest {manifest:?}")
+            })?;
         let vars = opkit_template::kudo::Variables {
             operator_name: pkg.name().to_string(),
             name: instance.to_string(),
@@ -421,7 +430,9 @@ fn compare_versions(old: &str, new: &str) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("failed to parse {v} as semver: {e}"))
     };
     if parse(old)? >= parse(new)? {
-        bail!("upgraded version {new} is the same or smaller as current version {old} -> not upgrading");
+        bail!(
+            "upgraded version {new} is the same or smaller as current version {old} -> not upgrading"
+        );
     }
     Ok(())
 }
@@ -433,7 +444,9 @@ mod tests {
     fn write(dir: &Path, name: &str, dep: Option<&str>) {
         std::fs::create_dir_all(dir.join("templates")).unwrap();
         let task = match dep {
-            Some(d) => format!("  - name: dep\n    kind: KudoOperator\n    spec: {{package: \"{d}\"}}\n"),
+            Some(d) => {
+                format!("  - name: dep\n    kind: KudoOperator\n    spec: {{package: \"{d}\"}}\n")
+            }
             None => "  - name: dep\n    kind: Dummy\n".to_string(),
         };
         std::fs::write(
@@ -451,7 +464,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         write(&dir.path().join("parent"), "parent", Some("../child"));
         write(&dir.path().join("child"), "child", None);
-        let (mut pkg, base) = resolve(&dir.path().join("parent").to_string_lossy(), None, None, None).unwrap();
+        let (mut pkg, base) = resolve(
+            &dir.path().join("parent").to_string_lossy(),
+            None,
+            None,
+            None,
+        )
+        .unwrap();
         let deps = dependencies(&mut pkg, &base).unwrap();
         assert_eq!(deps.iter().map(fqn).collect::<Vec<_>>(), ["child-0.1.0"]);
         let spec = &pkg.operator_version.spec.tasks[0].spec;
@@ -464,15 +483,22 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         write(&dir.path().join("a"), "a", Some("../b"));
         write(&dir.path().join("b"), "b", Some("../a"));
-        let (mut pkg, base) = resolve(&dir.path().join("a").to_string_lossy(), None, None, None).unwrap();
+        let (mut pkg, base) =
+            resolve(&dir.path().join("a").to_string_lossy(), None, None, None).unwrap();
         let err = dependencies(&mut pkg, &base).unwrap_err().to_string();
-        assert_eq!(err, "cyclic package dependency found when adding package b-0.1.0 -> a-0.1.0");
+        assert_eq!(
+            err,
+            "cyclic package dependency found when adding package b-0.1.0 -> a-0.1.0"
+        );
     }
 
     #[test]
     fn upgrades_must_go_to_a_greater_version() {
         compare_versions("0.1.0", "0.2.0").unwrap();
         let err = compare_versions("0.2.0", "0.2.0").unwrap_err().to_string();
-        assert_eq!(err, "upgraded version 0.2.0 is the same or smaller as current version 0.2.0 -> not upgrading");
+        assert_eq!(
+            err,
+            "upgraded version 0.2.0 is the same or smaller as current version 0.2.0 -> not upgrading"
+        );
     }
 }

@@ -80,9 +80,10 @@ pub(crate) async fn update(args: UpdateArgs, g: &Global) -> anyhow::Result<()> {
 }
 
 pub(crate) async fn uninstall(args: UninstallArgs, g: &Global) -> anyhow::Result<()> {
-    let name = args.instance.filter(|i| !i.is_empty()).context(
-        "the command expects no arguments and --instance flag must be provided.",
-    )?;
+    let name = args
+        .instance
+        .filter(|i| !i.is_empty())
+        .context("the command expects no arguments and --instance flag must be provided.")?;
     let kudo = Kudo::connect(g).await?;
     kudo.instance(&name).await?;
     kudo.instances()

@@ -219,7 +219,10 @@ impl Kudo {
 pub(crate) fn last_executed_plan(instance: &Instance) -> Option<&PlanStatus> {
     let status = instance.status.as_ref()?;
     let plans = &status.plan_status;
-    if plans.values().all(|p| p.status == ExecutionStatus::NeverRun) {
+    if plans
+        .values()
+        .all(|p| p.status == ExecutionStatus::NeverRun)
+    {
         return None;
     }
     let active = &instance.spec.plan_execution.plan_name;

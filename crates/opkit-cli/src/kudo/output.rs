@@ -128,7 +128,12 @@ mod tests {
     #[test]
     fn tables_pad_every_cell_like_uitable() {
         let rows = vec![
-            vec!["Name".into(), "Default".into(), "Required".into(), "Immutable".into()],
+            vec![
+                "Name".into(),
+                "Default".into(),
+                "Required".into(),
+                "Immutable".into(),
+            ],
             vec!["cpus".into(), "0.25".into(), "true".into(), "false".into()],
             vec!["memory".into(), "1Gi".into(), "true".into(), "false".into()],
         ];

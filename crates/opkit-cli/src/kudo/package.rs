@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use opkit_kudo::OperatorVersion;
-use opkit_kudo::api::Ordering;
 use opkit_kudo::package::{self, Verification};
 
 use super::output::{Tree, table};
@@ -154,7 +153,10 @@ fn new(a: &NewArgs, cwd: &Path) -> anyhow::Result<()> {
         let path = dir.join(file);
         std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))
     };
-    write(package::OPERATOR_FILE, &crate::scaffold::render(NEW_OPERATOR, &vars))?;
+    write(
+        package::OPERATOR_FILE,
+        &crate::scaffold::render(NEW_OPERATOR, &vars),
+    )?;
     if !dir.join(package::PARAMS_FILE).exists() {
         write(package::PARAMS_FILE, NEW_PARAMS)?;
     }
@@ -193,7 +195,12 @@ fn parameters_text(
     names: bool,
     descriptions: bool,
 ) -> anyhow::Result<String> {
-    if [required, names, descriptions].iter().filter(|b| **b).count() > 1 {
+    if [required, names, descriptions]
+        .iter()
+        .filter(|b| **b)
+        .count()
+        > 1
+    {
         bail!("only one of the flags 'required', 'names', 'descriptions' can be set");
     }
     let mut params = ov.spec.parameters.clone();
@@ -236,25 +243,18 @@ fn parameters_text(
     Ok(format!("{}\n", table(&rows)))
 }
 
-fn ordering(o: Ordering) -> &'static str {
-    match o {
-        Ordering::Serial => "serial",
-        Ordering::Parallel => "parallel",
-    }
-}
-
 fn plans_text(ov: &OperatorVersion, with_tasks: bool) -> String {
     if ov.spec.plans.is_empty() {
         return "no plans found\n".to_string();
     }
     let mut root = Tree::new("plans");
     for (name, plan) in &ov.spec.plans {
-        let p = root.add(format!("{name} ({})", ordering(plan.strategy)));
+        let p = root.add(format!("{name} ({})", plan.strategy.as_str()));
         for phase in &plan.phases {
             let ph = p.add(format!(
                 "[phase]  {} ({})",
                 phase.name,
-                ordering(phase.strategy)
+                phase.strategy.as_str()
             ));
             for step in &phase.steps {
                 let s = ph.add(format!("[step]  {}", step.name));
@@ -376,8 +376,14 @@ spec:
         };
         new(&args, dir.path()).unwrap();
         let pkg = package::load(&dir.path().join("newop")).unwrap();
-        assert_eq!(pkg.operator_version.metadata.name.as_deref(), Some("newop-0.1.0-0.1.0"));
-        assert_eq!(pkg.operator_version.spec.plans["deploy"].phases[0].steps[0].tasks, ["deploy"]);
+        assert_eq!(
+            pkg.operator_version.metadata.name.as_deref(),
+            Some("newop-0.1.0-0.1.0")
+        );
+        assert_eq!(
+            pkg.operator_version.spec.plans["deploy"].phases[0].steps[0].tasks,
+            ["deploy"]
+        );
         let err = new(&args, dir.path()).unwrap_err().to_string();
         assert_eq!(err, "folder \"newop\" already exists");
     }

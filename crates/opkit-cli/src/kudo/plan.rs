@@ -47,7 +47,7 @@ pub(crate) struct StatusArgs {
     /// The instance.
     #[arg(long)]
     instance: Option<String>,
-    /// Also show when the plan and each step last changed, and full messages (opkit).
+    /// Also show how long ago the plan changed and its run's uid (opkit).
     #[arg(long)]
     wide: bool,
     /// Print the instance's status as yaml or json.
@@ -119,13 +119,22 @@ async fn status(args: StatusArgs, g: &Global) -> anyhow::Result<()> {
         );
         return Ok(());
     }
-    let ov_name = instance.spec.operator_version.name.clone().unwrap_or_default();
-    let ov = kudo.operator_versions().get_opt(&ov_name).await?.with_context(|| {
-        format!(
-            "OperatorVersion {ov_name} from instance {}/{name} does not exist",
-            kudo.namespace
-        )
-    })?;
+    let ov_name = instance
+        .spec
+        .operator_version
+        .name
+        .clone()
+        .unwrap_or_default();
+    let ov = kudo
+        .operator_versions()
+        .get_opt(&ov_name)
+        .await?
+        .with_context(|| {
+            format!(
+                "OperatorVersion {ov_name} from instance {}/{name} does not exist",
+                kudo.namespace
+            )
+        })?;
     print!(
         "{}",
         status_text(&instance, &ov, &kudo.namespace, args.wide)
@@ -145,7 +154,9 @@ fn go_time(t: &Time, layout: &str) -> String {
     t.0.strftime(layout).to_string()
 }
 
-/// KUDO's `plan status` tree; `wide` adds RFC 3339 times and how long ago the plan changed.
+/// KUDO's `plan status` tree (every step with its status and message, e.g. the failing
+/// task's error); `wide` adds how long ago the plan changed and the run's uid. (Per-step
+/// times would need step timestamps, which KUDO's status does not have.)
 pub(crate) fn status_text(
     instance: &Instance,
     ov: &OperatorVersion,
@@ -154,9 +165,7 @@ pub(crate) fn status_text(
 ) -> String {
     let name = instance.metadata.name.clone().unwrap_or_default();
     let Some(last) = last_executed_plan(instance) else {
-        return format!(
-            "No plan ever run for instance - nothing to show for instance {name}\n"
-        );
+        return format!("No plan ever run for instance - nothing to show for instance {name}\n");
     };
     let phase_strategy = |phase: &str| {
         ov.spec
@@ -164,20 +173,25 @@ pub(crate) fn status_text(
             .values()
             .flat_map(|p| &p.phases)
             .find(|p| p.name == phase)
-            .map(|p| strategy(p.strategy))
+            .map(|p| p.strategy.as_str())
             .unwrap_or("")
     };
     let mut root = Tree::new(".");
     let top = root.add(format!(
         "{name} (Operator-Version: \"{}\" Active-Plan: \"{}\")",
-        instance.spec.operator_version.name.clone().unwrap_or_default(),
+        instance
+            .spec
+            .operator_version
+            .name
+            .clone()
+            .unwrap_or_default(),
         last.name
     ));
     for (plan_name, plan) in &ov.spec.plans {
         if *plan_name == last.name {
             let mut line = format!(
                 "Plan {plan_name} ({} strategy) [{}]{}",
-                strategy(plan.strategy),
+                plan.strategy.as_str(),
                 last.status,
                 message(&last.message)
             );
@@ -198,13 +212,13 @@ pub(crate) fn status_text(
         } else {
             let plan_tree = top.add(format!(
                 "Plan {plan_name} ({} strategy) [NOT ACTIVE]",
-                strategy(plan.strategy)
+                plan.strategy.as_str()
             ));
             for phase in &plan.phases {
                 let phase_tree = plan_tree.add(format!(
                     "Phase {} ({} strategy) [NOT ACTIVE]",
                     phase.name,
-                    strategy(phase.strategy)
+                    phase.strategy.as_str()
                 ));
                 for step in &phase.steps {
                     phase_tree.add(format!("Step {} [NOT ACTIVE]", step.name));
@@ -218,7 +232,11 @@ pub(crate) fn status_text(
     )
 }
 
-fn add_phases(plan_tree: &mut Tree, last: &PlanStatus, phase_strategy: &dyn Fn(&str) -> &'static str) {
+fn add_phases(
+    plan_tree: &mut Tree,
+    last: &PlanStatus,
+    phase_strategy: &dyn Fn(&str) -> &'static str,
+) {
     for phase in &last.phases {
         let phase_tree = plan_tree.add(format!(
             "Phase {} ({} strategy) [{}]{}",
@@ -235,13 +253,6 @@ fn add_phases(plan_tree: &mut Tree, last: &PlanStatus, phase_strategy: &dyn Fn(&
                 message(&step.message)
             ));
         }
-    }
-}
-
-fn strategy(o: opkit_kudo::Ordering) -> &'static str {
-    match o {
-        opkit_kudo::Ordering::Serial => "serial",
-        opkit_kudo::Ordering::Parallel => "parallel",
     }
 }
 
@@ -283,7 +294,12 @@ async fn start_plan(kudo: &Kudo, name: &str, plan: &str) -> anyhow::Result<Strin
     kudo.instances()
         .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
         .await
-        .with_context(|| format!("triggering plan {plan} of instance {}/{name}", kudo.namespace))?;
+        .with_context(|| {
+            format!(
+                "triggering plan {plan} of instance {}/{name}",
+                kudo.namespace
+            )
+        })?;
     Ok(uid)
 }
 
@@ -309,7 +325,10 @@ async fn trigger(args: TriggerArgs, g: &Global) -> anyhow::Result<()> {
         .and_then(|s| s.plan_status.get(&plan))
         .map(|p| p.uid.clone());
     start_plan(&kudo, &name, &plan).await?;
-    println!("Triggered {plan} plan for {}/{name} instance", kudo.namespace);
+    println!(
+        "Triggered {plan} plan for {}/{name} instance",
+        kudo.namespace
+    );
     if args.wait {
         kudo.wait_for_plan(&name, previous.as_deref(), args.wait_time)
             .await?;
@@ -347,7 +366,12 @@ async fn abandon(args: InstanceArg, g: &Global) -> anyhow::Result<()> {
     kudo.instances()
         .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
         .await
-        .with_context(|| format!("abandoning plan {plan} of instance {}/{name}", kudo.namespace))?;
+        .with_context(|| {
+            format!(
+                "abandoning plan {plan} of instance {}/{name}",
+                kudo.namespace
+            )
+        })?;
     println!(
         "Abandoning {plan} plan (uid {uid}) of {}/{name} instance: the manager ends it with FATAL_ERROR",
         kudo.namespace
@@ -367,10 +391,16 @@ async fn retry(args: RetryArgs, g: &Global) -> anyhow::Result<()> {
         .unwrap_or_default();
     let plan = match args.name.filter(|p| !p.is_empty()) {
         Some(p) => plans.get(&p).cloned().with_context(|| {
-            format!("plan {p} of instance {}/{name} never ran: nothing to retry", kudo.namespace)
+            format!(
+                "plan {p} of instance {}/{name} never ran: nothing to retry",
+                kudo.namespace
+            )
         })?,
         None => last_executed_plan(&instance).cloned().with_context(|| {
-            format!("no plan ever ran for instance {}/{name}: nothing to retry", kudo.namespace)
+            format!(
+                "no plan ever ran for instance {}/{name}: nothing to retry",
+                kudo.namespace
+            )
         })?,
     };
     if plan.status != ExecutionStatus::FatalError {
@@ -388,7 +418,10 @@ async fn retry(args: RetryArgs, g: &Global) -> anyhow::Result<()> {
         );
     }
     start_plan(&kudo, &name, &plan.name).await?;
-    println!("Retrying {} plan for {}/{name} instance", plan.name, kudo.namespace);
+    println!(
+        "Retrying {} plan for {}/{name} instance",
+        plan.name, kudo.namespace
+    );
     if args.wait {
         kudo.wait_for_plan(&name, Some(&plan.uid), args.wait_time)
             .await?;

@@ -136,7 +136,9 @@ fn index(a: IndexArgs) -> anyhow::Result<()> {
     if target.exists() && !a.overwrite {
         bail!("{} exists. Remove or use --overwrite", target.display());
     }
-    let now = k8s_openapi::jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    let now = k8s_openapi::jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
     let (mut index, warnings) = repo::index_directory(&a.dir, &a.url, &now)?;
     for w in warnings {
         eprintln!("{w}");
@@ -167,9 +169,17 @@ pub(crate) fn search(a: SearchArgs) -> anyhow::Result<()> {
     ]];
     let mut previous = "";
     for pv in found {
-        let name = if pv.name == previous { String::new() } else { pv.name.clone() };
+        let name = if pv.name == previous {
+            String::new()
+        } else {
+            pv.name.clone()
+        };
         previous = &pv.name;
-        rows.push(vec![name, pv.operator_version.clone(), pv.app_version.clone()]);
+        rows.push(vec![
+            name,
+            pv.operator_version.clone(),
+            pv.app_version.clone(),
+        ]);
     }
     println!("{}", table(&rows));
     Ok(())
@@ -194,7 +204,9 @@ pub(crate) fn package_by_name(
         .first()
         .with_context(|| format!("package {name} in repository {} has no URL", config.name))?;
     let path = repo::local_path(url).with_context(|| {
-        format!("package {name} is at {url}: downloading packages over HTTP is not implemented in opkit")
+        format!(
+            "package {name} is at {url}: downloading packages over HTTP is not implemented in opkit"
+        )
     })?;
     let pkg = package::load(&path)?;
     let base = path.parent().map(Path::to_path_buf).unwrap_or_default();

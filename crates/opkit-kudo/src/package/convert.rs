@@ -111,7 +111,10 @@ fn task_errors(task: &Task, files: &PackageFiles) -> Vec<String> {
 }
 
 /// KUDO's `WrapParamValue`: a YAML value as the text the API stores (`None` for null).
-pub(crate) fn wrap(value: &serde_yaml::Value, kind: ParameterType) -> Result<Option<String>, String> {
+pub(crate) fn wrap(
+    value: &serde_yaml::Value,
+    kind: ParameterType,
+) -> Result<Option<String>, String> {
     let json = serde_json::to_value(value).map_err(|e| e.to_string())?;
     let value = opkit_template::Value::from_json(&json);
     opkit_template::kudo::wrap_param(&value, kind.render_kind()).map_err(|e| e.to_string())

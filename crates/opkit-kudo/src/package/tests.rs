@@ -82,11 +82,18 @@ fn a_package_directory_converts_to_kudos_operator_and_operator_version() {
     );
     let p = |n: &str| ov.spec.parameters.iter().find(|p| p.name == n).unwrap();
     assert_eq!(p("REPLICAS").default.as_deref(), Some("2"));
-    assert_eq!(p("REPLICAS").required, Some(true), "params.yaml defaults to required");
+    assert_eq!(
+        p("REPLICAS").required,
+        Some(true),
+        "params.yaml defaults to required"
+    );
     assert_eq!(p("NAMES").default.as_deref(), Some("- a\n- b\n"));
     assert_eq!(p("OPTIONAL").required, Some(false));
     assert!(!p("OPTIONAL").is_required());
-    assert_eq!(p("MODE").r#enum.as_deref(), Some(&["fast".to_string(), "slow".to_string()][..]));
+    assert_eq!(
+        p("MODE").r#enum.as_deref(),
+        Some(&["fast".to_string(), "slow".to_string()][..])
+    );
     assert_eq!(p("MODE").immutable, Some(true));
     assert_eq!(p("OPTIONAL").immutable, Some(false));
     assert_eq!(ov.spec.plans["deploy"].phases[0].steps[0].tasks, ["app"]);
@@ -106,7 +113,11 @@ fn package_create_writes_kudos_archive_name_and_reads_back_the_same() {
     assert!(again.contains("exists"), "{again}");
     let bytes = std::fs::read(&tgz).unwrap();
     write_tgz(&pkg_dir, &out, true).unwrap();
-    assert_eq!(std::fs::read(&tgz).unwrap(), bytes, "archives are reproducible");
+    assert_eq!(
+        std::fs::read(&tgz).unwrap(),
+        bytes,
+        "archives are reproducible"
+    );
     assert_eq!(read(&tgz).unwrap(), read(&pkg_dir).unwrap());
 }
 
@@ -116,7 +127,10 @@ fn missing_files_and_bad_tasks_are_refused_with_kudos_messages() {
     write_package(dir.path());
     std::fs::remove_file(dir.path().join("params.yaml")).unwrap();
     let err = read(dir.path()).unwrap_err().to_string();
-    assert!(err.starts_with("operator package missing params.yaml in "), "{err}");
+    assert!(
+        err.starts_with("operator package missing params.yaml in "),
+        "{err}"
+    );
 
     write_package(dir.path());
     std::fs::remove_file(dir.path().join("templates/deployment.yaml")).unwrap();
@@ -172,14 +186,16 @@ fn verify_reports_kudos_warnings_and_errors() {
         errors.contains("parameter \"REPLICAS\" has an invalid default value: type is \"integer\""),
         "{errors}"
     );
-    assert!(res
-        .warnings
-        .contains(&"template \"extra.yaml\" is not referenced from any task".to_string()));
+    assert!(
+        res.warnings
+            .contains(&"template \"extra.yaml\" is not referenced from any task".to_string())
+    );
 }
 
 #[test]
 fn params_in_finds_parameter_references_inside_actions_only() {
-    let found = verify::params_in("x: .Params.NOT\ny: {{ .Params.A | default .Params.B_2 }}{{.Params.C}}");
+    let found =
+        verify::params_in("x: .Params.NOT\ny: {{ .Params.A | default .Params.B_2 }}{{.Params.C}}");
     assert_eq!(found.into_iter().collect::<Vec<_>>(), ["A", "B_2", "C"]);
 }
 
@@ -203,12 +219,19 @@ fn every_corpus_package_loads_and_converts() {
         let ov = &pkg.operator_version;
         assert_eq!(
             ov.metadata.name.as_deref(),
-            Some(crate::api::operator_version_name(pkg.name(), pkg.app_version(), pkg.version()).as_str())
+            Some(
+                crate::api::operator_version_name(pkg.name(), pkg.app_version(), pkg.version())
+                    .as_str()
+            )
         );
         assert!(ov.spec.plans.contains_key("deploy"), "{}", dir.display());
         let res = verify(&pkg.files);
         assert!(res.is_valid(), "{}: {:?}", dir.display(), res.errors);
         loaded += 1;
     }
-    assert!(loaded >= 10, "only {loaded} corpus packages found under {}", root.display());
+    assert!(
+        loaded >= 10,
+        "only {loaded} corpus packages found under {}",
+        root.display()
+    );
 }

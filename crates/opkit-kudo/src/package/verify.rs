@@ -9,7 +9,6 @@ use opkit_template::kudo::{Renderer, Variables, unwrap_param};
 use super::convert::{plain, task_templates, wrap};
 use super::{PackageFiles, PackageParameter};
 
-
 /// What [`verify`] found: errors make a package invalid, warnings do not.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Verification {
@@ -112,9 +111,7 @@ fn tasks(pf: &PackageFiles, res: &mut Verification) {
                 t.name
             )),
             "Apply" | "Delete" | "Toggle" | "Pipe" | "KudoOperator" | "Dummy" => {}
-            other => res.error(format!(
-                "task validation error: unknown task kind {other}"
-            )),
+            other => res.error(format!("task validation error: unknown task kind {other}")),
         }
     }
     let defined: BTreeSet<&str> = pf.operator.tasks.iter().map(|t| t.name.as_str()).collect();
@@ -126,7 +123,9 @@ fn tasks(pf: &PackageFiles, res: &mut Verification) {
             .flat_map(|s| &s.tasks)
         {
             if !defined.contains(task.as_str()) {
-                res.error(format!("task {task:?} in plan {plan_name:?} is not defined"));
+                res.error(format!(
+                    "task {task:?} in plan {plan_name:?} is not defined"
+                ));
             }
         }
     }
@@ -266,7 +265,8 @@ fn parameter_rules(p: &PackageParameter, res: &mut Verification) {
     }
     if let Some(d) = &p.default {
         let text = wrap(d, p.kind()).ok().flatten().unwrap_or_default();
-        let invalid = |e: String| format!("parameter {:?} has an invalid default value: {e}", p.name);
+        let invalid =
+            |e: String| format!("parameter {:?} has an invalid default value: {e}", p.name);
         if let Err(e) = crate::params::check_type(p.kind(), &text) {
             res.error(invalid(e));
         } else if let Some(values) = &p.enum_values
@@ -380,4 +380,3 @@ fn render(pf: &PackageFiles, res: &mut Verification) {
         }
     }
 }
-
