@@ -200,7 +200,11 @@ impl Cluster {
     }
 
     /// Waits until every CRD among `objects` is Established.
-    async fn wait_for_crds(&mut self, objects: &[Value], timeout: Duration) -> anyhow::Result<()> {
+    pub(crate) async fn wait_for_crds(
+        &mut self,
+        objects: &[Value],
+        timeout: Duration,
+    ) -> anyhow::Result<()> {
         let names: Vec<&str> = objects
             .iter()
             .filter(|o| kustomize::kind(o) == "CustomResourceDefinition")

@@ -138,6 +138,16 @@ pub enum Ordering {
     Parallel,
 }
 
+impl Ordering {
+    /// KUDO's spelling (`serial`, `parallel`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ordering::Serial => "serial",
+            Ordering::Parallel => "parallel",
+        }
+    }
+}
+
 /// A plan: phases run with a strategy.
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 pub struct Plan {

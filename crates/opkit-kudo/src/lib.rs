@@ -10,7 +10,10 @@
 
 pub mod api;
 pub mod manager;
+pub mod package;
+pub mod params;
 pub(crate) mod plan;
+pub mod repo;
 pub(crate) mod task;
 pub mod timing;
 pub(crate) mod workflow;
