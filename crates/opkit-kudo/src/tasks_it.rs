@@ -480,7 +480,8 @@ spec:
         panic!("expected a transient error, got {err:?}")
     };
     assert!(m.contains("the API server does not serve pods/exec"), "{m}");
-    assert!(m.contains("404"), "{m}");
+    // The plane answers with a proper Status: 404 NotFound.
+    assert!(m.contains("(404 NotFound: "), "{m}");
     let p = Api::<Pod>::namespaced(env.client(), "default")
         .get("inst.deploy.main.everything.gen.pipepod")
         .await
