@@ -168,10 +168,20 @@ impl Engine {
             let out = set
                 .execute(&r.name, &Value::Map(r.scope.clone()))
                 .map_err(|e| RenderError(reformat_exec_error(&r.name, e.message())))?;
-            rendered.insert(r.name.clone(), out.replace("<no value>", ""));
+            rendered.insert(r.name.clone(), drop_no_value(out));
         }
         free_later((set, renderables));
         Ok(rendered)
+    }
+}
+
+/// Helm's `strings.ReplaceAll(out, "<no value>", "")` on a template's output, without
+/// copying the (often large) output when it holds none.
+fn drop_no_value(out: String) -> String {
+    if out.contains("<no value>") {
+        out.replace("<no value>", "")
+    } else {
+        out
     }
 }
 
@@ -249,7 +259,10 @@ fn all_templates(
         }
         out.push(Renderable {
             name: format!("{full_path}/{}", t.name),
-            text: String::from_utf8_lossy(&t.data).into_owned(),
+            text: match std::str::from_utf8(&t.data) {
+                Ok(text) => text.to_owned(),
+                Err(_) => String::from_utf8_lossy(&t.data).into_owned(),
+            },
             scope: scope.clone(),
             base_path: format!("{full_path}/templates"),
         });
@@ -333,7 +346,7 @@ fn tpl_fn(strict: bool) -> Function {
             if nested && out == EMPTY_TPL_SENTINEL {
                 return Ok(Value::string(""));
             }
-            Ok(Value::from(out.replace("<no value>", "")))
+            Ok(Value::from(drop_no_value(out)))
         },
     )
 }

@@ -213,7 +213,7 @@ impl<'a> Lexer<'a> {
     }
 
     fn ignore(&mut self) {
-        self.line += self.input[self.start..self.pos].matches('\n').count();
+        self.line += count_newlines(&self.input[self.start..self.pos]);
         self.start = self.pos;
         self.start_line = self.line;
     }
@@ -243,7 +243,7 @@ impl<'a> Lexer<'a> {
     }
 
     fn lex_text(&mut self) -> State {
-        if let Some(x) = self.rest().find(LEFT) {
+        if let Some(x) = find_left(self.rest()) {
             let ldn = LEFT.len();
             let delim_at = self.pos + x;
             let mut trim = 0;
@@ -253,7 +253,7 @@ impl<'a> Lexer<'a> {
             }
             self.pos = delim_at - trim;
             if self.pos > self.start {
-                self.line += self.input[self.start..self.pos].matches('\n').count();
+                self.line += count_newlines(&self.input[self.start..self.pos]);
                 self.emit(ItemType::Text);
             }
             self.pos += trim;
@@ -262,7 +262,7 @@ impl<'a> Lexer<'a> {
         }
         self.pos = self.input.len();
         if self.pos > self.start {
-            self.line += self.input[self.start..self.pos].matches('\n').count();
+            self.line += count_newlines(&self.input[self.start..self.pos]);
             self.emit(ItemType::Text);
         }
         self.emit(ItemType::Eof);
@@ -589,12 +589,44 @@ fn go_sharp_u_opt(c: Option<char>) -> String {
     }
 }
 
+/// Where the next left delimiter starts: the first `{{`. Templates are mostly literal text
+/// (a chart's CRDs are hundreds of kilobytes without an action), so this jumps from `{` to
+/// `{` with `memchr` rather than running a general substring search.
+fn find_left(text: &str) -> Option<usize> {
+    const _: () =
+        assert!(LEFT.len() == 2 && LEFT.as_bytes()[0] == b'{' && LEFT.as_bytes()[1] == b'{');
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(i) = text[from..].find('{') {
+        let at = from + i;
+        if bytes.get(at + 1) == Some(&b'{') {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
+/// The number of line feeds in `text` (a byte count the compiler vectorises).
+fn count_newlines(text: &str) -> usize {
+    text.bytes().filter(|&b| b == b'\n').count()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn types(s: &str) -> Vec<ItemType> {
         lex(s, true, true).into_iter().map(|i| i.typ).collect()
+    }
+
+    #[test]
+    fn left_delimiter_search_skips_single_braces() {
+        assert_eq!(find_left("a{b{{c"), Some(3));
+        assert_eq!(find_left("{x}{"), None);
+        assert_eq!(find_left("{{"), Some(0));
+        assert_eq!(find_left("é{é{{"), Some(5));
+        assert_eq!(find_left(""), None);
     }
 
     #[test]

@@ -34,28 +34,44 @@ const CV: &str = r"v?([0-9|x|X|\*]+)(\.[0-9|x|X|\*]+)?(\.[0-9|x|X|\*]+)?(-([0-9A
 const OPS: &str = r"=||!=|>|<|>=|=>|<=|=<|~|~>|\^";
 const LOOSE: &str = r"^v?([0-9]+)(\.[0-9]+)?(\.[0-9]+)?(-([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?(\+([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?$";
 
-struct Patterns {
-    constraint: Regex,
-    range: Regex,
-    find: Regex,
-    valid: Regex,
-    loose: Regex,
+// Each pattern is compiled on its first use only: compiling all of them costs about a
+// millisecond, a noticeable part of a one-shot `opkit chart template`, and a chart that only
+// calls `semver` needs just the loose version pattern.
+fn compiled(cell: &'static OnceLock<Regex>, pattern: impl FnOnce() -> String) -> &'static Regex {
+    cell.get_or_init(|| Regex::new(&pattern()).expect("Masterminds' patterns compile"))
 }
 
-fn patterns() -> &'static Patterns {
-    static P: OnceLock<Patterns> = OnceLock::new();
-    P.get_or_init(|| {
-        let re = |p: String| Regex::new(&p).expect("Masterminds' patterns compile");
-        Patterns {
-            constraint: re(format!(r"^\s*({OPS})\s*({CV})\s*$")),
-            range: re(format!(r"\s*({CV})\s+-\s+({CV})\s*")),
-            find: re(format!(r"({OPS})\s*({CV})")),
-            valid: re(format!(
-                r"^(\s*({OPS})\s*({CV})\s*)((?:\s+|,\s*)({OPS})\s*({CV})\s*)*$"
-            )),
-            loose: re(LOOSE.to_string()),
-        }
+fn constraint_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    compiled(&RE, || format!(r"^\s*({OPS})\s*({CV})\s*$"))
+}
+
+fn range_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    compiled(&RE, || format!(r"\s*({CV})\s+-\s+({CV})\s*"))
+}
+
+fn find_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    compiled(&RE, || format!(r"({OPS})\s*({CV})"))
+}
+
+fn valid_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    compiled(&RE, || {
+        format!(r"^(\s*({OPS})\s*({CV})\s*)((?:\s+|,\s*)({OPS})\s*({CV})\s*)*$")
     })
+}
+
+fn loose_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    compiled(&RE, || LOOSE.to_string())
+}
+
+/// Whether the range pattern (`A - B`) can match `c`: it needs a `-` after white space.
+fn may_hold_range(c: &str) -> bool {
+    c.char_indices()
+        .any(|(i, ch)| ch == '-' && c[..i].ends_with(char::is_whitespace))
 }
 
 /// A parsed version (`NewVersion` with coercion).
@@ -214,7 +230,7 @@ const ALLOWED: &str = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-0123
 
 impl Version {
     fn parse(v: &str) -> Result<Version, FuncError> {
-        let Some(m) = patterns().loose.captures(v) else {
+        let Some(m) = loose_re().captures(v) else {
             return fail("invalid semantic version");
         };
         let seg = |i: usize| -> Result<u64, FuncError> {
@@ -363,18 +379,18 @@ fn is_x(x: &str) -> bool {
 
 impl Constraints {
     fn parse(c: &str) -> Result<Constraints, FuncError> {
-        let p = patterns();
         let mut rewritten = c.to_string();
-        for m in p.range.captures_iter(c) {
+        let ranges = may_hold_range(c).then(|| range_re().captures_iter(c));
+        for m in ranges.into_iter().flatten() {
             let t = format!(">= {}, <= {} ", &m[1], &m[11]);
             rewritten = rewritten.replacen(&m[0], &t, 1);
         }
         let mut groups = Vec::new();
         for or in rewritten.split("||") {
-            if !p.valid.is_match(or) {
+            if !valid_re().is_match(or) {
                 return fail(format!("improper constraint: {or}"));
             }
-            let mut found: Vec<&str> = p.find.find_iter(or).map(|m| m.as_str()).collect();
+            let mut found: Vec<&str> = find_re().find_iter(or).map(|m| m.as_str()).collect();
             if found.is_empty() {
                 found.push(or);
             }
@@ -408,7 +424,7 @@ impl Constraint {
                 dirty: true,
             });
         }
-        let Some(m) = patterns().constraint.captures(c) else {
+        let Some(m) = constraint_re().captures(c) else {
             return fail(format!("improper constraint: {c}"));
         };
         let g = |i: usize| m.get(i).map_or("", |x| x.as_str());
@@ -537,5 +553,21 @@ impl Constraint {
             }
         }
         v.compare(c) != Ordering::Equal
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_dash_after_white_space_can_start_a_hyphen_range() {
+        assert!(may_hold_range("1.2 - 1.4"));
+        assert!(may_hold_range("1.2\t- 1.4"));
+        assert!(!may_hold_range(">=1.21-0"));
+        assert!(!may_hold_range("~1.2.3-beta.1"));
+        let c = Constraints::parse("1.2 - 1.4").unwrap();
+        assert!(c.check(&Version::parse("1.3.0").unwrap()));
+        assert!(!c.check(&Version::parse("1.5.0").unwrap()));
     }
 }
