@@ -804,12 +804,14 @@ fn fatal_readiness(status: &InstanceStatus) -> bool {
     status
         .conditions
         .iter()
-        .any(|c| c.type_ == "Ready" && c.reason == "PlanInFatalError")
+        .any(|c| c.type_ == crate::ready::READY && c.reason == "PlanInFatalError")
 }
 
 fn set_readiness(status: &mut InstanceStatus, r: Readiness) {
     let c = match r {
-        Readiness::PlanInProgress => conditions::ready(false).unknown().reason("PlanInProgress"),
+        Readiness::PlanInProgress => conditions::ready(false)
+            .unknown()
+            .reason(crate::ready::PLAN_IN_PROGRESS),
         Readiness::PlanFatal => conditions::ready(false)
             .unknown()
             .reason("PlanInFatalError"),

@@ -33,7 +33,6 @@ pub(crate) fn metadata(ctx: &Context) -> Metadata {
         operator_name: v.operator_name.clone(),
         operator_version: ctx.operator_version.spec.version.clone(),
         instance_name: ctx.instance.metadata.name.clone().unwrap_or_default(),
-        instance_namespace: ctx.instance.metadata.namespace.clone().unwrap_or_default(),
         plan_name: v.plan_name.clone(),
         phase_name: v.phase_name.clone(),
         step_name: v.step_name.clone(),
