@@ -79,9 +79,10 @@ async fn deploy_runs_to_complete_with_serial_and_parallel_strategies_and_events(
         (ready.status.as_str(), ready.reason.as_str()),
         ("True", "ResourcesReady")
     );
-    // The plan ended: nothing is scheduled; no cleanup plan, no finalizer.
+    // The plan ended: nothing is scheduled. The finalizer is there without a cleanup plan
+    // too: uninstall removes the cluster-scoped objects the instance's tasks created.
     assert!(i.spec.plan_execution.plan_name.is_empty());
-    assert!(!has_finalizer(&i));
+    assert!(has_finalizer(&i));
     // The accepted spec and the step times are remembered on the instance.
     let ann = i.metadata.annotations.clone().unwrap();
     assert!(ann.contains_key(opkit_kudo::SNAPSHOT_ANNOTATION));
@@ -94,6 +95,9 @@ async fn deploy_runs_to_complete_with_serial_and_parallel_strategies_and_events(
     assert!(
         run.steps["second/four"].started.is_some() && run.steps["second/four"].finished.is_some()
     );
+    // Without a cleanup plan, deleting lets the instance go once its leftovers are gone.
+    k.delete("inst").await;
+    k.wait_gone("inst").await;
 }
 
 #[tokio::test]

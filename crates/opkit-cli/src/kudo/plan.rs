@@ -155,8 +155,8 @@ fn go_time(t: &Time, layout: &str) -> String {
 }
 
 /// KUDO's `plan status` tree (every step with its status and message, e.g. the failing
-/// task's error); `wide` adds how long ago the plan changed and the run's uid. (Per-step
-/// times would need step timestamps, which KUDO's status does not have.)
+/// task's error); `wide` adds how long ago the plan changed, the run's uid, and each step's
+/// time (from the manager's `kudo.opkit.dev/step-times` annotation, see `opkit_kudo::timing`).
 pub(crate) fn status_text(
     instance: &Instance,
     ov: &OperatorVersion,
@@ -208,7 +208,20 @@ pub(crate) fn status_text(
                 line.push_str(&format!(" uid {}", last.uid));
             }
             let plan_tree = top.add(line);
-            add_phases(plan_tree, last, &phase_strategy);
+            let times = wide
+                .then(|| {
+                    let all = opkit_kudo::timing::parse(
+                        instance
+                            .metadata
+                            .annotations
+                            .as_ref()
+                            .and_then(|a| a.get(opkit_kudo::STEP_TIMES_ANNOTATION))
+                            .map(String::as_str),
+                    );
+                    all.get(&last.name).filter(|t| t.uid == last.uid).cloned()
+                })
+                .flatten();
+            add_phases(plan_tree, last, &phase_strategy, times.as_ref());
         } else {
             let plan_tree = top.add(format!(
                 "Plan {plan_name} ({} strategy) [NOT ACTIVE]",
@@ -236,6 +249,7 @@ fn add_phases(
     plan_tree: &mut Tree,
     last: &PlanStatus,
     phase_strategy: &dyn Fn(&str) -> &'static str,
+    times: Option<&opkit_kudo::timing::PlanTimes>,
 ) {
     for phase in &last.phases {
         let phase_tree = plan_tree.add(format!(
@@ -246,13 +260,32 @@ fn add_phases(
             message(&phase.message)
         ));
         for step in &phase.steps {
+            let took = times
+                .and_then(|t| {
+                    t.steps
+                        .get(&opkit_kudo::timing::step_key(&phase.name, &step.name))
+                })
+                .map(step_time)
+                .unwrap_or_default();
             phase_tree.add(format!(
-                "Step {} [{}]{}",
+                "Step {} [{}]{}{took}",
                 step.name,
                 step.status,
                 message(&step.message)
             ));
         }
+    }
+}
+
+/// ` (took 3s)` for a finished step, ` (running for 3s)` for a started one.
+fn step_time(t: &opkit_kudo::timing::StepTime) -> String {
+    match (&t.started, &t.finished) {
+        (Some(s), Some(f)) => format!(" (took {}s)", (f.0.as_second() - s.0.as_second()).max(0)),
+        (Some(s), None) => format!(
+            " (running for {}s)",
+            (k8s_openapi::jiff::Timestamp::now().as_second() - s.0.as_second()).max(0)
+        ),
+        _ => String::new(),
     }
 }
 
@@ -427,4 +460,31 @@ async fn retry(args: RetryArgs, g: &Global) -> anyhow::Result<()> {
             .await?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::jiff::Timestamp;
+    use opkit_kudo::timing::StepTime;
+
+    use super::*;
+
+    fn at(secs: i64) -> Option<Time> {
+        Some(Time(Timestamp::from_second(secs).unwrap()))
+    }
+
+    #[test]
+    fn wide_step_time_says_how_long_a_finished_step_took() {
+        let done = StepTime {
+            started: at(100),
+            finished: at(107),
+        };
+        assert_eq!(step_time(&done), " (took 7s)");
+        let running = StepTime {
+            started: at(100),
+            finished: None,
+        };
+        assert!(step_time(&running).starts_with(" (running for "));
+        assert_eq!(step_time(&StepTime::default()), "");
+    }
 }
