@@ -2,8 +2,10 @@
 //! kubectl: install creates the Operator, OperatorVersion and Instance KUDO would (and
 //! nothing when a parameter is refused), update and upgrade patch the instance, plan
 //! trigger/abandon/retry write the CLI/manager protocol's fields, `plan status` draws KUDO's
-//! tree for a status written through the API, and `kubectl kudo ...` runs the plugin. (The
-//! manager runs plans; these tests check the CLI's side of the protocol only.)
+//! tree for a status written through the API, and `kubectl kudo ...` runs the plugin; with an
+//! `opkit kudo manager` process running, `install`, `update` and `plan trigger` with
+//! `--wait` end when the manager has run their plans, and `uninstall --wait` when it let the
+//! instance go.
 
 mod common;
 
@@ -586,4 +588,79 @@ fn package_create_verify_and_list_work_on_a_package_written_by_the_test() {
         "{out}"
     );
     assert!(out.stderr.contains("package verification errors"), "{out}");
+}
+
+/// The whole loop through processes: `opkit kudo manager` runs against `opkit up` and the
+/// CLI's `--wait` ends when the plans it started are complete.
+#[test]
+fn the_manager_process_runs_the_plans_the_cli_waits_for() {
+    let cp = ControlPlane::start();
+    kudo_ok(&cp, &["init", "--crd-only"]);
+    let mut manager = {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_opkit"));
+        cmd.args(["kudo", "manager", "--metrics-bind-address", "0"])
+            .args(["--health-probe-bind-address", "0", "--kubeconfig"])
+            .arg(&cp.kubeconfig)
+            .env_remove("KUBECONFIG");
+        common::Streaming::spawn(cmd)
+    };
+    let pkg = write_package(&cp.dir().join("pkg"), "0.1.0");
+    let pkg = pkg.to_str().unwrap();
+    let out = kudo(
+        &cp,
+        &[
+            "install",
+            pkg,
+            "--instance",
+            "live",
+            "-p",
+            "REPLICAS=2",
+            "--wait",
+        ],
+    );
+    // The progress of `--wait` goes to stderr.
+    assert!(
+        out.success() && out.stderr.contains("plan deploy COMPLETE"),
+        "{out}"
+    );
+    assert_eq!(jsonpath(&cp, "deployment/live", ".spec.replicas"), "2");
+    assert_eq!(
+        jsonpath(&cp, "deployment/live", ".metadata.labels.heritage"),
+        "kudo"
+    );
+    let status = kudo_ok(&cp, &["plan", "status", "--instance", "live", "--wide"]);
+    assert!(
+        status.contains("Plan deploy (serial strategy) [COMPLETE]") && status.contains("(took "),
+        "{status}"
+    );
+
+    kudo_ok(
+        &cp,
+        &["update", "--instance", "live", "-p", "REPLICAS=3", "--wait"],
+    );
+    assert_eq!(jsonpath(&cp, "deployment/live", ".spec.replicas"), "3");
+    kudo_ok(
+        &cp,
+        &[
+            "plan",
+            "trigger",
+            "--name",
+            "backup",
+            "--instance",
+            "live",
+            "--wait",
+        ],
+    );
+    assert_eq!(
+        jsonpath(&cp, "instance/live", ".status.planStatus.backup.status"),
+        "COMPLETE"
+    );
+
+    kudo_ok(&cp, &["uninstall", "--instance", "live", "--wait"]);
+    let gone = cp.kubectl(&["get", "instance/live"]);
+    assert!(
+        !gone.success() && gone.stderr.contains("NotFound"),
+        "{gone}"
+    );
+    manager.terminate();
 }
