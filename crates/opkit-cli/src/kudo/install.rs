@@ -24,14 +24,12 @@ use super::{Global, Kudo, parse_wait_time};
 /// The label KUDO puts on an instance: its operator's name.
 const OPERATOR_LABEL: &str = "kudo.dev/operator";
 
-/// The flags of `install`.
+/// The package flags `install` and `upgrade` share: which package, and the parameters
+/// given for it.
 #[derive(Args)]
-pub(crate) struct InstallArgs {
+pub(crate) struct PackageArgs {
     /// A package directory, a .tgz package, or a package name.
     package: String,
-    /// The instance's name (default: `<operator>-instance`).
-    #[arg(long)]
-    instance: Option<String>,
     /// A parameter value: `-p NAME=VALUE` (repeatable).
     #[arg(short = 'p', long = "parameter", value_name = "NAME=VALUE")]
     parameters: Vec<String>,
@@ -47,6 +45,33 @@ pub(crate) struct InstallArgs {
     /// The repository to install a package by name from (default: the context).
     #[arg(long)]
     repo: Option<String>,
+}
+
+impl PackageArgs {
+    /// The parameters given (`-p` over `-P`), then the package with its dependencies
+    /// resolved (see [`resolve`] and [`dependencies`]).
+    fn load(&self) -> anyhow::Result<(BTreeMap<String, String>, Package, Vec<Package>)> {
+        let params = opkit_kudo::params::parameter_map(&self.parameters, &self.parameter_files)
+            .map_err(|e| anyhow::anyhow!("could not parse parameters: {e}"))?;
+        let (mut pkg, base) = resolve(
+            &self.package,
+            self.repo.as_deref(),
+            self.app_version.as_deref(),
+            self.operator_version.as_deref(),
+        )?;
+        let deps = dependencies(&mut pkg, &base)?;
+        Ok((params, pkg, deps))
+    }
+}
+
+/// The flags of `install`.
+#[derive(Args)]
+pub(crate) struct InstallArgs {
+    #[command(flatten)]
+    package: PackageArgs,
+    /// The instance's name (default: `<operator>-instance`).
+    #[arg(long)]
+    instance: Option<String>,
     /// Create the namespace (rendered from the operator's namespaceManifest if it has one).
     #[arg(long)]
     create_namespace: bool,
@@ -64,26 +89,11 @@ pub(crate) struct InstallArgs {
 /// The flags of `upgrade`.
 #[derive(Args)]
 pub(crate) struct UpgradeArgs {
-    /// A package directory, a .tgz package, or a package name.
-    package: String,
+    #[command(flatten)]
+    package: PackageArgs,
     /// The instance to upgrade.
     #[arg(long)]
     instance: Option<String>,
-    /// A parameter value: `-p NAME=VALUE` (repeatable).
-    #[arg(short = 'p', long = "parameter", value_name = "NAME=VALUE")]
-    parameters: Vec<String>,
-    /// A YAML file of parameter values (repeatable; -p wins).
-    #[arg(short = 'P', long = "parameter-file", value_name = "FILE")]
-    parameter_files: Vec<PathBuf>,
-    /// The operator version the package must have.
-    #[arg(long)]
-    operator_version: Option<String>,
-    /// The app version the package must have.
-    #[arg(long)]
-    app_version: Option<String>,
-    /// The repository to install a package by name from (default: the context).
-    #[arg(long)]
-    repo: Option<String>,
 }
 
 /// Loads the package `arg` names: a local directory or `.tgz`, else a package name in
@@ -250,15 +260,7 @@ async fn install_all(kudo: &Kudo, pkg: &Package, deps: &[Package]) -> anyhow::Re
 }
 
 pub(crate) async fn install(args: InstallArgs, g: &Global) -> anyhow::Result<()> {
-    let params = opkit_kudo::params::parameter_map(&args.parameters, &args.parameter_files)
-        .map_err(|e| anyhow::anyhow!("could not parse parameters: {e}"))?;
-    let (mut pkg, base) = resolve(
-        &args.package,
-        args.repo.as_deref(),
-        args.app_version.as_deref(),
-        args.operator_version.as_deref(),
-    )?;
-    let deps = dependencies(&mut pkg, &base)?;
+    let (params, pkg, deps) = args.package.load()?;
     let ov_name = fqn(&pkg);
     if !args.skip_instance {
         opkit_kudo::params::validate_install(
@@ -366,15 +368,7 @@ pub(crate) async fn upgrade(args: UpgradeArgs, g: &Global) -> anyhow::Result<()>
     let name = args.instance.filter(|i| !i.is_empty()).context(
         "--instance flag has to be provided to indicate which instance you want to upgrade",
     )?;
-    let params = opkit_kudo::params::parameter_map(&args.parameters, &args.parameter_files)
-        .map_err(|e| anyhow::anyhow!("could not parse parameters: {e}"))?;
-    let (mut pkg, base) = resolve(
-        &args.package,
-        args.repo.as_deref(),
-        args.app_version.as_deref(),
-        args.operator_version.as_deref(),
-    )?;
-    let deps = dependencies(&mut pkg, &base)?;
+    let (params, pkg, deps) = args.package.load()?;
     let kudo = Kudo::connect(g).await?;
     let ns = kudo.namespace.clone();
     let instance = kudo
