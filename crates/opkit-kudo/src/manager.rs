@@ -804,7 +804,7 @@ fn fatal_readiness(status: &InstanceStatus) -> bool {
     status
         .conditions
         .iter()
-        .any(|c| c.type_ == crate::ready::READY && c.reason == "PlanInFatalError")
+        .any(|c| c.type_ == crate::ready::READY && c.reason == crate::ready::PLAN_IN_FATAL_ERROR)
 }
 
 fn set_readiness(status: &mut InstanceStatus, r: Readiness) {
@@ -814,7 +814,7 @@ fn set_readiness(status: &mut InstanceStatus, r: Readiness) {
             .reason(crate::ready::PLAN_IN_PROGRESS),
         Readiness::PlanFatal => conditions::ready(false)
             .unknown()
-            .reason("PlanInFatalError"),
+            .reason(crate::ready::PLAN_IN_FATAL_ERROR),
     };
     conditions::set(&mut status.conditions, c);
 }

@@ -22,6 +22,8 @@ use crate::task::TaskError;
 pub(crate) const READY: &str = "Ready";
 /// A plan that changes the instance's resources runs.
 pub(crate) const PLAN_IN_PROGRESS: &str = "PlanInProgress";
+/// The last plan ended in `FATAL_ERROR` (set by the manager until another plan runs).
+pub(crate) const PLAN_IN_FATAL_ERROR: &str = "PlanInFatalError";
 /// Everything is healthy.
 pub(crate) const RESOURCES_READY: &str = "ResourcesReady";
 /// Something is not healthy.

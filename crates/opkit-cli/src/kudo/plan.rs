@@ -281,17 +281,18 @@ fn add_phases(
 fn step_time(t: &opkit_kudo::timing::StepTime) -> String {
     match (&t.started, &t.finished) {
         (Some(s), Some(f)) => format!(" (took {}s)", (f.0.as_second() - s.0.as_second()).max(0)),
-        (Some(s), None) => format!(
-            " (running for {}s)",
-            (k8s_openapi::jiff::Timestamp::now().as_second() - s.0.as_second()).max(0)
-        ),
+        (Some(s), None) => format!(" (running for {}s)", seconds_since(s)),
         _ => String::new(),
     }
 }
 
 fn ago(t: &Time) -> String {
-    let secs = (k8s_openapi::jiff::Timestamp::now().as_second() - t.0.as_second()).max(0);
-    format!("{}s ago", secs)
+    format!("{}s ago", seconds_since(t))
+}
+
+/// Whole seconds from `t` to now (0 for a time in the future).
+fn seconds_since(t: &Time) -> i64 {
+    (k8s_openapi::jiff::Timestamp::now().as_second() - t.0.as_second()).max(0)
 }
 
 async fn history(args: InstanceArg, g: &Global) -> anyhow::Result<()> {
