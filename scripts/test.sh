@@ -58,3 +58,6 @@ fi
 
 step "doc tests"
 cargo test --workspace --doc --locked
+
+step "disk used by the build"
+du -sh target 2>/dev/null || true
