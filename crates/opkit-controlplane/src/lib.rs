@@ -19,6 +19,9 @@ use opkit_apiserver::{
 use tokio::net::TcpListener;
 use tokio::sync::watch as signal;
 
+/// How long [`ControlPlane::shutdown`] waits for the store to close once serving has stopped.
+const STORE_CLOSE_WAIT: Duration = Duration::from_secs(10);
+
 pub use opkit_apiserver::Limits;
 pub use opkit_controllers as controllers;
 
@@ -323,14 +326,27 @@ impl ControlPlane {
         &self.server
     }
 
-    /// Stops accepting requests, closes open connections and waits for the accept loop.
+    /// Stops accepting requests, closes open connections, waits for the accept loop, and then
+    /// for the store to close its database, so the data directory can be opened again.
     pub async fn shutdown(mut self) {
+        let closed = self.server.store().closed();
         if let Some(controllers) = self.controllers.take() {
             controllers.shutdown().await;
         }
         let _ = self.stop.send(true);
         if let Some(handle) = self.serving.take() {
             let _ = handle.await;
+        }
+        // Connections and watches still ending hold the server (and the store's file) for a
+        // moment: a restart on the same data directory right after must find it closed.
+        drop(self);
+        if tokio::time::timeout(STORE_CLOSE_WAIT, closed)
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "the store is still open {STORE_CLOSE_WAIT:?} after shutdown: something still holds the API server"
+            );
         }
     }
 }

@@ -245,6 +245,24 @@ impl Store {
         &self.inner.shared
     }
 
+    /// Resolves once every handle of this store is dropped and its database is closed, so
+    /// that its path can be opened again. The future does not keep the store open.
+    pub fn closed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut changes = self.shared().notify.subscribe();
+        let shared = Arc::downgrade(&self.inner.shared);
+        async move {
+            loop {
+                match shared.upgrade() {
+                    Some(shared) if !read(&shared.state).closed => {}
+                    _ => return,
+                }
+                if changes.changed().await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+
     /// Highest revision assigned and committed (durable, visible to reads and watches).
     pub fn current_revision(&self) -> u64 {
         read(&self.shared().state).revision

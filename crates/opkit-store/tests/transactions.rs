@@ -269,6 +269,32 @@ async fn second_open_of_the_same_path_in_one_process_is_locked() {
     assert_eq!(store.get("/a").unwrap().revision, 1);
 }
 
+#[tokio::test]
+async fn closed_resolves_once_the_last_handle_held_elsewhere_is_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    let store = open_at(&path);
+    put(&store, "/a", "1").await;
+    let closed = store.closed();
+    // Another task still holds a handle after ours is gone: the store stays open until it ends.
+    let (release, released) = tokio::sync::oneshot::channel::<()>();
+    let holder = store.clone();
+    let task = tokio::spawn(async move {
+        let _ = released.await;
+        drop(holder);
+    });
+    drop(store);
+    let closed = tokio::spawn(closed);
+    // The current-thread runtime runs the waiting task here; a held handle keeps it waiting.
+    tokio::task::yield_now().await;
+    assert!(!closed.is_finished(), "a handle is still held");
+    release.send(()).unwrap();
+    closed.await.unwrap();
+    task.await.unwrap();
+    let store = open_at(&path);
+    assert_eq!(store.get("/a").unwrap().revision, 1);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_transacts_get_unique_revisions_and_all_survive_reopen() {
     let dir = tempfile::tempdir().unwrap();
