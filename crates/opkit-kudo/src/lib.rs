@@ -8,6 +8,7 @@
 //! The API is KUDO's `kudo.dev/v1beta1`, field for field, so `kubectl kudo` users and
 //! tools written for KUDO read the same objects.
 
+pub mod admission;
 pub mod api;
 pub mod manager;
 pub mod package;
@@ -36,6 +37,7 @@ pub use api::{
     OperatorVersion, OperatorVersionSpec, Ordering, Parameter, ParameterType, PhaseStatus,
     PlanExecution, PlanStatus, StepStatus,
 };
+pub use admission::WebhookOptions;
 pub use manager::{ABANDON_ANNOTATION, ManagerError, ManagerOptions};
 pub use plan::SNAPSHOT_ANNOTATION;
 pub use timing::STEP_TIMES_ANNOTATION;
