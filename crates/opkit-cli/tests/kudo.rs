@@ -638,7 +638,11 @@ fn the_manager_process_runs_the_plans_the_cli_waits_for() {
             return Err(format!("no configuration with a caBundle yet\n{config}"));
         }
         let out = cp.kubectl(&["create", "--dry-run=server", "-f", probe.to_str().unwrap()]);
-        if out.success() { Ok(()) } else { Err(out.to_string()) }
+        if out.success() {
+            Ok(())
+        } else {
+            Err(out.to_string())
+        }
     });
     let pkg = write_package(&cp.dir().join("pkg"), "0.1.0");
     let pkg = pkg.to_str().unwrap();
@@ -678,7 +682,15 @@ fn the_manager_process_runs_the_plans_the_cli_waits_for() {
     // Two parameters triggering different plans: refused at write time, nothing stored.
     let out = kudo_fails(
         &cp,
-        &["update", "--instance", "live", "-p", "REPLICAS=4", "-p", "MODE=slow"],
+        &[
+            "update",
+            "--instance",
+            "live",
+            "-p",
+            "REPLICAS=4",
+            "-p",
+            "MODE=slow",
+        ],
     );
     assert!(
         out.stderr.contains(

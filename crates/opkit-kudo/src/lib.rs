@@ -32,12 +32,12 @@ pub(crate) mod render;
 #[cfg(test)]
 mod tasks_it;
 
+pub use admission::WebhookOptions;
 pub use api::{
     ExecutionStatus, Instance, InstanceSpec, InstanceStatus, Operator, OperatorSpec,
     OperatorVersion, OperatorVersionSpec, Ordering, Parameter, ParameterType, PhaseStatus,
     PlanExecution, PlanStatus, StepStatus,
 };
-pub use admission::WebhookOptions;
 pub use manager::{ABANDON_ANNOTATION, ManagerError, ManagerOptions};
 pub use plan::SNAPSHOT_ANNOTATION;
 pub use timing::STEP_TIMES_ANNOTATION;

@@ -168,7 +168,10 @@ fn check_value(p: &Parameter, value: &str) -> Result<(), String> {
 
 /// The type and enum errors of the `values` the operator version defines (one message per
 /// bad value, naming the parameter); the manager's plan decisions refuse changes with them.
-pub(crate) fn value_errors(defined: &[Parameter], values: &BTreeMap<String, String>) -> Vec<String> {
+pub(crate) fn value_errors(
+    defined: &[Parameter],
+    values: &BTreeMap<String, String>,
+) -> Vec<String> {
     defined
         .iter()
         .filter_map(|p| values.get(&p.name).and_then(|v| check_value(p, v).err()))

@@ -613,7 +613,11 @@ async fn webhook_refuses_what_the_manager_would_at_write_time_and_keeps_its_cert
             format!("{DENIED}{message}")
         );
     }
-    assert_eq!(k.get("inst").await.spec, stored.spec, "nothing refused was stored");
+    assert_eq!(
+        k.get("inst").await.spec,
+        stored.spec,
+        "nothing refused was stored"
+    );
     assert_eq!(
         refusal(k.try_install("bad", &ov, &[("N", "x")]).await),
         format!(
@@ -641,21 +645,33 @@ async fn webhook_refuses_what_the_manager_would_at_write_time_and_keeps_its_cert
     // Restarted, the manager serves the certificate it keeps in its Secret.
     let secrets: kube::Api<k8s_openapi::api::core::v1::Secret> =
         kube::Api::namespaced(k.client(), common::NS);
-    let configs: kube::Api<k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration> =
-        kube::Api::all(k.client());
+    let configs: kube::Api<
+        k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration,
+    > = kube::Api::all(k.client());
     let cert = |s: k8s_openapi::api::core::v1::Secret| s.data.unwrap()["tls.crt"].clone();
-    let ca_bundle = |c: k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration| {
-        c.webhooks.unwrap()[0].client_config.ca_bundle.clone()
-    };
+    let ca_bundle =
+        |c: k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration| {
+            c.webhooks.unwrap()[0].client_config.ca_bundle.clone()
+        };
     let secret_name = format!("{}-cert", common::WEBHOOK_SERVICE);
     let before = cert(secrets.get(&secret_name).await.unwrap());
-    let bundle = ca_bundle(configs.get(opkit_kudo::admission::CONFIGURATION_NAME).await.unwrap());
+    let bundle = ca_bundle(
+        configs
+            .get(opkit_kudo::admission::CONFIGURATION_NAME)
+            .await
+            .unwrap(),
+    );
     assert!(bundle.is_some(), "the CA is published");
     k.stop_manager().await;
     k.start_manager().await;
     assert_eq!(cert(secrets.get(&secret_name).await.unwrap()), before);
     assert_eq!(
-        ca_bundle(configs.get(opkit_kudo::admission::CONFIGURATION_NAME).await.unwrap()),
+        ca_bundle(
+            configs
+                .get(opkit_kudo::admission::CONFIGURATION_NAME)
+                .await
+                .unwrap()
+        ),
         bundle
     );
     wait_refused(

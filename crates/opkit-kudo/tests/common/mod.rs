@@ -61,9 +61,14 @@ impl Kudo {
             .await
             .expect("the manager starts");
         if let Some(addr) = running.webhook_addr() {
-            opkit_testenv::webhooks::route_service(&self.client(), NS, WEBHOOK_SERVICE, addr.port())
-                .await
-                .expect("the webhook Service is routed to the manager");
+            opkit_testenv::webhooks::route_service(
+                &self.client(),
+                NS,
+                WEBHOOK_SERVICE,
+                addr.port(),
+            )
+            .await
+            .expect("the webhook Service is routed to the manager");
         }
         self.manager = Some(running);
     }
@@ -168,7 +173,11 @@ impl Kudo {
         let mut params = PatchParams::default();
         params.dry_run = dry_run;
         self.instances()
-            .patch(name, &params, &Patch::Merge(serde_json::json!({"spec": spec})))
+            .patch(
+                name,
+                &params,
+                &Patch::Merge(serde_json::json!({"spec": spec})),
+            )
             .await
     }
 
