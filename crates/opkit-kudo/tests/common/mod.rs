@@ -170,8 +170,10 @@ impl Kudo {
         spec: serde_json::Value,
         dry_run: bool,
     ) -> Result<Instance, kube::Error> {
-        let mut params = PatchParams::default();
-        params.dry_run = dry_run;
+        let params = PatchParams {
+            dry_run,
+            ..Default::default()
+        };
         self.instances()
             .patch(
                 name,
