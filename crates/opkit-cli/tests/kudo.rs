@@ -5,7 +5,7 @@
 //! tree for a status written through the API, and `kubectl kudo ...` runs the plugin; with an
 //! `opkit kudo manager` process running, `install`, `update` and `plan trigger` with
 //! `--wait` end when the manager has run their plans, and `uninstall --wait` when it let the
-//! instance go.
+//! instance go; the manager's admission webhook refuses a conflicting `update` at write time.
 
 mod common;
 
@@ -52,9 +52,11 @@ parameters:
     description: how many pods
     default: 1
     type: integer
+    trigger: deploy
   - name: MODE
     default: fast
     enum: [fast, slow]
+    trigger: backup
   - name: LABELS
     type: map
     default: {tier: web}
@@ -590,20 +592,58 @@ fn package_create_verify_and_list_work_on_a_package_written_by_the_test() {
     assert!(out.stderr.contains("package verification errors"), "{out}");
 }
 
-/// The whole loop through processes: `opkit kudo manager` runs against `opkit up` and the
-/// CLI's `--wait` ends when the plans it started are complete.
+/// An instance no operator version backs, for a server-side dry run.
+const PROBE_INSTANCE: &str = r#"apiVersion: kudo.dev/v1beta1
+kind: Instance
+metadata: {name: probe, namespace: default}
+spec: {operatorVersion: {name: none}}
+"#;
+
+/// The whole loop through processes: `opkit kudo manager` (with its admission webhook, routed
+/// locally) runs against `opkit up`, the CLI's `--wait` ends when the plans it started are
+/// complete, and a conflicting update is refused by the API server with KUDO's message.
 #[test]
 fn the_manager_process_runs_the_plans_the_cli_waits_for() {
     let cp = ControlPlane::start();
     kudo_ok(&cp, &["init", "--crd-only"]);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+        .to_string();
     let mut manager = {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_opkit"));
         cmd.args(["kudo", "manager", "--metrics-bind-address", "0"])
             .args(["--health-probe-bind-address", "0", "--kubeconfig"])
             .arg(&cp.kubeconfig)
+            .args(["--webhook-service", "kudo-manager-webhook"])
+            .args(["--webhook-namespace", "kudo-system", "--webhook-local"])
+            .args(["--webhook-port", &port])
             .env_remove("KUBECONFIG");
         common::Streaming::spawn(cmd)
     };
+    // The webhook is configured and answers (under failurePolicy Fail, instance writes fail
+    // until it does).
+    let probe = cp.write_file("probe.yaml", PROBE_INSTANCE);
+    common::eventually("the manager's webhook answers", || {
+        let config = cp.kubectl(&[
+            "get",
+            "validatingwebhookconfiguration",
+            "kudo-manager-instance-validation",
+            "-o",
+            "jsonpath={.webhooks[0].clientConfig.caBundle}",
+        ]);
+        if !config.success() || config.stdout.is_empty() {
+            return Err(format!("no configuration with a caBundle yet\n{config}"));
+        }
+        let out = cp.kubectl(&["create", "--dry-run=server", "-f", probe.to_str().unwrap()]);
+        if out.success() {
+            Ok(())
+        } else {
+            Err(out.to_string())
+        }
+    });
     let pkg = write_package(&cp.dir().join("pkg"), "0.1.0");
     let pkg = pkg.to_str().unwrap();
     let out = kudo(
@@ -639,6 +679,31 @@ fn the_manager_process_runs_the_plans_the_cli_waits_for() {
         &["update", "--instance", "live", "-p", "REPLICAS=3", "--wait"],
     );
     assert_eq!(jsonpath(&cp, "deployment/live", ".spec.replicas"), "3");
+    // Two parameters triggering different plans: refused at write time, nothing stored.
+    let out = kudo_fails(
+        &cp,
+        &[
+            "update",
+            "--instance",
+            "live",
+            "-p",
+            "REPLICAS=4",
+            "-p",
+            "MODE=slow",
+        ],
+    );
+    assert!(
+        out.stderr.contains(
+            "admission webhook \"instance-validation.kudo.dev\" denied the request: failed to \
+             update Instance default/live: triggering multiple plans: [[backup deploy]] at once \
+             is not allowed (MODE triggers 'backup'; REPLICAS triggers 'deploy')"
+        ),
+        "{out}"
+    );
+    assert_eq!(
+        jsonpath(&cp, "instance/live", ".spec.parameters"),
+        r#"{"REPLICAS":"3"}"#
+    );
     kudo_ok(
         &cp,
         &[

@@ -8,6 +8,7 @@
 //! The API is KUDO's `kudo.dev/v1beta1`, field for field, so `kubectl kudo` users and
 //! tools written for KUDO read the same objects.
 
+pub mod admission;
 pub mod api;
 pub mod manager;
 pub mod package;
@@ -31,6 +32,7 @@ pub(crate) mod render;
 #[cfg(test)]
 mod tasks_it;
 
+pub use admission::WebhookOptions;
 pub use api::{
     ExecutionStatus, Instance, InstanceSpec, InstanceStatus, Operator, OperatorSpec,
     OperatorVersion, OperatorVersionSpec, Ordering, Parameter, ParameterType, PhaseStatus,

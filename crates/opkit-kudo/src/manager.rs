@@ -7,7 +7,9 @@
 //!    `cleanup` plan that has not run;
 //! 3. honour `plan abandon` ([`ABANDON_ANNOTATION`] equal to the running plan's uid);
 //! 4. decide which plan runs ([`crate::plan`]) and start it — a new uid, every phase and
-//!    step `PENDING`, a `PlanStarted` event;
+//!    step `PENDING`, a `PlanStarted` event — or report a refused change (`UpdateRefused`;
+//!    with [`ManagerOptions::webhook`] the same refusal already happens at write time,
+//!    [`crate::admission`]);
 //! 5. run one pass of the running plan ([`crate::workflow`]), every task of each active step
 //!    through [`crate::task::run`];
 //! 6. write the status (status subresource), then the spec and metadata (the accepted-spec
@@ -44,6 +46,7 @@ use opkit::{Action, Controller, LeaderElection, Manager, Request, Running, condi
 use opkit_template::Value;
 use opkit_template::kudo::{Variables, unwrap_param};
 
+use crate::admission::{self, WebhookError, WebhookOptions};
 use crate::api::{
     CLEANUP_FINALIZER, CLEANUP_PLAN, DEPLOY_PLAN, ExecutionStatus, Instance, InstanceSpec,
     InstanceStatus, Operator, OperatorVersion, Plan, PlanExecution, PlanStatus, UPDATE_PLAN,
@@ -78,6 +81,9 @@ pub struct ManagerOptions {
     pub max_concurrent_reconciles: Option<usize>,
     /// Watch instances only in these namespaces (empty: all).
     pub namespaces: Vec<String>,
+    /// Serve KUDO's instance admission webhook ([`crate::admission`]); off when `None`,
+    /// and refused changes are then reported by `UpdateRefused` events only.
+    pub webhook: Option<WebhookOptions>,
 }
 
 impl Default for ManagerOptions {
@@ -90,6 +96,7 @@ impl Default for ManagerOptions {
             health_probe_bind_address: None,
             max_concurrent_reconciles: None,
             namespaces: Vec::new(),
+            webhook: None,
         }
     }
 }
@@ -100,6 +107,9 @@ pub enum ManagerError {
     /// The runtime failed (binding a port, leader election, …).
     #[error(transparent)]
     Runtime(#[from] opkit::Error),
+    /// The admission webhook could not be set up.
+    #[error(transparent)]
+    Webhook(#[from] WebhookError),
 }
 
 /// Why a pass failed (retried with the runtime's backoff).
@@ -212,16 +222,33 @@ fn instances_of(ov: &OperatorVersion, caches: &opkit::Caches) -> Vec<Request> {
         .collect()
 }
 
-/// Starts the manager on `client` and returns at once (see [`Running`]); [`run`] is this
-/// plus waiting for SIGTERM.
+/// The manager with its webhook, if any: the configuration is written first, so the
+/// self-managed certificates publish their CA into it before the server answers.
+async fn prepare(client: &Client, options: &ManagerOptions) -> Result<Manager, ManagerError> {
+    let mut manager = manager(options);
+    if let Some(webhook) = &options.webhook {
+        admission::apply_configuration(client, webhook).await?;
+        let ovs = manager
+            .caches()
+            .store::<OperatorVersion>()
+            .map_err(WebhookError::from)?;
+        manager.set_webhook_server(admission::server(webhook, ovs));
+    }
+    Ok(manager)
+}
+
+/// Starts the manager on `client` and returns at once (see [`Running`]; with a webhook,
+/// it is served once this returns); [`run`] is this plus waiting for SIGTERM.
 pub async fn start(client: Client, options: ManagerOptions) -> Result<Running, ManagerError> {
-    Ok(manager(&options).start(client).await?)
+    let manager = prepare(&client, &options).await?;
+    Ok(manager.start(client).await?)
 }
 
 /// Runs the manager until SIGINT or SIGTERM (graceful shutdown) or until the leader Lease
 /// is lost (an error).
 pub async fn run(client: Client, options: ManagerOptions) -> Result<(), ManagerError> {
-    Ok(manager(&options).run(client).await?)
+    let manager = prepare(&client, &options).await?;
+    Ok(manager.run(client).await?)
 }
 
 fn now() -> Time {
@@ -384,27 +411,14 @@ pub(crate) async fn reconcile(
     // The accepted spec: the snapshot, or — for an instance some other manager ran (no
     // snapshot, but plans ran) — the spec as it is.
     let mut accepted = plan::accepted_spec(&inst).map_err(ReconcileError::Snapshot)?;
-    if accepted.is_none()
-        && status
-            .plan_status
-            .values()
-            .any(|p| p.status != ExecutionStatus::NeverRun)
-    {
-        accepted = Some(inst.spec.clone());
-    }
 
     // A plan the snapshot names but whose run already ended (a pass stopped between its
     // two writes) is ended now.
-    if let Some(acc) = accepted.as_mut() {
+    if let Some(acc) = accepted.as_mut()
+        && plan::run_ended(acc, Some(&status))
+    {
         let pe = acc.plan_execution.clone();
-        if !pe.plan_name.is_empty()
-            && status
-                .plan_status
-                .get(&pe.plan_name)
-                .is_some_and(|p| p.uid == pe.uid && p.status.is_terminal())
-        {
-            end_plan(&mut inst, acc, &pe);
-        }
+        end_plan(&mut inst, acc, &pe);
     }
 
     // 3. Abandon.
@@ -644,15 +658,9 @@ pub(crate) async fn reconcile(
     Ok(action)
 }
 
-/// Ends the run `running`: the snapshot no longer names it, and neither does the spec
-/// unless a user has put another request there meanwhile.
+/// Ends the run `running` ([`plan::end_run`]).
 fn end_plan(inst: &mut Instance, accepted: &mut InstanceSpec, running: &PlanExecution) {
-    accepted.plan_execution = PlanExecution::default();
-    if inst.spec.plan_execution.uid == running.uid
-        && inst.spec.plan_execution.plan_name == running.plan_name
-    {
-        inst.spec.plan_execution = PlanExecution::default();
-    }
+    plan::end_run(accepted, &mut inst.spec, running);
 }
 
 /// KUDO's polling delay for a running plan: 1 s plus 1 s per minute since it last

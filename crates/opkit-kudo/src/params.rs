@@ -166,6 +166,18 @@ fn check_value(p: &Parameter, value: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The type and enum errors of the `values` the operator version defines (one message per
+/// bad value, naming the parameter); the manager's plan decisions refuse changes with them.
+pub(crate) fn value_errors(
+    defined: &[Parameter],
+    values: &BTreeMap<String, String>,
+) -> Vec<String> {
+    defined
+        .iter()
+        .filter_map(|p| values.get(&p.name).and_then(|v| check_value(p, v).err()))
+        .collect()
+}
+
 fn unknown(
     defined: &[Parameter],
     given: &BTreeMap<String, String>,
@@ -197,11 +209,7 @@ pub fn validate_install(
             missing.join(",")
         ));
     }
-    errors.extend(
-        defined
-            .iter()
-            .filter_map(|p| given.get(&p.name).and_then(|v| check_value(p, v).err())),
-    );
+    errors.extend(value_errors(defined, given));
     if errors.is_empty() {
         Ok(())
     } else {
@@ -230,10 +238,8 @@ pub fn validate_update(
                 old.map(String::as_str).unwrap_or("<nil>")
             ));
         }
-        if let Err(e) = check_value(p, new) {
-            errors.push(e);
-        }
     }
+    errors.extend(value_errors(defined, update));
     if errors.is_empty() {
         Ok(())
     } else {

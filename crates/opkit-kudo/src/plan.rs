@@ -1,23 +1,28 @@
 //! Which plan runs: KUDO's rules, decided by comparing the instance's spec with the last
 //! spec the manager accepted.
 //!
-//! KUDO 0.19 decides in its admission webhook, which sees the old and the new object of
-//! every write. opkit's manager runs without a webhook (none needs cert-manager), so it
-//! remembers the last accepted spec itself, in the annotation KUDO used before its webhook
-//! existed ([`SNAPSHOT_ANNOTATION`], `kudo.dev/last-applied-instance-state`: the spec's JSON).
-//! A restarted manager reads the same annotation and decides the same way.
+//! KUDO 0.19 decides in its (mutating, cert-manager backed) admission webhook, which sees
+//! the old and the new object of every write. opkit's manager decides in its reconcile, so it
+//! works on a cluster without any webhook: it remembers the last accepted spec itself, in
+//! the annotation KUDO used before its webhook existed ([`SNAPSHOT_ANNOTATION`],
+//! `kudo.dev/last-applied-instance-state`: the spec's JSON). A restarted manager reads the
+//! same annotation and decides the same way. When the manager also serves its validating
+//! webhook ([`crate::admission`]), the webhook runs this same [`decide`] on the snapshot and
+//! the spec being written, so a change refused here is refused at write time instead.
 //!
 //! The rules ([`decide`]) are the webhook's `admitUpdate`, with its messages:
-//! - install: `deploy`;
+//! - install: `deploy` (values of the wrong type or outside their enum refused);
 //! - a parameter change: the changed parameters' `trigger` plan (exactly one distinct plan,
-//!   else refused), else `update`, else `deploy`; an immutable parameter may not change;
+//!   else refused), else `update`, else `deploy`; an immutable parameter may not change, a
+//!   new value must be of the parameter's type and in its enum;
 //! - an operator version change: `upgrade`, else `update`, else `deploy`;
 //! - a manual trigger (`spec.planExecution` set by a user): that plan, if it exists;
 //! - deletion: `cleanup` (if the operator version has one), overriding a running plan;
 //! - while a plan runs, only a change that triggers the same plan is accepted (it restarts
 //!   the plan with a new uid); anything else is refused.
 //!
-//! A refused change is not lost: the spec keeps it, the snapshot does not, so it is decided
+//! A refused change the webhook did not stop (no webhook, or an operator version its cache
+//! did not hold yet) is not lost: the spec keeps it, the snapshot does not, so it is decided
 //! again on the next pass — once the running plan has ended it starts its plan, while a
 //! change that is wrong in itself (two trigger plans, an immutable parameter) stays refused
 //! until it is undone.
@@ -25,24 +30,58 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::api::{
-    CLEANUP_PLAN, DEPLOY_PLAN, ExecutionStatus, Instance, InstanceSpec, OperatorVersion, Parameter,
-    UPDATE_PLAN, UPGRADE_PLAN,
+    CLEANUP_PLAN, DEPLOY_PLAN, ExecutionStatus, Instance, InstanceSpec, InstanceStatus,
+    OperatorVersion, Parameter, PlanExecution, UPDATE_PLAN, UPGRADE_PLAN,
 };
+use crate::params;
 
 /// The annotation holding the last spec the manager accepted (JSON), KUDO's name for it.
 pub const SNAPSHOT_ANNOTATION: &str = "kudo.dev/last-applied-instance-state";
 
-/// The last spec the manager accepted for `instance` (its [`SNAPSHOT_ANNOTATION`]).
+/// The spec the manager decides against for `instance`: the last one it accepted (its
+/// [`SNAPSHOT_ANNOTATION`]); for an instance some other manager ran (no snapshot, but plans
+/// ran) the spec as it is; `None` for an instance no plan was decided for yet.
 pub(crate) fn accepted_spec(
     instance: &Instance,
 ) -> Result<Option<InstanceSpec>, serde_json::Error> {
-    instance
+    let snapshot = instance
         .metadata
         .annotations
         .as_ref()
         .and_then(|a| a.get(SNAPSHOT_ANNOTATION))
         .map(|text| serde_json::from_str(text))
-        .transpose()
+        .transpose()?;
+    let ran = instance.status.as_ref().is_some_and(|s| {
+        s.plan_status
+            .values()
+            .any(|p| p.status != ExecutionStatus::NeverRun)
+    });
+    Ok(snapshot.or_else(|| ran.then(|| instance.spec.clone())))
+}
+
+/// Whether the run `accepted` names has already ended (its plan's status is terminal for
+/// that uid): it no longer counts as running, and the manager ends it before deciding.
+pub(crate) fn run_ended(accepted: &InstanceSpec, status: Option<&InstanceStatus>) -> bool {
+    let pe = &accepted.plan_execution;
+    !pe.plan_name.is_empty()
+        && status
+            .and_then(|s| s.plan_status.get(&pe.plan_name))
+            .is_some_and(|p| p.uid == pe.uid && p.status.is_terminal())
+}
+
+/// Ends the run `running`: the accepted spec no longer names it, and neither does the
+/// current one unless a user has put another request there meanwhile.
+pub(crate) fn end_run(
+    accepted: &mut InstanceSpec,
+    current: &mut InstanceSpec,
+    running: &PlanExecution,
+) {
+    accepted.plan_execution = PlanExecution::default();
+    if current.plan_execution.uid == running.uid
+        && current.plan_execution.plan_name == running.plan_name
+    {
+        current.plan_execution = PlanExecution::default();
+    }
 }
 
 /// What the manager knows when it decides.
@@ -115,6 +154,15 @@ pub(crate) fn decide(o: &Observed<'_>) -> Decision {
                 o.namespace, o.name
             ));
         }
+        let errors = params::value_errors(&ov.spec.parameters, &o.current.parameters);
+        if !errors.is_empty() {
+            return Decision::Refuse(format!(
+                "failed to create an Instance {}/{}: parameters are not valid: {}",
+                o.namespace,
+                o.name,
+                errors.join("; ")
+            ));
+        }
         return Decision::start(DEPLOY_PLAN);
     };
     match admit_update(o, old) {
@@ -166,6 +214,19 @@ fn admit_update(o: &Observed<'_>, old: &InstanceSpec) -> Result<Decision, String
         .map_err(|e| format!("failed to update Instance {who}: {e}"))?;
     check_immutable_parameters(old, new, ov, previous_ov, &changed, is_upgrade)
         .map_err(|e| format!("failed to check immutable parameters for Instance {who}: {e}"))?;
+    let new_values: BTreeMap<String, String> = new
+        .parameters
+        .iter()
+        .filter(|(k, v)| old.parameters.get(*k) != Some(*v))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let errors = params::value_errors(&ov.spec.parameters, &new_values);
+    if !errors.is_empty() {
+        return Err(format!(
+            "failed to validate parameters for Instance {who}: {}",
+            errors.join("; ")
+        ));
+    }
     let updated: Vec<&Parameter> = changed.iter().chain(&removed).copied().collect();
     let triggered = triggered_by_parameter_update(&updated, ov)
         .map_err(|e| format!("failed to update Instance {who}: {e}"))?;
@@ -386,7 +447,7 @@ fn triggered_by_parameter_update(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{OperatorVersionSpec, PlanExecution};
+    use crate::api::OperatorVersionSpec;
 
     fn ov(plans: &[&str], params: Vec<Parameter>) -> OperatorVersion {
         let mut ov = OperatorVersion::new(
@@ -483,6 +544,70 @@ mod tests {
             refused(decide(&observe(None, &cur, &ov))),
             "failed to create an Instance ns/inst: couldn't find 'deploy' plan in the operatorVersion"
         );
+    }
+
+    #[test]
+    fn install_with_a_value_of_the_wrong_type_is_refused() {
+        let mut n = param("N", "");
+        n.value_type = Some(crate::api::ParameterType::Integer);
+        let ov = ov(&["deploy"], vec![n]);
+        let cur = spec("op-0.1.0", &[("N", "x")], "", "");
+        assert!(
+            refused(decide(&observe(None, &cur, &ov))).starts_with(
+                "failed to create an Instance ns/inst: parameters are not valid: parameter \"N\" has an invalid value \"x\""
+            )
+        );
+    }
+
+    #[test]
+    fn changed_value_outside_its_enum_is_refused_unchanged_ones_are_not_judged() {
+        let mut mode = param("M", "");
+        mode.r#enum = Some(vec!["a".into(), "b".into()]);
+        let ov = ov(&["deploy", "update"], vec![mode, param("B", "")]);
+        let old = spec("op-0.1.0", &[("M", "a")], "", "");
+        let cur = spec("op-0.1.0", &[("M", "c")], "", "");
+        assert_eq!(
+            refused(decide(&observe(Some(&old), &cur, &ov))),
+            "failed to validate parameters for Instance ns/inst: parameter \"M\" has an invalid value \"c\": value is \"c\", but only allowed values are [a b]"
+        );
+        // A value stored before (e.g. without the webhook) does not block other changes.
+        let bad_old = spec("op-0.1.0", &[("M", "c")], "", "");
+        let other = spec("op-0.1.0", &[("M", "c"), ("B", "2")], "", "");
+        assert_eq!(
+            decide(&observe(Some(&bad_old), &other, &ov)),
+            start("update")
+        );
+    }
+
+    #[test]
+    fn accepted_spec_is_the_snapshot_else_the_spec_of_an_instance_whose_plans_ran() {
+        let s = spec("op-0.1.0", &[("A", "1")], "", "");
+        let mut inst = Instance::new("inst", s.clone());
+        assert_eq!(accepted_spec(&inst).unwrap(), None);
+        let mut status = crate::api::InstanceStatus::default();
+        status.plan_status.insert(
+            "deploy".into(),
+            crate::api::PlanStatus {
+                status: ExecutionStatus::Complete,
+                uid: "u1".into(),
+                ..Default::default()
+            },
+        );
+        inst.status = Some(status);
+        assert_eq!(accepted_spec(&inst).unwrap(), Some(s.clone()));
+        let snap = spec("op-0.1.0", &[], "deploy", "u1");
+        inst.metadata.annotations = Some(
+            [(
+                SNAPSHOT_ANNOTATION.to_string(),
+                serde_json::to_string(&snap).unwrap(),
+            )]
+            .into(),
+        );
+        assert_eq!(accepted_spec(&inst).unwrap(), Some(snap.clone()));
+        // Its run ended (terminal for that uid): no longer running.
+        assert!(run_ended(&snap, inst.status.as_ref()));
+        let other_run = spec("op-0.1.0", &[], "deploy", "u2");
+        assert!(!run_ended(&other_run, inst.status.as_ref()));
     }
 
     #[test]

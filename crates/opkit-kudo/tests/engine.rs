@@ -525,3 +525,175 @@ async fn manager_stopped_mid_plan_resumes_the_same_run_when_started_again() {
         .count();
     assert_eq!(started, 1, "the plan started once");
 }
+
+/// Parameters the admission webhook guards: `A` and `C` trigger different plans, `I` is
+/// immutable, `N` an integer.
+const GUARDED: &str = r#"
+tasks:
+- {name: ok, kind: Dummy, spec: {done: true}}
+parameters:
+- {name: A, trigger: scale, default: "1"}
+- {name: C, trigger: tune, default: "1"}
+- {name: I, immutable: true, default: "a"}
+- {name: N, value-type: integer, default: "1"}
+plans:
+  deploy: {phases: [{name: main, steps: [{name: s, tasks: [ok]}]}]}
+  scale: {phases: [{name: main, steps: [{name: s, tasks: [ok]}]}]}
+  tune: {phases: [{name: main, steps: [{name: s, tasks: [ok]}]}]}
+"#;
+
+/// A deploy plan that never ends, and a parameter triggering another plan.
+const BUSY: &str = r#"
+tasks:
+- {name: wait, kind: Dummy, spec: {done: false}}
+- {name: ok, kind: Dummy, spec: {done: true}}
+parameters:
+- {name: A, trigger: scale, default: "1"}
+plans:
+  deploy: {phases: [{name: main, steps: [{name: s, tasks: [wait]}]}]}
+  scale: {phases: [{name: main, steps: [{name: s, tasks: [ok]}]}]}
+"#;
+
+/// The API server's message for a write the webhook refused (fails the test otherwise).
+fn refusal<T: std::fmt::Debug>(answer: Result<T, kube::Error>) -> String {
+    match answer {
+        Err(kube::Error::Api(status)) => status.message,
+        other => panic!("expected the API server to refuse the write, got {other:?}"),
+    }
+}
+
+const DENIED: &str = "admission webhook \"instance-validation.kudo.dev\" denied the request: ";
+
+/// Waits until the webhook judges writes to `name` with its operator version (the manager's
+/// cache holds it): a dry run of `spec` is refused with `message`.
+async fn wait_refused(k: &Kudo, name: &str, spec: serde_json::Value, message: &str) {
+    eventually(&format!("the webhook refuses {spec} on {name}"), || async {
+        matches!(
+            k.try_patch_spec(name, spec.clone(), true).await,
+            Err(kube::Error::Api(s)) if s.message == format!("{DENIED}{message}")
+        )
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn webhook_refuses_what_the_manager_would_at_write_time_and_keeps_its_certificate() {
+    let mut k = Kudo::start_with_webhook().await;
+    let ov = k.operator_version("op", "0.1.0", GUARDED).await;
+    k.install("inst", &ov, &[]).await;
+    let deploy = k.wait_status("inst", "deploy", Complete).await;
+
+    // Two parameters triggering different plans: refused by the API server, nothing stored.
+    let two = serde_json::json!({"parameters": {"A": "2", "C": "2"}});
+    let message = "failed to update Instance default/inst: triggering multiple plans: [[scale tune]] at once is not allowed (A triggers 'scale'; C triggers 'tune')";
+    wait_refused(&k, "inst", two.clone(), message).await;
+    assert_eq!(
+        refusal(k.try_patch_spec("inst", two, false).await),
+        format!("{DENIED}{message}")
+    );
+    let stored = k.get("inst").await;
+    assert!(stored.spec.parameters.is_empty(), "{:?}", stored.spec);
+    // An immutable parameter, a value of the wrong type, a plan that does not exist.
+    for (spec, message) in [
+        (
+            serde_json::json!({"parameters": {"I": "b"}}),
+            "failed to check immutable parameters for Instance default/inst: parameter 'I' is immutable but was changed from 'a' to 'b'",
+        ),
+        (
+            serde_json::json!({"parameters": {"N": "three"}}),
+            "failed to validate parameters for Instance default/inst: parameter \"N\" has an invalid value \"three\": type is \"integer\" but format of \"three\" is invalid: invalid digit found in string (expected a whole number)",
+        ),
+        (
+            serde_json::json!({"planExecution": {"planName": "nope", "uid": "u-1"}}),
+            "plan nope does not exist",
+        ),
+    ] {
+        assert_eq!(
+            refusal(k.try_patch_spec("inst", spec, false).await),
+            format!("{DENIED}{message}")
+        );
+    }
+    assert_eq!(
+        k.get("inst").await.spec,
+        stored.spec,
+        "nothing refused was stored"
+    );
+    assert_eq!(
+        refusal(k.try_install("bad", &ov, &[("N", "x")]).await),
+        format!(
+            "{DENIED}failed to create an Instance default/bad: parameters are not valid: parameter \"N\" has an invalid value \"x\": type is \"integer\" but format of \"x\" is invalid: invalid digit found in string (expected a whole number)"
+        )
+    );
+
+    // A change the manager takes is accepted and runs its plan.
+    k.patch_spec("inst", serde_json::json!({"parameters": {"A": "2"}}))
+        .await;
+    k.wait_status("inst", "scale", Complete).await;
+
+    // While a plan runs, a change triggering another one is refused (KUDO's rule).
+    let busy = k.operator_version("busy", "0.1.0", BUSY).await;
+    k.install("busy", &busy, &[]).await;
+    k.wait_status("busy", "deploy", InProgress).await;
+    wait_refused(
+        &k,
+        "busy",
+        serde_json::json!({"parameters": {"A": "2"}}),
+        "failed to update Instance default/busy: plan 'deploy' is scheduled (or running) and an update would trigger a different plan 'scale'",
+    )
+    .await;
+
+    // Restarted, the manager serves the certificate it keeps in its Secret.
+    let secrets: kube::Api<k8s_openapi::api::core::v1::Secret> =
+        kube::Api::namespaced(k.client(), common::NS);
+    let configs: kube::Api<
+        k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration,
+    > = kube::Api::all(k.client());
+    let cert = |s: k8s_openapi::api::core::v1::Secret| s.data.unwrap()["tls.crt"].clone();
+    let ca_bundle =
+        |c: k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration| {
+            c.webhooks.unwrap()[0].client_config.ca_bundle.clone()
+        };
+    let secret_name = format!("{}-cert", common::WEBHOOK_SERVICE);
+    let before = cert(secrets.get(&secret_name).await.unwrap());
+    let bundle = ca_bundle(
+        configs
+            .get(opkit_kudo::admission::CONFIGURATION_NAME)
+            .await
+            .unwrap(),
+    );
+    assert!(bundle.is_some(), "the CA is published");
+    k.stop_manager().await;
+    k.start_manager().await;
+    assert_eq!(cert(secrets.get(&secret_name).await.unwrap()), before);
+    assert_eq!(
+        ca_bundle(
+            configs
+                .get(opkit_kudo::admission::CONFIGURATION_NAME)
+                .await
+                .unwrap()
+        ),
+        bundle
+    );
+    wait_refused(
+        &k,
+        "inst",
+        serde_json::json!({"parameters": {"I": "c"}}),
+        "failed to check immutable parameters for Instance default/inst: parameter 'I' is immutable but was changed from 'a' to 'c'",
+    )
+    .await;
+    k.patch_spec("inst", serde_json::json!({"parameters": {"C": "2"}}))
+        .await;
+    k.wait_status("inst", "tune", Complete).await;
+    // The manager never saw a refused change: no deferred refusal was reported.
+    let refused = k
+        .events("inst")
+        .await
+        .into_iter()
+        .filter(|(_, reason, _)| reason == "UpdateRefused")
+        .count();
+    assert_eq!(refused, 0);
+    assert_eq!(
+        k.get("inst").await.status.unwrap().plan_status["deploy"].uid,
+        deploy.uid
+    );
+}

@@ -191,6 +191,19 @@ impl Manager {
         &self.metrics
     }
 
+    /// The caches the added controllers share, filled once the manager starts: for
+    /// webhooks that read what the controllers watch (hooks must not call the API).
+    pub fn caches(&self) -> crate::Caches {
+        crate::Caches::new(self.informers.clone())
+    }
+
+    /// Serve admission webhooks (see [`ManagerBuilder::webhook_server`]); for a server whose
+    /// hooks need [`Manager::caches`], known only once the controllers are added.
+    pub fn set_webhook_server(&mut self, server: WebhookServer) -> &mut Self {
+        self.config.webhook = Some(server);
+        self
+    }
+
     /// The rules of the controllers and the events they record.
     fn own_rules(&self) -> Rules {
         let mut rules = self.rules.clone();

@@ -1,7 +1,8 @@
 //! `kubectl kudo init`: the KUDO CRDs (`opkit_kudo::api::crds()`) and, unless `--crd-only`,
-//! the manager — namespace, service account, cluster-admin binding and a Deployment running
-//! `opkit kudo manager` from the opkit image — server-side applied; `--dry-run -o yaml`
-//! prints them instead.
+//! the manager — namespace, service account, cluster-admin binding, a Deployment running
+//! `opkit kudo manager` from the opkit image with its instance admission webhook on, and the
+//! webhook's Service — server-side applied; `--dry-run -o yaml` prints them instead. The
+//! manager writes the webhook configuration and its certificates itself once it runs.
 
 use std::time::Duration;
 
@@ -14,6 +15,9 @@ use super::{Global, parse_wait_time};
 
 /// The manager's manifests (besides the CRDs).
 const MANAGER_YAML: &str = include_str!("../../templates/kudo/manager.yaml");
+
+/// The Service the API server calls the manager's admission webhook through.
+pub(crate) const WEBHOOK_SERVICE: &str = "kudo-manager-webhook";
 
 /// The image of the manager: opkit's, at this CLI's version.
 pub(crate) const DEFAULT_IMAGE: &str = concat!("opkit:", env!("CARGO_PKG_VERSION"));
@@ -57,6 +61,7 @@ fn manifests(args: &InitArgs, namespace: &str) -> anyhow::Result<Vec<Value>> {
                 ("namespace", namespace),
                 ("image", args.kudo_image.as_str()),
                 ("service_account", args.service_account.as_str()),
+                ("webhook_service", WEBHOOK_SERVICE),
             ],
         );
         for doc in serde_yaml::Deserializer::from_str(&text) {
@@ -93,7 +98,8 @@ pub(crate) async fn run(args: InitArgs, g: &Global) -> anyhow::Result<()> {
     if cluster.is_opkit() {
         eprintln!(
             "    note: pods on an opkit control plane are simulated: run the manager as a \
-             process against it with `opkit kudo manager`"
+             process against it with `opkit kudo manager --webhook-service {WEBHOOK_SERVICE} \
+             --webhook-namespace {namespace} --webhook-local`"
         );
     }
     if args.wait {
@@ -147,7 +153,8 @@ mod tests {
                 "Namespace kudo-system",
                 "ServiceAccount kudo-manager",
                 "ClusterRoleBinding kudo-manager-rolebinding-kudo-system",
-                "Deployment kudo-controller-manager"
+                "Deployment kudo-controller-manager",
+                "Service kudo-manager-webhook"
             ]
         );
         let cli = Cli::try_parse_from(["x", "--kudo-image", "example/opkit:1"]).unwrap();
@@ -155,5 +162,26 @@ mod tests {
         let container = &objects[6]["spec"]["template"]["spec"]["containers"][0];
         assert_eq!(container["image"].as_str(), Some("example/opkit:1"));
         assert_eq!(objects[6]["metadata"]["namespace"].as_str(), Some("ops"));
+        // The manager serves its webhook behind the Service, with its own certificates.
+        let args: Vec<&str> = container["args"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        assert_eq!(
+            args,
+            [
+                "--webhook-service=kudo-manager-webhook",
+                "--webhook-namespace=ops",
+                "--webhook-port=9443"
+            ]
+        );
+        let service = &objects[7];
+        assert_eq!(service["metadata"]["namespace"].as_str(), Some("ops"));
+        assert_eq!(
+            service["spec"]["ports"][0]["targetPort"].as_str(),
+            Some("webhook-server")
+        );
     }
 }

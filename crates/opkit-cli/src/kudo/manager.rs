@@ -1,9 +1,20 @@
 //! `opkit kudo manager`: the KUDO manager (`opkit_kudo::manager`) as a process — what the
 //! Deployment `kubectl kudo init` installs runs, and how to run it against `opkit up`.
+//!
+//! With `--webhook-service` it also serves KUDO's instance admission webhook
+//! (`opkit_kudo::admission`) on `--webhook-port`, with self-managed certificates unless
+//! `--webhook-cert-dir` is given. Run outside the cluster (against `opkit up`),
+//! `--webhook-local` points the Service at this process (`127.0.0.1:PORT`), the way
+//! `opkit run --up` routes an operator's webhooks (`opkit_testenv::webhooks`).
 
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
 use clap::Args;
 use opkit::app::{BindAddress, parse_bind_address};
-use opkit_kudo::ManagerOptions;
+use opkit_kudo::{ManagerOptions, WebhookOptions};
+use opkit_testenv::webhooks::LocalWebhooks;
 
 use super::Global;
 
@@ -36,6 +47,25 @@ pub(crate) struct ManagerArgs {
         value_delimiter = ','
     )]
     namespaces: Vec<String>,
+    /// Serve KUDO's instance admission webhook behind this Service (the manager writes the
+    /// ValidatingWebhookConfiguration `kudo-manager-instance-validation`).
+    #[arg(long, value_name = "NAME")]
+    webhook_service: Option<String>,
+    /// The webhook Service's namespace, where the certificates' Secret is kept (default: the
+    /// pod's own, else `default`).
+    #[arg(long, value_name = "NS", requires = "webhook_service")]
+    webhook_namespace: Option<String>,
+    /// Where the webhook is served.
+    #[arg(long, value_name = "PORT", default_value_t = opkit::webhook::DEFAULT_PORT)]
+    webhook_port: u16,
+    /// Read `tls.crt`, `tls.key` (and `ca.crt`, the caBundle) from DIR instead of managing
+    /// the certificates.
+    #[arg(long, value_name = "DIR", requires = "webhook_service")]
+    webhook_cert_dir: Option<PathBuf>,
+    /// Point the webhook Service at this process (127.0.0.1:PORT): for a manager run outside
+    /// the cluster, against `opkit up`.
+    #[arg(long, requires = "webhook_service")]
+    webhook_local: bool,
 }
 
 impl ManagerArgs {
@@ -53,8 +83,37 @@ impl ManagerArgs {
                 .map(|ns| ns.trim().to_string())
                 .filter(|ns| !ns.is_empty())
                 .collect(),
+            webhook: self.webhook_service.as_ref().map(|service| WebhookOptions {
+                addr: SocketAddr::from((Ipv4Addr::UNSPECIFIED, self.webhook_port)),
+                service: service.clone(),
+                namespace: self
+                    .webhook_namespace
+                    .clone()
+                    .unwrap_or_else(opkit::app::own_namespace),
+                cert_dir: self.webhook_cert_dir.clone(),
+            }),
         }
     }
+}
+
+/// `--webhook-local`: the configuration's namespace created and its Service routed to
+/// `127.0.0.1:PORT`.
+async fn route_locally(client: &kube::Client, webhook: &WebhookOptions) -> anyhow::Result<()> {
+    let port = webhook.addr.port();
+    if port == 0 {
+        bail!("--webhook-local needs a fixed --webhook-port");
+    }
+    let yaml = serde_yaml::to_string(&opkit_kudo::admission::configuration(webhook))?;
+    let local = LocalWebhooks::from_yaml(&yaml)?;
+    local
+        .install(client)
+        .await
+        .context("installing the webhook configuration")?;
+    local
+        .route_to(client, port)
+        .await
+        .with_context(|| format!("routing the webhook Service to 127.0.0.1:{port}"))?;
+    Ok(())
 }
 
 /// Runs the manager until SIGINT or SIGTERM.
@@ -64,7 +123,11 @@ pub(crate) async fn run(args: ManagerArgs, g: &Global) -> anyhow::Result<()> {
         Some(path) => opkit::client_from_kubeconfig(path).await?,
         None => opkit::client().await?,
     };
-    opkit_kudo::manager::run(client, args.options()).await?;
+    let options = args.options();
+    if let Some(webhook) = options.webhook.as_ref().filter(|_| args.webhook_local) {
+        route_locally(&client, webhook).await?;
+    }
+    opkit_kudo::manager::run(client, options).await?;
     Ok(())
 }
 
@@ -90,5 +153,29 @@ mod tests {
         assert_eq!(o.metrics_bind_address.map(|a| a.port()), Some(8080));
         let off = Cli::try_parse_from(["x", "--metrics-bind-address", "0"]).unwrap();
         assert_eq!(off.args.options().metrics_bind_address, None);
+        assert_eq!(o.webhook, None);
+    }
+
+    #[test]
+    fn webhook_flags_give_the_service_port_and_certificates() {
+        let cli = Cli::try_parse_from([
+            "x",
+            "--webhook-service",
+            "kudo-manager-webhook",
+            "--webhook-namespace",
+            "kudo-system",
+            "--webhook-port",
+            "10443",
+        ])
+        .unwrap();
+        let w = cli.args.options().webhook.unwrap();
+        assert_eq!(
+            (w.service.as_str(), w.namespace.as_str(), w.addr.port()),
+            ("kudo-manager-webhook", "kudo-system", 10443)
+        );
+        assert_eq!(w.cert_dir, None);
+        assert_eq!(w.secret_name(), "kudo-manager-webhook-cert");
+        // The other webhook flags mean nothing without a Service.
+        assert!(Cli::try_parse_from(["x", "--webhook-local"]).is_err());
     }
 }

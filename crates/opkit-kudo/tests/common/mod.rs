@@ -12,29 +12,64 @@ use opkit_testenv::{TestEnv, eventually};
 
 pub const NS: &str = "default";
 
+/// The Service the API server calls the manager's admission webhook through.
+pub const WEBHOOK_SERVICE: &str = "kudo-manager-webhook";
+
 /// A control plane with KUDO's CRDs and a running manager.
 pub struct Kudo {
     pub env: TestEnv,
     pub manager: Option<opkit::Running>,
+    /// The manager serves its admission webhook.
+    pub webhook: bool,
 }
 
 impl Kudo {
     pub async fn start() -> Kudo {
+        Kudo::start_with(false).await
+    }
+
+    /// A manager that also serves KUDO's instance admission webhook, with self-managed
+    /// certificates, behind [`WEBHOOK_SERVICE`] routed to its local port.
+    pub async fn start_with_webhook() -> Kudo {
+        Kudo::start_with(true).await
+    }
+
+    async fn start_with(webhook: bool) -> Kudo {
         let env = TestEnv::start()
             .await
             .expect("the test control plane starts");
         for crd in opkit_kudo::api::crds() {
             env.install_crd(crd).await.expect("KUDO's CRDs install");
         }
-        let mut k = Kudo { env, manager: None };
+        let mut k = Kudo {
+            env,
+            manager: None,
+            webhook,
+        };
         k.start_manager().await;
         k
     }
 
     pub async fn start_manager(&mut self) {
-        let running = opkit_kudo::manager::start(self.client(), Default::default())
+        let mut options = opkit_kudo::ManagerOptions::default();
+        if self.webhook {
+            let mut webhook = opkit_kudo::WebhookOptions::new(WEBHOOK_SERVICE, NS);
+            webhook.addr = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+            options.webhook = Some(webhook);
+        }
+        let running = opkit_kudo::manager::start(self.client(), options)
             .await
             .expect("the manager starts");
+        if let Some(addr) = running.webhook_addr() {
+            opkit_testenv::webhooks::route_service(
+                &self.client(),
+                NS,
+                WEBHOOK_SERVICE,
+                addr.port(),
+            )
+            .await
+            .expect("the webhook Service is routed to the manager");
+        }
         self.manager = Some(running);
     }
 
@@ -96,6 +131,18 @@ impl Kudo {
 
     /// Creates an instance of `ov` with `params`, as the CLI does.
     pub async fn install(&self, name: &str, ov: &str, params: &[(&str, &str)]) -> Instance {
+        self.try_install(name, ov, params)
+            .await
+            .expect("the Instance is created")
+    }
+
+    /// [`Kudo::install`], returning the API's answer.
+    pub async fn try_install(
+        &self,
+        name: &str,
+        ov: &str,
+        params: &[(&str, &str)],
+    ) -> Result<Instance, kube::Error> {
         let spec = serde_json::json!({
             "operatorVersion": {"name": ov},
             "parameters": params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<std::collections::BTreeMap<_, _>>(),
@@ -106,22 +153,34 @@ impl Kudo {
             "spec": spec,
         }))
         .unwrap();
-        self.instances()
-            .create(&PostParams::default(), &inst)
-            .await
-            .expect("the Instance is created")
+        self.instances().create(&PostParams::default(), &inst).await
     }
 
     /// Merge-patches the instance's spec (`kubectl kudo update`, `plan trigger`, upgrade).
     pub async fn patch_spec(&self, name: &str, spec: serde_json::Value) {
+        self.try_patch_spec(name, spec, false)
+            .await
+            .expect("the Instance is patched");
+    }
+
+    /// [`Kudo::patch_spec`], returning the API's answer (`dry_run`: nothing is stored).
+    pub async fn try_patch_spec(
+        &self,
+        name: &str,
+        spec: serde_json::Value,
+        dry_run: bool,
+    ) -> Result<Instance, kube::Error> {
+        let params = PatchParams {
+            dry_run,
+            ..Default::default()
+        };
         self.instances()
             .patch(
                 name,
-                &PatchParams::default(),
+                &params,
                 &Patch::Merge(serde_json::json!({"spec": spec})),
             )
             .await
-            .expect("the Instance is patched");
     }
 
     pub async fn annotate(&self, name: &str, key: &str, value: &str) {

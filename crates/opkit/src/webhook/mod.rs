@@ -143,6 +143,9 @@ pub struct Admission {
     pub operation: String,
     /// A dry run: the write will not be persisted.
     pub dry_run: bool,
+    /// The object's namespace as the API server gives it (empty for cluster-scoped
+    /// objects): the object's own `metadata.namespace` may be unset on create.
+    pub namespace: String,
 }
 
 /// A refusal, with the message the client sees and the HTTP code the API server reports

@@ -26,6 +26,8 @@ pub(crate) struct Request {
     pub(crate) old_object: Option<Value>,
     #[serde(default)]
     pub(crate) dry_run: Option<bool>,
+    #[serde(default)]
+    pub(crate) namespace: Option<String>,
 }
 
 /// Decodes the `request` of a review body of `kind` in `api_version` into `R`, checking it
@@ -160,6 +162,7 @@ where
             let admission = Admission {
                 operation: request.operation.clone(),
                 dry_run: request.dry_run.unwrap_or(false),
+                namespace: request.namespace.clone().unwrap_or_default(),
             };
             if let Err(denied) = self.defaulter.default(&mut object, &admission) {
                 return Err(Outcome::denied(
@@ -227,6 +230,7 @@ where
         let admission = Admission {
             operation: request.operation.clone(),
             dry_run: request.dry_run.unwrap_or(false),
+            namespace: request.namespace.clone().unwrap_or_default(),
         };
         let run = || -> Result<Result<Vec<String>, super::Denied>, Outcome> {
             Ok(match request.operation.as_str() {
