@@ -9,6 +9,8 @@
 //! tools written for KUDO read the same objects.
 
 pub mod api;
+pub mod fetch;
+pub mod install;
 pub mod manager;
 pub mod package;
 pub mod params;
