@@ -32,23 +32,34 @@ const RECONCILE_PERIOD: &str = "5s";
 /// How often the scenario looks (each look lists every custom resource).
 const POLL: Duration = Duration::from_millis(50);
 
-/// Counts the requests of the operator's client that write (every method but GET).
+/// Counts the requests of an operator's client: all of them, and those that write (every
+/// method but GET).
 #[derive(Clone, Default)]
-struct WriteCounter(Arc<AtomicUsize>);
+pub(crate) struct WriteCounter(Arc<AtomicUsize>, Arc<AtomicUsize>);
 
 impl WriteCounter {
-    fn get(&self) -> usize {
+    /// The writes so far.
+    pub(crate) fn get(&self) -> usize {
         self.0.load(Ordering::SeqCst)
+    }
+
+    /// The requests so far (reads and writes; a watch counts once, when it starts).
+    pub(crate) fn requests(&self) -> usize {
+        self.1.load(Ordering::SeqCst)
     }
 }
 
-/// A client of `server` whose writes `counter` counts.
-async fn counting_client(kubeconfig: &str, counter: &WriteCounter) -> anyhow::Result<kube::Client> {
+/// A client of `server` whose requests and writes `counter` counts.
+pub(crate) async fn counting_client(
+    kubeconfig: &str,
+    counter: &WriteCounter,
+) -> anyhow::Result<kube::Client> {
     let kubeconfig = Kubeconfig::from_yaml(kubeconfig).context("kubeconfig parses")?;
     let config =
         kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
-    let writes = counter.0.clone();
+    let (writes, requests) = (counter.0.clone(), counter.1.clone());
     let layer = tower::util::MapRequestLayer::new(move |req: http::Request<kube::client::Body>| {
+        requests.fetch_add(1, Ordering::SeqCst);
         if req.method() != http::Method::GET {
             writes.fetch_add(1, Ordering::SeqCst);
         }

@@ -2,7 +2,7 @@
 //! latency, server memory, server-side apply next to create and update, garbage collection of
 //! many dependents, a large Deployment rolled out by the simulated workload controllers, and
 //! the cost of CRD conversion in a LIST, chart rendering next to `helm template`, and the chart
-//! operator deploying many releases —
+//! operator deploying many releases, and the KUDO manager running real packages' plans —
 //! over real HTTPS with real kube-rs clients, on loopback.
 //!
 //! The binary (`opkit-bench`) runs [`run`] with [`Counts::full`] or [`Counts::quick`] and prints
@@ -13,6 +13,7 @@ pub mod chart_operator;
 pub mod charts;
 pub mod cluster;
 pub mod conversion;
+pub mod kudo;
 pub mod scenarios;
 pub mod server;
 pub mod stats;
@@ -52,11 +53,14 @@ pub enum Scenario {
     /// Many custom resources of the `helm create` chart brought to `Deployed` by the chart
     /// operator; API writes per steady-state reconcile.
     ChartOperator,
+    /// The KUDO manager: zookeeper's deploy plan to COMPLETE, and many first-operator
+    /// instances installed at once (needs the KUDO package corpus).
+    Kudo,
 }
 
 impl Scenario {
     /// All scenarios, in the order they run.
-    pub const ALL: [Scenario; 12] = [
+    pub const ALL: [Scenario; 13] = [
         Scenario::Startup,
         Scenario::Creates,
         Scenario::GetList,
@@ -69,6 +73,7 @@ impl Scenario {
         Scenario::Conversion,
         Scenario::Charts,
         Scenario::ChartOperator,
+        Scenario::Kudo,
     ];
 
     /// The name used by `--scenario`.
@@ -86,6 +91,7 @@ impl Scenario {
             Scenario::Conversion => "conversion",
             Scenario::Charts => "charts",
             Scenario::ChartOperator => "chart-operator",
+            Scenario::Kudo => "kudo",
         }
     }
 
@@ -136,6 +142,10 @@ pub struct Counts {
     pub chart_runs: usize,
     /// Custom resources (releases) the chart operator deploys.
     pub chart_releases: usize,
+    /// Installs of the zookeeper package timed to deploy COMPLETE.
+    pub kudo_runs: usize,
+    /// first-operator instances installed at once.
+    pub kudo_instances: usize,
     /// Upper bound on each scenario's wall time.
     pub scenario_timeout: Duration,
 }
@@ -163,6 +173,8 @@ impl Counts {
             chart_renders: 200,
             chart_runs: 10,
             chart_releases: 1_000,
+            kudo_runs: 10,
+            kudo_instances: 100,
             scenario_timeout: Duration::from_secs(600),
         }
     }
@@ -189,6 +201,8 @@ impl Counts {
             chart_renders: 20,
             chart_runs: 3,
             chart_releases: 100,
+            kudo_runs: 3,
+            kudo_instances: 100,
             scenario_timeout: Duration::from_secs(60),
         }
     }
@@ -215,6 +229,8 @@ impl Counts {
             chart_renders: 2,
             chart_runs: 1,
             chart_releases: 3,
+            kudo_runs: 1,
+            kudo_instances: 3,
             scenario_timeout: Duration::from_secs(60),
         }
     }
@@ -231,6 +247,9 @@ pub struct Options {
     pub server: ServerMode,
     /// The `opkit` binary for the `opkit up` start-up measurement (skipped when `None`).
     pub opkit_bin: Option<PathBuf>,
+    /// The KUDO package corpus for the `kudo` scenario (a folder holding
+    /// `zookeeper/operator` and `first-operator/operator`); `None`: `$OPKIT_BENCH_KUDO_CORPUS`.
+    pub kudo_corpus: Option<PathBuf>,
 }
 
 /// One line of the result table.

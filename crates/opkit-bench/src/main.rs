@@ -16,7 +16,7 @@ struct Cli {
     /// Small counts for a fast smoke run (< 30 s).
     #[arg(long)]
     quick: bool,
-    /// Run only these scenarios (repeatable or comma-separated): startup, creates, get-list, watch, memory, writes, gc, rollout, admission, conversion, charts, chart-operator.
+    /// Run only these scenarios (repeatable or comma-separated): startup, creates, get-list, watch, memory, writes, gc, rollout, admission, conversion, charts, chart-operator, kudo.
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     scenario: Vec<String>,
     /// The `opkit` binary to run as the server (default: `opkit` next to this binary).
@@ -25,6 +25,10 @@ struct Cli {
     /// Run the server in this process (on its own runtime) instead of as `opkit up`.
     #[arg(long)]
     in_process: bool,
+    /// The KUDO package corpus for the `kudo` scenario: the folder holding
+    /// `zookeeper/operator` and `first-operator/operator` (default: `$OPKIT_BENCH_KUDO_CORPUS`).
+    #[arg(long, value_name = "DIR")]
+    kudo_corpus: Option<PathBuf>,
     /// Exit with status 1 when a target is missed (default: only when a scenario fails).
     #[arg(long)]
     strict: bool,
@@ -83,6 +87,7 @@ fn main() -> ExitCode {
         scenarios,
         server,
         opkit_bin,
+        kudo_corpus: cli.kudo_corpus.clone(),
     };
 
     let runtime = match tokio::runtime::Builder::new_multi_thread()

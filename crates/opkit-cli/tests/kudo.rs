@@ -5,7 +5,10 @@
 //! tree for a status written through the API, and `kubectl kudo ...` runs the plugin; with an
 //! `opkit kudo manager` process running, `install`, `update` and `plan trigger` with
 //! `--wait` end when the manager has run their plans, and `uninstall --wait` when it let the
-//! instance go; the manager's admission webhook refuses a conflicting `update` at write time.
+//! instance go; the manager's admission webhook refuses a conflicting `update` at write time;
+//! a package served over HTTP (python3's `http.server`) is searched for and
+//! installed by name, and `diagnostics collect` writes KUDO's tree; `package add` edits a
+//! package written by the test.
 
 mod common;
 
@@ -120,6 +123,39 @@ fn kudo_fails(cp: &ControlPlane, args: &[&str]) -> Output {
         "kudo should have failed with exit code 1\n{out}"
     );
     out
+}
+
+/// `python3 -m http.server` serving `dir` on a free loopback port, and its URL. Fails loudly
+/// when python3 is missing.
+fn serve_http(dir: &Path) -> (common::Streaming, String) {
+    let found = Command::new("python3").arg("--version").output();
+    assert!(
+        found.is_ok_and(|o| o.status.success()),
+        "this test needs python3 (for `python3 -m http.server`) on PATH"
+    );
+    let mut cmd = Command::new("python3");
+    cmd.args([
+        "-u",
+        "-m",
+        "http.server",
+        "0",
+        "--bind",
+        "127.0.0.1",
+        "--directory",
+    ])
+    .arg(dir);
+    let mut server = common::Streaming::spawn(cmd);
+    let line = server.wait_for_line("python3's http.server to listen", COMMAND_TIMEOUT, |l| {
+        l.starts_with("Serving HTTP on")
+    });
+    // "Serving HTTP on 127.0.0.1 port 41235 (http://127.0.0.1:41235/) ..."
+    let port = line
+        .split_whitespace()
+        .skip_while(|w| *w != "port")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no port in {line:?}"))
+        .to_string();
+    (server, format!("http://127.0.0.1:{port}"))
 }
 
 fn jsonpath(cp: &ControlPlane, object: &str, path: &str) -> String {
@@ -721,6 +757,107 @@ fn the_manager_process_runs_the_plans_the_cli_waits_for() {
         "COMPLETE"
     );
 
+    // A remote repository: version 0.2.0 served over HTTP, searched and installed by name.
+    let web = cp.dir().join("web");
+    std::fs::create_dir_all(&web).unwrap();
+    let (mut http, url) = serve_http(&web);
+    let pkg2 = write_package(&cp.dir().join("pkg2"), "0.2.0");
+    let w = web.to_str().unwrap();
+    kudo_ok(
+        &cp,
+        &[
+            "package",
+            "create",
+            pkg2.to_str().unwrap(),
+            "--destination",
+            w,
+        ],
+    );
+    kudo_ok(&cp, &["repo", "index", w, "--url", &url]);
+    kudo_ok(&cp, &["repo", "add", "web", &url]);
+    let found = kudo_ok(&cp, &["search", "demo", "--repo", "web"]);
+    assert_eq!(
+        found, "Name\tOperator Version\tApp Version\ndemo\t0.2.0           \t1.0.0      \n",
+        "{found}"
+    );
+    let missing = format!("{url}/missing");
+    let out = kudo_fails(&cp, &["repo", "add", "broken", &missing]);
+    assert!(
+        out.stderr.contains(&format!(
+            "looks like \"{missing}\" is not a valid operator repository or cannot be reached: \
+             could not download repository index file: failed to fetch {missing}/index.yaml : 404 Not Found"
+        )),
+        "{out}"
+    );
+    assert!(!kudo_ok(&cp, &["repo", "list"]).contains("broken"));
+    kudo_ok(
+        &cp,
+        &[
+            "install",
+            "demo",
+            "--repo",
+            "web",
+            "--instance",
+            "web-demo",
+            "--wait",
+        ],
+    );
+    assert_eq!(
+        jsonpath(&cp, "instance/web-demo", ".spec.operatorVersion.name"),
+        "demo-1.0.0-0.2.0"
+    );
+    http.terminate();
+
+    // Diagnostics: KUDO's tree, the objects the instance owns and its events.
+    let out = kudo_ok(
+        &cp,
+        &[
+            "diagnostics",
+            "collect",
+            "--instance",
+            "web-demo",
+            "-O",
+            "diag",
+        ],
+    );
+    assert_eq!(
+        out, "diagnostics of instance web-demo written to diag\n",
+        "{out}"
+    );
+    let diag = cp.dir().join("diag");
+    let read = |rel: &str| {
+        std::fs::read_to_string(diag.join(rel))
+            .unwrap_or_else(|e| panic!("diag/{rel} should have been written: {e}"))
+    };
+    assert!(read("version.yaml").contains("gitVersion"));
+    assert!(read("operator_demo/demo.yaml").contains("kind: Operator"));
+    let ov = read("operator_demo/operatorversion_demo-1.0.0-0.2.0/demo-1.0.0-0.2.0.yaml");
+    assert!(ov.contains("kind: OperatorVersion"), "{ov}");
+    let instance = read("operator_demo/instance_web-demo/web-demo.yaml");
+    assert!(instance.contains("status: COMPLETE"), "{instance}");
+    let deployments = read("operator_demo/instance_web-demo/deploymentlist.yaml");
+    assert!(
+        deployments.contains("kind: DeploymentList") && deployments.contains("name: web-demo"),
+        "{deployments}"
+    );
+    let events = read("operator_demo/instance_web-demo/eventlist.yaml");
+    assert!(events.contains("reason: PlanFinished"), "{events}");
+    let out = kudo_fails(
+        &cp,
+        &[
+            "diagnostics",
+            "collect",
+            "--instance",
+            "web-demo",
+            "-O",
+            "diag",
+        ],
+    );
+    assert!(
+        out.stderr.contains("target directory diag already exists"),
+        "{out}"
+    );
+
     kudo_ok(&cp, &["uninstall", "--instance", "live", "--wait"]);
     let gone = cp.kubectl(&["get", "instance/live"]);
     assert!(
@@ -728,4 +865,94 @@ fn the_manager_process_runs_the_plans_the_cli_waits_for() {
         "{gone}"
     );
     manager.terminate();
+}
+
+/// `package add`: maintainers, parameters, tasks and plans appended to the package in the
+/// working directory's only sub-folder, from arguments or answers on stdin, everything else
+/// in the files kept.
+#[test]
+fn package_add_appends_to_the_package_and_keeps_what_was_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = write_package(&dir.path().join("op"), "0.1.0");
+    let add = |args: &[&str], stdin: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_opkit"));
+        cmd.args(["kudo", "package", "add"])
+            .args(args)
+            .current_dir(dir.path());
+        run(cmd, stdin, COMMAND_TIMEOUT)
+    };
+    let operator = || std::fs::read_to_string(pkg.join("operator.yaml")).unwrap();
+    let params = || std::fs::read_to_string(pkg.join("params.yaml")).unwrap();
+
+    assert!(add(&["maintainer", "Ann", "ann@example.com"], None).success());
+    let out = add(&["maintainer", "Ann"], None);
+    assert!(
+        !out.success()
+            && out
+                .stderr
+                .contains("expecting two arguments - name and email address"),
+        "{out}"
+    );
+    assert!(add(&["maintainer"], Some("Bob\nbob@example.com\n")).success());
+    let out = add(&["maintainer"], Some("Eve\nnot-an-address\n"));
+    assert!(
+        !out.success()
+            && out
+                .stderr
+                .contains("Maintainer Email: maintainer email must be valid email address"),
+        "{out}"
+    );
+    let op = operator();
+    assert!(
+        op.contains("maintainers:\n- name: Ann\n  email: ann@example.com\n- name: Bob\n  email: bob@example.com\n"),
+        "{op}"
+    );
+
+    // Name, default, display name, description, required, trigger?, trigger plan.
+    let out = add(
+        &["parameter"],
+        Some("SIZE\n10\n\nhow big\ntrue\ny\nbackup\n"),
+    );
+    assert!(out.success(), "{out}");
+    let p = params();
+    assert!(
+        p.contains("- name: SIZE\n  default: '10'\n  description: how big\n  required: true\n  trigger: backup\n"),
+        "{p}"
+    );
+    assert!(
+        p.contains("- name: REPLICAS\n  description: how many pods\n"),
+        "{p}"
+    );
+    let out = add(&["parameter"], Some("SIZE\n"));
+    assert!(
+        !out.success() && out.stderr.contains("parameter name must be unique"),
+        "{out}"
+    );
+
+    // Name, kind, resource, another?
+    let out = add(&["task"], Some("restart\nApply\nrestart\nn\n"));
+    assert!(out.success(), "{out}");
+    assert!(pkg.join("templates/restart.yaml").is_file());
+    // Plan name, strategy, phase name and strategy, step name, task, another task/step/phase?
+    let out = add(
+        &["plan"],
+        Some("restart\nserial\nmain\nparallel\nonce\nrestart\nn\nn\nn\n"),
+    );
+    assert!(out.success(), "{out}");
+    let op = operator();
+    assert!(
+        op.contains(
+            "- name: restart\n  kind: Apply\n  spec:\n    resources:\n    - restart.yaml\n"
+        ),
+        "{op}"
+    );
+    assert!(op.contains("  restart:\n    strategy: serial\n    phases:\n    - name: main\n      strategy: parallel\n      steps:\n      - name: once\n        tasks:\n        - restart\n"), "{op}");
+    assert!(
+        op.contains("  backup:\n") && op.contains("kubernetesVersion: 1.16.0"),
+        "{op}"
+    );
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_opkit"));
+    cmd.args(["kudo", "package", "list", "plans"]).arg(&pkg);
+    let out = run(cmd, None, COMMAND_TIMEOUT);
+    assert!(out.success() && out.stdout.contains("restart"), "{out}");
 }

@@ -10,6 +10,8 @@
 
 pub mod admission;
 pub mod api;
+pub mod fetch;
+pub mod install;
 pub mod manager;
 pub mod package;
 pub mod params;

@@ -2,15 +2,17 @@
 //! (`$KUDO_HOME/repository/repositories.yaml`, `$KUDO_HOME` defaulting to `~/.kudo`) with
 //! its current context, and a repository's `index.yaml` — every package version with its
 //! archive URL and SHA-256 digest, newest first — built over a folder of `.tgz` packages by
-//! `repo index`, searched by `search`. Only local repositories (a directory path or a
-//! `file://` URL) can be read; fetching an index over HTTP is not implemented and says so.
+//! `repo index`, searched by `search`. A repository is local (a directory path or a
+//! `file://` URL) or remote (`http://`, `https://`: its index and packages are fetched with
+//! [`crate::fetch`]). As in KUDO, the index's digests are not checked on download.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::package::{self, PackageError};
+use crate::fetch::{self, FetchError};
+use crate::package::{self, PackageError, PackageFiles};
 
 /// The name of the repository `kubectl kudo` knows out of the box.
 pub const DEFAULT_REPO_NAME: &str = "community";
@@ -37,6 +39,12 @@ pub enum RepoError {
     /// A package archive is broken.
     #[error(transparent)]
     Package(#[from] PackageError),
+    /// A remote repository's index could not be downloaded (KUDO's message).
+    #[error("could not download repository index file: {0}")]
+    Index(FetchError),
+    /// A package could not be downloaded from any of its URLs (KUDO's message).
+    #[error("unable to read package {0}")]
+    Download(FetchError),
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RepoError + '_ {
@@ -420,19 +428,40 @@ pub fn local_path(url: &str) -> Option<PathBuf> {
     Some(PathBuf::from(url))
 }
 
-/// Reads a repository's `index.yaml`. Only local repositories can be read.
+/// Reads a repository's `index.yaml`: from its directory, or fetched from its URL.
 pub fn read_index(repo: &RepoConfig) -> Result<IndexFile, RepoError> {
-    let Some(dir) = local_path(&repo.url) else {
-        return Err(RepoError::Refused(format!(
-            "repository {} is at {}: fetching a remote repository index over HTTP is not \
-             implemented in opkit; use a local repository (a directory or file:// URL holding \
-             index.yaml, see `kubectl kudo repo index`)",
-            repo.name, repo.url
-        )));
+    let text = match local_path(&repo.url) {
+        Some(dir) => {
+            let path = dir.join("index.yaml");
+            std::fs::read_to_string(&path).map_err(io(&path))?
+        }
+        None => {
+            let bytes = fetch::get(&fetch::index_url(&repo.url)).map_err(RepoError::Index)?;
+            String::from_utf8_lossy(&bytes).into_owned()
+        }
     };
-    let path = dir.join("index.yaml");
-    let text = std::fs::read_to_string(&path).map_err(io(&path))?;
     IndexFile::parse(&text)
+}
+
+/// Reads the package of an index entry, from the first of its URLs that answers (KUDO's
+/// order); a local URL is read in place.
+pub fn read_package(pv: &PackageVersion) -> Result<PackageFiles, RepoError> {
+    let mut last = None;
+    for url in &pv.urls {
+        if let Some(path) = local_path(url) {
+            return Ok(package::read(&path)?);
+        }
+        match fetch::get(url) {
+            Ok(bytes) => return Ok(package::read_archive(url, &bytes)?),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.map(RepoError::Download).unwrap_or_else(|| {
+        RepoError::Refused(format!(
+            "package {}-{} has no URL in the repository index",
+            pv.name, pv.operator_version
+        ))
+    }))
 }
 
 #[cfg(test)]

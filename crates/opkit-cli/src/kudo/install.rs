@@ -13,16 +13,12 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use k8s_openapi::api::core::v1::{Namespace, ObjectReference};
+use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use opkit_kudo::package::{self, Package};
-use opkit_kudo::{Instance, InstanceSpec};
 
 use super::{Global, Kudo, parse_wait_time};
-
-/// The label KUDO puts on an instance: its operator's name.
-const OPERATOR_LABEL: &str = "kudo.dev/operator";
 
 /// The package flags `install` and `upgrade` share: which package, and the parameters
 /// given for it.
@@ -217,28 +213,15 @@ fn reaches(edges: &[Vec<usize>], from: usize, to: usize) -> bool {
     false
 }
 
-/// Creates the operator and operator version of `pkg` unless they exist (KUDO's
-/// `OperatorAndOperatorVersion`).
+/// Creates the operator and operator version of `pkg` unless they exist, saying what it did.
 async fn install_operator(kudo: &Kudo, pkg: &Package) -> anyhow::Result<()> {
     let ns = &kudo.namespace;
-    let name = pkg.name();
-    if kudo.operators().get_opt(name).await?.is_none() {
-        let mut op = pkg.operator.clone();
-        op.metadata.namespace = Some(ns.clone());
-        kudo.operators()
-            .create(&PostParams::default(), &op)
-            .await
-            .with_context(|| format!("failed to install operator {ns}/{name}"))?;
-        println!("operator {ns}/{name} created");
+    let done = opkit_kudo::install::operator(&kudo.client, ns, pkg).await?;
+    if done.operator_created {
+        println!("operator {ns}/{} created", pkg.name());
     }
     let ov_name = fqn(pkg);
-    if kudo.operator_versions().get_opt(&ov_name).await?.is_none() {
-        let mut ov = pkg.operator_version.clone();
-        ov.metadata.namespace = Some(ns.clone());
-        kudo.operator_versions()
-            .create(&PostParams::default(), &ov)
-            .await
-            .with_context(|| format!("failed to install operatorversion {ns}/{ov_name}"))?;
+    if done.operator_version_created {
         println!("operatorversion {ns}/{ov_name} created");
     } else {
         println!("operatorversion {ns}/{ov_name} already installed");
@@ -261,13 +244,8 @@ async fn install_all(kudo: &Kudo, pkg: &Package, deps: &[Package]) -> anyhow::Re
 
 pub(crate) async fn install(args: InstallArgs, g: &Global) -> anyhow::Result<()> {
     let (params, pkg, deps) = args.package.load()?;
-    let ov_name = fqn(&pkg);
     if !args.skip_instance {
-        opkit_kudo::params::validate_install(
-            &pkg.operator_version.spec.parameters,
-            &params,
-            &ov_name,
-        )?;
+        opkit_kudo::install::check_parameters(&pkg, &params)?;
     }
     let kudo = Kudo::connect(g).await?;
     let ns = kudo.namespace.clone();
@@ -275,11 +253,14 @@ pub(crate) async fn install(args: InstallArgs, g: &Global) -> anyhow::Result<()>
         .instance
         .filter(|i| !i.is_empty())
         .unwrap_or_else(|| format!("{}-instance", pkg.name()));
-    if !args.skip_instance && kudo.instances().get_opt(&instance_name).await?.is_some() {
-        bail!(
-            "cannot install instance '{instance_name}' because an instance of that name already \
-             exists in namespace {ns}"
-        );
+    if !args.skip_instance
+        && opkit_kudo::install::instance_exists(&kudo.client, &ns, &instance_name).await?
+    {
+        return Err(opkit_kudo::install::InstallError::InstanceExists {
+            namespace: ns,
+            name: instance_name,
+        }
+        .into());
     }
     if args.create_namespace {
         create_namespace(&kudo, &pkg, &instance_name, &params).await?;
@@ -288,26 +269,7 @@ pub(crate) async fn install(args: InstallArgs, g: &Global) -> anyhow::Result<()>
     if args.skip_instance {
         return Ok(());
     }
-    let mut instance = Instance::new(
-        &instance_name,
-        InstanceSpec {
-            operator_version: ObjectReference {
-                name: Some(ov_name),
-                ..ObjectReference::default()
-            },
-            parameters: params,
-            ..InstanceSpec::default()
-        },
-    );
-    instance.metadata.namespace = Some(ns.clone());
-    instance.metadata.labels = Some(BTreeMap::from([(
-        OPERATOR_LABEL.to_string(),
-        pkg.name().to_string(),
-    )]));
-    kudo.instances()
-        .create(&PostParams::default(), &instance)
-        .await
-        .with_context(|| format!("failed to install instance {ns}/{instance_name}"))?;
+    opkit_kudo::install::instance(&kudo.client, &ns, &instance_name, &pkg, params).await?;
     println!("instance {ns}/{instance_name} created");
     if args.wait {
         kudo.wait_for_plan(&instance_name, None, args.wait_time)

@@ -5,8 +5,10 @@
 //!
 //! One file per command group: `init`, `install` (install, upgrade and their package and
 //! dependency resolution), `instance` (update, uninstall), `get`, `plan`, `package`,
-//! `repo` (repositories and `search`), `manager` (the manager process).
+//! `repo` (repositories and `search`), `package_add` (`package add`), `diagnostics`
+//! (`diagnostics collect`), `manager` (the manager process).
 
+mod diagnostics;
 mod get;
 mod init;
 mod install;
@@ -14,6 +16,7 @@ mod instance;
 mod manager;
 mod output;
 mod package;
+mod package_add;
 mod plan;
 mod repo;
 
@@ -69,15 +72,26 @@ enum KudoCommand {
     /// Create, verify and inspect operator packages.
     #[command(subcommand)]
     Package(package::PackageCommand),
-    /// Manage package repositories (local ones: a directory or file:// URL with index.yaml).
+    /// Manage package repositories (http(s) URLs, or local folders holding index.yaml).
     #[command(subcommand)]
     Repo(repo::RepoCommand),
     /// Search the repository's index for operators.
     Search(repo::SearchArgs),
+    /// Collect diagnostics of an instance into a directory tree.
+    #[command(subcommand)]
+    Diagnostics(DiagnosticsCommand),
     /// Run the KUDO manager (the instance controller) until SIGINT or SIGTERM.
     Manager(manager::ManagerArgs),
     /// Print the version.
     Version,
+}
+
+/// `diagnostics ...`.
+#[derive(Subcommand)]
+enum DiagnosticsCommand {
+    /// Collect the instance, its operator and operator version, their events, the objects
+    /// it owns and its pods' logs (and the manager's) into --output-directory.
+    Collect(diagnostics::CollectArgs),
 }
 
 /// Runs a `kudo` command; the exit code is KUDO's (0, or 1 with `error: ...`).
@@ -94,6 +108,9 @@ pub(crate) async fn run(args: KudoArgs) -> anyhow::Result<()> {
         KudoCommand::Package(c) => package::run(c),
         KudoCommand::Repo(c) => repo::run(c),
         KudoCommand::Search(a) => repo::search(a),
+        KudoCommand::Diagnostics(DiagnosticsCommand::Collect(a)) => {
+            diagnostics::collect(a, &g).await
+        }
         KudoCommand::Manager(a) => manager::run(a, &g).await,
         KudoCommand::Version => {
             println!(

@@ -1,4 +1,5 @@
-//! `kubectl kudo package create|verify|list`: package archives, KUDO's verifiers, and the
+//! `kubectl kudo package new|create|verify|list` (`add` is in `package_add`): package
+//! archives, KUDO's verifiers, and the
 //! parameters, plans and tasks of a package, in KUDO's output formats.
 
 use std::path::{Path, PathBuf};
@@ -26,6 +27,10 @@ pub(crate) enum PackageCommand {
     /// List the parameters, plans or tasks of a package.
     #[command(subcommand)]
     List(ListCommand),
+    /// Add a maintainer, parameter, task or plan to the package in (or under) the current
+    /// directory.
+    #[command(subcommand)]
+    Add(super::package_add::AddCommand),
 }
 
 /// The flags of `package create`.
@@ -98,6 +103,7 @@ pub(crate) struct ListPlansArgs {
 pub(crate) fn run(cmd: PackageCommand) -> anyhow::Result<()> {
     match cmd {
         PackageCommand::New(a) => new(&a, Path::new(".")),
+        PackageCommand::Add(c) => super::package_add::run(c),
         PackageCommand::Create(a) => {
             let target = package::write_tgz(&a.dir, &a.destination, a.overwrite)
                 .with_context(|| format!("invalid operator in path: {}", a.dir.display()))?;

@@ -1,11 +1,12 @@
 //! `kubectl kudo repo add|list|remove|context|index` and `search`: the repositories file
 //! under `$KUDO_HOME` and repository indexes (`opkit_kudo::repo`), in KUDO's output.
+//! Repositories are local folders or http(s) URLs, as in KUDO.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
-use opkit_kudo::package::{self, Package};
+use opkit_kudo::package::Package;
 use opkit_kudo::repo::{self, IndexFile, Repositories};
 
 use super::output::table;
@@ -30,10 +31,10 @@ pub(crate) enum RepoCommand {
 pub(crate) struct AddArgs {
     /// The repository's name.
     name: String,
-    /// Its URL (a directory or file:// URL for a local repository).
+    /// Its URL: http(s)://, or a directory or file:// URL for a local repository.
     url: String,
-    /// Do not check the repository's index.
-    #[arg(long)]
+    /// Skip URL and index file validation.
+    #[arg(short = 'f', long)]
     skip_check: bool,
 }
 
@@ -82,27 +83,19 @@ pub(crate) fn run(cmd: RepoCommand) -> anyhow::Result<()> {
     let (mut repos, path) = repositories()?;
     match cmd {
         RepoCommand::Add(a) => {
-            let config = repo::RepoConfig {
-                name: a.name.clone(),
-                url: a.url.clone(),
-            };
-            if !a.skip_check {
-                match repo::local_path(&a.url) {
-                    Some(_) => {
-                        repo::read_index(&config).map_err(|e| {
-                            anyhow::anyhow!(
-                                "looks like {:?} is not a valid operator repository or cannot be reached: {e}",
-                                a.url
-                            )
-                        })?;
-                    }
-                    None => eprintln!(
-                        "note: {} was not checked: opkit does not fetch remote repository indexes",
-                        a.url
-                    ),
-                }
-            }
             repos.add(&a.name, &a.url)?;
+            if !a.skip_check {
+                let config = repo::RepoConfig {
+                    name: a.name.clone(),
+                    url: a.url.clone(),
+                };
+                repo::read_index(&config).map_err(|e| {
+                    anyhow::anyhow!(
+                        "looks like {:?} is not a valid operator repository or cannot be reached: {e}",
+                        a.url
+                    )
+                })?;
+            }
             repos.save(&path)?;
             println!("{:?} has been added to your repositories", a.name);
         }
@@ -199,16 +192,14 @@ pub(crate) fn package_by_name(
     let pv = index
         .lookup(name, app_version, operator_version)
         .with_context(|| format!("package {name} not found in repository {}", config.name))?;
-    let url = pv
+    let files = repo::read_package(pv)?;
+    let pkg = files.convert()?;
+    // Dependencies named by a relative path are found beside a local archive.
+    let base = pv
         .urls
         .first()
-        .with_context(|| format!("package {name} in repository {} has no URL", config.name))?;
-    let path = repo::local_path(url).with_context(|| {
-        format!(
-            "package {name} is at {url}: downloading packages over HTTP is not implemented in opkit"
-        )
-    })?;
-    let pkg = package::load(&path)?;
-    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        .and_then(|u| repo::local_path(u))
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .unwrap_or_default();
     Ok((pkg, base))
 }

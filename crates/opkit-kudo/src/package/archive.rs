@@ -21,11 +21,16 @@ pub fn archive_name(files: &PackageFiles) -> String {
 
 pub(super) fn read_tgz(path: &Path) -> Result<PackageFiles, PackageError> {
     let bytes = std::fs::read(path).map_err(io_error(path))?;
+    read_tgz_bytes(path, &bytes)
+}
+
+/// Reads a package archive's bytes; `path` names it in errors (a file or a URL).
+pub(super) fn read_tgz_bytes(path: &Path, bytes: &[u8]) -> Result<PackageFiles, PackageError> {
     let archive_error = |e: std::io::Error| PackageError::Archive {
         path: path.to_path_buf(),
         message: e.to_string(),
     };
-    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(&bytes[..]));
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(bytes));
     let mut files = Vec::new();
     for entry in archive.entries().map_err(archive_error)? {
         let mut entry = entry.map_err(archive_error)?;

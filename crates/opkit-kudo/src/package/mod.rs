@@ -7,6 +7,7 @@
 
 mod archive;
 mod convert;
+pub mod edit;
 pub mod verify;
 
 use std::collections::BTreeMap;
@@ -82,6 +83,9 @@ pub enum PackageError {
         /// What is wrong.
         message: String,
     },
+    /// `package add` refused an entry or could not edit a file.
+    #[error("{0}")]
+    Edit(String),
     /// The target archive exists and `overwrite` was not asked for.
     #[error("target file {0} exists. Remove or use --overwrite")]
     TargetExists(PathBuf),
@@ -271,6 +275,12 @@ pub fn read(path: &Path) -> Result<PackageFiles, PackageError> {
     } else {
         Err(PackageError::NotAPackage(path.to_path_buf()))
     }
+}
+
+/// Reads a `.tgz` package from its bytes (downloaded from a repository); `source` (its URL)
+/// names it in errors.
+pub fn read_archive(source: &str, bytes: &[u8]) -> Result<PackageFiles, PackageError> {
+    archive::read_tgz_bytes(Path::new(source), bytes)
 }
 
 /// Reads and converts the package at `path` (see [`read`] and [`PackageFiles::convert`]).
