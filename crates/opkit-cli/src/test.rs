@@ -185,8 +185,7 @@ async fn run_inner(args: TestArgs, cwd: &Path) -> anyhow::Result<ExitCode> {
     };
     let test_filter = match &args.test {
         Some(t) => Some(
-            regex::Regex::new(&t.replace(' ', "_"))
-                .map_err(|e| invalid(format!("--test: {e}")))?,
+            regex::Regex::new(&t.replace(' ', "_")).map_err(|e| invalid(format!("--test: {e}")))?,
         ),
         None => None,
     };
@@ -275,9 +274,16 @@ async fn run_inner(args: TestArgs, cwd: &Path) -> anyhow::Result<ExitCode> {
 }
 
 /// kuttl's flag merging: a flag overrides the file only when given.
-fn merge_flags(args: &TestArgs, suite: &mut TestSuite, arg_dirs: Vec<String>) -> anyhow::Result<()> {
+fn merge_flags(
+    args: &TestArgs,
+    suite: &mut TestSuite,
+    arg_dirs: Vec<String>,
+) -> anyhow::Result<()> {
     if !arg_dirs.is_empty() {
-        println!("kutt-test config testdirs is overridden with args: [ {} ]", arg_dirs.join(", "));
+        println!(
+            "kutt-test config testdirs is overridden with args: [ {} ]",
+            arg_dirs.join(", ")
+        );
         suite.test_dirs = arg_dirs;
     }
     if let Some(d) = &args.crd_dir {
@@ -305,10 +311,14 @@ fn merge_flags(args: &TestArgs, suite: &mut TestSuite, arg_dirs: Vec<String>) ->
         eprintln!("warning: --control-plane-config is deprecated and ignored");
     }
     if suite.start_control_plane && suite.start_kind {
-        return Err(invalid("only one of --start-control-plane and --start-kind can be set"));
+        return Err(invalid(
+            "only one of --start-control-plane and --start-kind can be set",
+        ));
     }
     if suite.attach_control_plane_output && !suite.start_control_plane {
-        return Err(invalid("--attach-control-plane-output can only be used with --start-control-plane"));
+        return Err(invalid(
+            "--attach-control-plane-output can only be used with --start-control-plane",
+        ));
     }
     // kuttl: the control plane implies skipDelete unless --skip-delete is given explicitly.
     match args.skip_delete {
@@ -330,7 +340,9 @@ fn merge_flags(args: &TestArgs, suite: &mut TestSuite, arg_dirs: Vec<String>) ->
     }
     if let Some(g) = &args.report_granularity {
         if g != "step" && g != "test" {
-            return Err(invalid(format!("--report-granularity must be step or test, not {g:?}")));
+            return Err(invalid(format!(
+                "--report-granularity must be step or test, not {g:?}"
+            )));
         }
         suite.report_granularity = g.clone();
     }
@@ -372,7 +384,10 @@ fn embedded_warnings(suite: &TestSuite, existing_cluster: bool) -> Vec<String> {
         );
     }
     if suite.attach_control_plane_output {
-        out.push("attachControlPlaneOutput: the embedded control plane's logs go to OPKIT_LOG".to_string());
+        out.push(
+            "attachControlPlaneOutput: the embedded control plane's logs go to OPKIT_LOG"
+                .to_string(),
+        );
     }
     out
 }
@@ -442,9 +457,15 @@ mod tests {
         let path = dir.path().join("kubeconfig");
         std::fs::write(&path, "mine").unwrap();
         write_kubeconfig(&path, "new").unwrap();
-        assert_eq!(std::fs::read_to_string(dir.path().join("kubeconfig.orig")).unwrap(), "mine");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("kubeconfig.orig")).unwrap(),
+            "mine"
+        );
         write_kubeconfig(&path, "newer").unwrap();
-        assert_eq!(std::fs::read_to_string(dir.path().join("kubeconfig.orig")).unwrap(), "mine");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("kubeconfig.orig")).unwrap(),
+            "mine"
+        );
         assert!(std::fs::read_to_string(&path).unwrap().ends_with("newer"));
     }
 }

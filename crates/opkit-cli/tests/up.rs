@@ -154,7 +154,10 @@ fn kuttl_suite(files: &[(&str, &str)]) -> tempfile::TempDir {
 
 fn opkit_test(dir: &std::path::Path, args: &[&str]) -> Output {
     let mut cmd = opkit();
-    cmd.arg("test").args(args).current_dir(dir).env_remove("KUBECONFIG");
+    cmd.arg("test")
+        .args(args)
+        .current_dir(dir)
+        .env_remove("KUBECONFIG");
     run(cmd, None, Duration::from_secs(120))
 }
 
@@ -187,11 +190,24 @@ fn opkit_test_runs_a_kuttl_suite_on_an_embedded_plane_and_writes_junit() {
     ]);
     let out = opkit_test(dir.path(), &["--report", "junit"]);
     assert!(out.success(), "{out}");
-    assert!(out.stdout.contains("=== RUN   kuttl/harness/deploy"), "{out}");
-    assert!(out.stdout.contains("--- PASS: kuttl/harness/deploy ("), "{out}");
-    assert!(out.stdout.contains("| deploy/1-scale | running command: [kubectl scale"), "{out}");
+    assert!(
+        out.stdout.contains("=== RUN   kuttl/harness/deploy"),
+        "{out}"
+    );
+    assert!(
+        out.stdout.contains("--- PASS: kuttl/harness/deploy ("),
+        "{out}"
+    );
+    assert!(
+        out.stdout
+            .contains("| deploy/1-scale | running command: [kubectl scale"),
+        "{out}"
+    );
     let kubeconfig = std::fs::read_to_string(dir.path().join("kubeconfig")).expect("./kubeconfig");
-    assert!(kubeconfig.contains("server: https://127.0.0.1:"), "{kubeconfig}");
+    assert!(
+        kubeconfig.contains("server: https://127.0.0.1:"),
+        "{kubeconfig}"
+    );
     let xml = std::fs::read_to_string(dir.path().join("kuttl-report.xml")).expect("the report");
     assert!(xml.contains("name=\"step 1-scale\""), "{xml}");
     assert!(xml.contains("failures=\"0\""), "{xml}");
@@ -201,7 +217,10 @@ fn opkit_test_runs_a_kuttl_suite_on_an_embedded_plane_and_writes_junit() {
 fn opkit_test_fails_with_exit_1_and_a_diff_against_an_existing_cluster() {
     let plane = common::ControlPlane::start();
     let dir = kuttl_suite(&[
-        ("e2e/wrong/00-cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {a: \"1\"}\n"),
+        (
+            "e2e/wrong/00-cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {a: \"1\"}\n",
+        ),
         (
             "e2e/wrong/00-assert.yaml",
             "apiVersion: kuttl.dev/v1beta1\nkind: TestAssert\ntimeout: 1\n---\napiVersion: v1\n\
@@ -211,9 +230,22 @@ fn opkit_test_fails_with_exit_1_and_a_diff_against_an_existing_cluster() {
     let kubeconfig = plane.kubeconfig.display().to_string();
     let out = opkit_test(dir.path(), &["e2e", "--kubeconfig", &kubeconfig]);
     assert_eq!(out.code, Some(1), "{out}");
-    assert!(out.stdout.contains("--- FAIL: kuttl/harness/wrong ("), "{out}");
-    assert!(out.stdout.contains("-  a: \"2\"\n        +  a: \"1\""), "{out}");
-    assert!(out.stdout.contains(".data.a: value mismatch, expected: 2 != actual: 1"), "{out}");
-    let bad = opkit_test(dir.path(), &["e2e", "--start-kind", "--start-control-plane"]);
+    assert!(
+        out.stdout.contains("--- FAIL: kuttl/harness/wrong ("),
+        "{out}"
+    );
+    assert!(
+        out.stdout.contains("-  a: \"2\"\n        +  a: \"1\""),
+        "{out}"
+    );
+    assert!(
+        out.stdout
+            .contains(".data.a: value mismatch, expected: 2 != actual: 1"),
+        "{out}"
+    );
+    let bad = opkit_test(
+        dir.path(),
+        &["e2e", "--start-kind", "--start-control-plane"],
+    );
     assert_eq!(bad.code, Some(255), "{bad}");
 }

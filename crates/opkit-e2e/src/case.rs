@@ -181,14 +181,24 @@ pub(crate) async fn run(test: &TestDir, settings: &CaseSettings) -> CaseRecord {
     }
     if !settings.skip_delete {
         for c in created.iter().rev() {
-            match settings.cluster.delete(&c.resource, &c.namespace, &c.name).await {
+            match settings
+                .cluster
+                .delete(&c.resource, &c.namespace, &c.name)
+                .await
+            {
                 Ok(_) => {}
-                Err(e) => record.cleanup_failures.push(format!("deleting {} failed: {}", c.id(), message(&e))),
+                Err(e) => record.cleanup_failures.push(format!(
+                    "deleting {} failed: {}",
+                    c.id(),
+                    message(&e)
+                )),
             }
         }
         if owned {
             log.log(name, &format!("Deleting namespace {namespace:?}"));
-            if let Err(e) = delete_namespace(&settings.cluster, &namespace, secs(settings.suite_timeout)).await {
+            if let Err(e) =
+                delete_namespace(&settings.cluster, &namespace, secs(settings.suite_timeout)).await
+            {
                 record.cleanup_failures.push(e);
             }
         }
@@ -234,12 +244,21 @@ pub(crate) async fn create_namespace(cluster: &Cluster, name: &str) -> Result<bo
 }
 
 /// Deletes a namespace and waits until it is gone.
-pub(crate) async fn delete_namespace(cluster: &Cluster, name: &str, timeout: Duration) -> Result<(), String> {
+pub(crate) async fn delete_namespace(
+    cluster: &Cluster,
+    name: &str,
+    timeout: Duration,
+) -> Result<(), String> {
     let api: Api<Namespace> = Api::all(cluster.client.clone());
     match api.delete(name, &DeleteParams::default()).await {
         Ok(_) => {}
         Err(e) if is_not_found(&e) => return Ok(()),
-        Err(e) => return Err(format!("deleting namespace {name:?} failed: {}", message(&e))),
+        Err(e) => {
+            return Err(format!(
+                "deleting namespace {name:?} failed: {}",
+                message(&e)
+            ));
+        }
     }
     let deadline = Instant::now() + timeout;
     loop {
@@ -277,7 +296,11 @@ async fn dump_events(cluster: &Cluster, test: &str, namespace: &str, log: &Log) 
 
 fn object_ref(kind: &str, api_version: &str, name: &str, field_path: &str) -> String {
     let group = api_version.split_once('/').map(|(g, _)| g).unwrap_or("");
-    let mut s = if group.is_empty() { kind.to_string() } else { format!("{kind}.{group}") };
+    let mut s = if group.is_empty() {
+        kind.to_string()
+    } else {
+        format!("{kind}.{group}")
+    };
     s.push(' ');
     s.push_str(name);
     if !field_path.is_empty() {
@@ -294,7 +317,12 @@ async fn events_v1(cluster: &Cluster, namespace: &str) -> Result<Rows, kube::Err
     let api: Api<Event> = Api::namespaced(cluster.client.clone(), namespace);
     let mut rows: Rows = Vec::new();
     for e in api.list(&ListParams::default()).await?.items {
-        let created = e.metadata.creation_timestamp.as_ref().map(|t| t.0.to_string()).unwrap_or_default();
+        let created = e
+            .metadata
+            .creation_timestamp
+            .as_ref()
+            .map(|t| t.0.to_string())
+            .unwrap_or_default();
         let r = |o: &Option<k8s_openapi::api::core::v1::ObjectReference>| {
             o.as_ref()
                 .map(|o| {
@@ -329,7 +357,12 @@ async fn core_events(cluster: &Cluster, namespace: &str) -> Result<Rows, kube::E
     let api: Api<Event> = Api::namespaced(cluster.client.clone(), namespace);
     let mut rows: Rows = Vec::new();
     for e in api.list(&ListParams::default()).await?.items {
-        let created = e.metadata.creation_timestamp.as_ref().map(|t| t.0.to_string()).unwrap_or_default();
+        let created = e
+            .metadata
+            .creation_timestamp
+            .as_ref()
+            .map(|t| t.0.to_string())
+            .unwrap_or_default();
         let o = &e.involved_object;
         let row = [
             created.clone(),
@@ -352,4 +385,3 @@ async fn core_events(cluster: &Cluster, namespace: &str) -> Result<Rows, kube::E
     rows.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(rows)
 }
-

@@ -69,7 +69,9 @@ impl Cluster {
             .resources
             .iter()
             .find(|r| !r.name.contains('/') && r.kind.eq_ignore_ascii_case(kind))
-            .ok_or_else(|| format!("retrieving API resource for {gvk} failed: resource type not found"))?;
+            .ok_or_else(|| {
+                format!("retrieving API resource for {gvk} failed: resource type not found")
+            })?;
         let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
         let gvk = GroupVersionKind::gvk(group, version, &found.kind);
         Ok(Resource {
@@ -80,13 +82,22 @@ impl Cluster {
 
     /// Resolves `object`'s kind and gives it the test namespace when it is namespaced and has
     /// none (kuttl's `Namespaced`); the namespace is written into the object.
-    pub(crate) async fn namespaced(&self, object: &mut Value, namespace: &str) -> Result<Resource, String> {
-        let api_version = object.get("apiVersion").and_then(Value::as_str).unwrap_or("").to_string();
+    pub(crate) async fn namespaced(
+        &self,
+        object: &mut Value,
+        namespace: &str,
+    ) -> Result<Resource, String> {
+        let api_version = object
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         let kind = yaml::kind(object).to_string();
         let resource = self.resolve(&api_version, &kind).await?;
         if resource.namespaced && yaml::meta(object, "namespace").is_empty() {
             if let Some(meta) = object.as_object_mut().map(|o| {
-                o.entry("metadata").or_insert_with(|| Value::Object(Default::default()))
+                o.entry("metadata")
+                    .or_insert_with(|| Value::Object(Default::default()))
             }) && let Some(meta) = meta.as_object_mut()
             {
                 meta.insert("namespace".into(), Value::String(namespace.to_string()));
@@ -105,7 +116,12 @@ impl Cluster {
     }
 
     /// GET as JSON.
-    pub(crate) async fn get(&self, resource: &Resource, namespace: &str, name: &str) -> Result<Value, Error> {
+    pub(crate) async fn get(
+        &self,
+        resource: &Resource,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Value, Error> {
         let object = self.api(resource, namespace).get(name).await?;
         serde_json::to_value(object).map_err(Error::SerdeError)
     }
@@ -165,10 +181,15 @@ impl Cluster {
                     ) {
                         meta.insert("resourceVersion".into(), Value::String(rv));
                     }
-                    match api.patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+                    match api
+                        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+                        .await
+                    {
                         Ok(_) => return Ok(Applied::Updated),
                         Err(e) if is_conflict(&e) => last = message(&e),
-                        Err(e) => return Err(format!("applying {gvk} {name} failed: {}", message(&e))),
+                        Err(e) => {
+                            return Err(format!("applying {gvk} {name} failed: {}", message(&e)));
+                        }
                     }
                 }
                 Err(e) if is_not_found(&e) => {
@@ -177,7 +198,9 @@ impl Cluster {
                     match api.create(&PostParams::default(), &body).await {
                         Ok(_) => return Ok(Applied::Created),
                         Err(e) if is_conflict(&e) => last = message(&e),
-                        Err(e) => return Err(format!("applying {gvk} {name} failed: {}", message(&e))),
+                        Err(e) => {
+                            return Err(format!("applying {gvk} {name} failed: {}", message(&e)));
+                        }
                     }
                 }
                 Err(e) => {
@@ -196,8 +219,17 @@ impl Cluster {
     }
 
     /// DELETE with the server's default propagation; `false` when it was already gone.
-    pub(crate) async fn delete(&self, resource: &Resource, namespace: &str, name: &str) -> Result<bool, Error> {
-        match self.api(resource, namespace).delete(name, &DeleteParams::default()).await {
+    pub(crate) async fn delete(
+        &self,
+        resource: &Resource,
+        namespace: &str,
+        name: &str,
+    ) -> Result<bool, Error> {
+        match self
+            .api(resource, namespace)
+            .delete(name, &DeleteParams::default())
+            .await
+        {
             Ok(_) => Ok(true),
             Err(e) if is_not_found(&e) => Ok(false),
             Err(e) => Err(e),
@@ -209,7 +241,10 @@ impl Cluster {
 mod tests {
     #[test]
     fn gvk_strings_are_gos() {
-        assert_eq!(super::gvk_string("apps/v1", "Deployment"), "apps/v1, Kind=Deployment");
+        assert_eq!(
+            super::gvk_string("apps/v1", "Deployment"),
+            "apps/v1, Kind=Deployment"
+        );
         assert_eq!(super::gvk_string("v1", "Pod"), "/v1, Kind=Pod");
     }
 }

@@ -163,7 +163,11 @@ pub(crate) fn argv(cmd: &Command, env: &CommandEnv) -> Result<Vec<String>, Comma
                 "command and script can not be set in the same configuration".into(),
             ));
         }
-        (true, true) => return Err(CommandError::Invalid("command or script must be set".into())),
+        (true, true) => {
+            return Err(CommandError::Invalid(
+                "command or script must be set".into(),
+            ));
+        }
         (true, false) if cmd.namespaced => {
             return Err(CommandError::Invalid(
                 "script can not used 'namespaced', use the $NAMESPACE environment variable instead"
@@ -178,7 +182,9 @@ pub(crate) fn argv(cmd: &Command, env: &CommandEnv) -> Result<Vec<String>, Comma
         CommandError::Invalid(format!("command {:?}: unbalanced quotes", cmd.command))
     })?;
     if args.is_empty() {
-        return Err(CommandError::Invalid("command or script must be set".into()));
+        return Err(CommandError::Invalid(
+            "command or script must be set".into(),
+        ));
     }
     if cmd.namespaced && !has_namespace_flag(&args[1..]) {
         args.push("--namespace".into());
@@ -196,12 +202,7 @@ fn effective_timeout(cmd: &Command, default: Option<Duration>) -> Option<Duratio
     }
 }
 
-async fn pump(
-    reader: impl tokio::io::AsyncRead + Unpin,
-    log: Log,
-    prefix: String,
-    skip: bool,
-) {
+async fn pump(reader: impl tokio::io::AsyncRead + Unpin, log: Log, prefix: String, skip: bool) {
     let mut lines = BufReader::new(reader).lines();
     while let Ok(Some(line)) = lines.next_line().await {
         if !skip {
@@ -217,7 +218,10 @@ pub(crate) async fn run(
     default_timeout: Option<Duration>,
 ) -> Result<Option<Child>, CommandError> {
     let args = argv(cmd, env)?;
-    env.log.log(&env.prefix, &format!("running command: [{}]", args.join(" ")));
+    env.log.log(
+        &env.prefix,
+        &format!("running command: [{}]", args.join(" ")),
+    );
     let mut process = tokio::process::Command::new(&args[0]);
     process
         .args(&args[1..])
@@ -227,14 +231,24 @@ pub(crate) async fn run(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    let mut child = process.spawn().map_err(|e| {
-        CommandError::Exec(format!("exec: {:?}: {e}", args[0]))
-    })?;
+    let mut child = process
+        .spawn()
+        .map_err(|e| CommandError::Exec(format!("exec: {:?}: {e}", args[0])))?;
     let out = child.stdout.take().map(|o| {
-        tokio::spawn(pump(o, env.log.clone(), env.prefix.clone(), cmd.skip_log_output))
+        tokio::spawn(pump(
+            o,
+            env.log.clone(),
+            env.prefix.clone(),
+            cmd.skip_log_output,
+        ))
     });
     let err = child.stderr.take().map(|o| {
-        tokio::spawn(pump(o, env.log.clone(), env.prefix.clone(), cmd.skip_log_output))
+        tokio::spawn(pump(
+            o,
+            env.log.clone(),
+            env.prefix.clone(),
+            cmd.skip_log_output,
+        ))
     });
     if cmd.background {
         return Ok(Some(child));
@@ -294,7 +308,10 @@ pub(crate) async fn run_all(
             Err(e) => {
                 let rest = commands.len() - i - 1;
                 if rest > 0 {
-                    env.log.log(&env.prefix, &format!("command failure, skipping {rest} additional commands"));
+                    env.log.log(
+                        &env.prefix,
+                        &format!("command failure, skipping {rest} additional commands"),
+                    );
                 }
                 return Err(e);
             }
@@ -353,10 +370,30 @@ mod tests {
             namespaced: true,
             ..Command::default()
         };
-        assert_eq!(argv(&c("kubectl get pods"), &env).unwrap().join(" "), "kubectl get pods --namespace ns");
-        assert_eq!(argv(&c("kubectl get pods -n x"), &env).unwrap().join(" "), "kubectl get pods -n x");
-        assert_eq!(argv(&c("kubectl get --namespace=x"), &env).unwrap().join(" "), "kubectl get --namespace=x");
-        let both = Command { command: "a".into(), script: "b".into(), ..Command::default() };
-        assert!(argv(&both, &env).unwrap_err().to_string().contains("can not be set in the same"));
+        assert_eq!(
+            argv(&c("kubectl get pods"), &env).unwrap().join(" "),
+            "kubectl get pods --namespace ns"
+        );
+        assert_eq!(
+            argv(&c("kubectl get pods -n x"), &env).unwrap().join(" "),
+            "kubectl get pods -n x"
+        );
+        assert_eq!(
+            argv(&c("kubectl get --namespace=x"), &env)
+                .unwrap()
+                .join(" "),
+            "kubectl get --namespace=x"
+        );
+        let both = Command {
+            command: "a".into(),
+            script: "b".into(),
+            ..Command::default()
+        };
+        assert!(
+            argv(&both, &env)
+                .unwrap_err()
+                .to_string()
+                .contains("can not be set in the same")
+        );
     }
 }

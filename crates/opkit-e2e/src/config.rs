@@ -130,7 +130,9 @@ impl TestSuite {
 
     /// Whether event dumps are suppressed.
     pub fn suppress_events(&self) -> bool {
-        self.suppress.iter().any(|s| s.eq_ignore_ascii_case("events"))
+        self.suppress
+            .iter()
+            .any(|s| s.eq_ignore_ascii_case("events"))
     }
 }
 
@@ -284,7 +286,11 @@ mod tests {
     fn unknown_and_miscased_fields_are_warned_about() {
         let l = load("apiVersion: kuttl.dev/v1beta1\nkind: TestSuite\nstartKind: true\n").unwrap();
         assert!(!l.suite.start_kind);
-        assert!(l.warnings[0].contains("unknown field \"startKind\""), "{:?}", l.warnings);
+        assert!(
+            l.warnings[0].contains("unknown field \"startKind\""),
+            "{:?}",
+            l.warnings
+        );
     }
 
     #[test]
@@ -296,7 +302,8 @@ mod tests {
 
     #[test]
     fn a_wrongly_typed_field_is_an_error() {
-        let e = load("apiVersion: kuttl.dev/v1beta1\nkind: TestSuite\ntimeout: \"30\"\n").unwrap_err();
+        let e =
+            load("apiVersion: kuttl.dev/v1beta1\nkind: TestSuite\ntimeout: \"30\"\n").unwrap_err();
         assert!(e.to_string().contains("bad TestSuite"), "{e}");
     }
 

@@ -99,10 +99,19 @@ mod tests {
             "status": {"phase": "Pending"}});
         let diff = pretty_diff(&expected, &actual);
         assert!(diff.starts_with("--- Pod:ns/p\n+++ Pod:ns/p\n@@"), "{diff}");
-        assert!(diff.contains("-  phase: Running\n+  phase: Pending\n"), "{diff}");
-        assert!(diff.contains("+spec: '[... elided field over 10 lines long ...]'"), "{diff}");
+        assert!(
+            diff.contains("-  phase: Running\n+  phase: Pending\n"),
+            "{diff}"
+        );
+        assert!(
+            diff.contains("+spec: '[... elided field over 10 lines long ...]'"),
+            "{diff}"
+        );
         let quoted = pretty_diff(&json!({"data": {"a": "2"}}), &json!({"data": {"a": "1"}}));
         assert!(quoted.contains("-  a: \"2\"\n+  a: \"1\"\n"), "{quoted}");
-        assert!(!diff.contains("uid") && !diff.contains("annotations"), "{diff}");
+        assert!(
+            !diff.contains("uid") && !diff.contains("annotations"),
+            "{diff}"
+        );
     }
 }

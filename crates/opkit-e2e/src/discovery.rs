@@ -56,7 +56,9 @@ pub(crate) fn parse_name(base: &str) -> Option<Result<FileName, String>> {
         _ => FileKind::Apply,
     };
     let name = format!("{first}{}", caps.get(3).map_or("", |m| m.as_str()));
-    let template = caps.get(4).is_some_and(|m| m.as_str().starts_with(".gotmpl"));
+    let template = caps
+        .get(4)
+        .is_some_and(|m| m.as_str().starts_with(".gotmpl"));
     Some(Ok(FileName {
         index,
         kind,
@@ -130,7 +132,8 @@ pub(crate) struct TestDir {
 
 /// The tests of a test dir: its immediate subdirectories, sorted.
 pub(crate) fn list_tests(suite: &str, dir: &Path) -> Result<Vec<TestDir>, String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read test dir {}: {e}", dir.display()))?;
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read test dir {}: {e}", dir.display()))?;
     let mut tests = Vec::new();
     for entry in entries {
         let entry = entry.map_err(|e| format!("cannot read test dir {}: {e}", dir.display()))?;
@@ -208,7 +211,9 @@ pub(crate) fn load_steps(
             Some(p) => p?,
         };
         let Some(index) = parsed.index else {
-            notes.push(format!("Ignoring {name:?}: does not begin with a number followed by a dash."));
+            notes.push(format!(
+                "Ignoring {name:?}: does not begin with a number followed by a dash."
+            ));
             continue;
         };
         let list = files.entry(index).or_default();
@@ -221,7 +226,11 @@ pub(crate) fn load_steps(
             inner.sort();
             for p in inner {
                 if p.is_dir() {
-                    return Err(format!("step directory {} holds a directory: {}", path.display(), p.display()));
+                    return Err(format!(
+                        "step directory {} holds a directory: {}",
+                        path.display(),
+                        p.display()
+                    ));
                 }
                 list.push(p);
             }
@@ -236,7 +245,8 @@ pub(crate) fn load_steps(
 }
 
 fn read_objects(path: &Path) -> Result<Vec<Value>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     yaml::load_documents(&text).map_err(|e| format!("cannot load {}: {e}", path.display()))
 }
 
@@ -253,10 +263,18 @@ fn load_step(
     };
     let mut first_apply: Option<String> = None;
     for path in paths {
-        let base = path.file_name().map(|b| b.to_string_lossy().into_owned()).unwrap_or_default();
+        let base = path
+            .file_name()
+            .map(|b| b.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let parsed = match parse_name(&base) {
             Some(p) => p?,
-            None => return Err(format!("{}: not a YAML step file (want <name>.yaml)", path.display())),
+            None => {
+                return Err(format!(
+                    "{}: not a YAML step file (want <name>.yaml)",
+                    path.display()
+                ));
+            }
         };
         if parsed.template {
             return Err(format!(
@@ -372,7 +390,10 @@ fn validate_refs(ta: &TestAssert) -> Result<Vec<String>, String> {
             None
         };
         if let Some(field) = missing {
-            return Err(format!("validation failed for reference '{}': {field} not specified", r.reference));
+            return Err(format!(
+                "validation failed for reference '{}': {field} not specified",
+                r.reference
+            ));
         }
         if r.api_version.matches('/').count() > 1 {
             return Err(format!(
@@ -410,7 +431,9 @@ fn referenced(dir: &Path, paths: &[String]) -> Result<Vec<Value>, String> {
     for p in paths {
         let expanded = crate::command::expand(p, &env);
         if expanded.starts_with("http://") || expanded.starts_with("https://") {
-            return Err(format!("{expanded}: URLs in TestStep files are not supported yet"));
+            return Err(format!(
+                "{expanded}: URLs in TestStep files are not supported yet"
+            ));
         }
         let path = dir.join(&expanded);
         if path.is_dir() {
@@ -442,7 +465,10 @@ mod tests {
     #[test]
     fn file_names_follow_kuttls_grammar() {
         let p = parse("00-create-pod.yaml").unwrap();
-        assert_eq!((p.index, p.kind, p.name.as_str()), (Some(0), FileKind::Apply, "create-pod"));
+        assert_eq!(
+            (p.index, p.kind, p.name.as_str()),
+            (Some(0), FileKind::Apply, "create-pod")
+        );
         assert_eq!(parse("01-assert.yaml").unwrap().kind, FileKind::Assert);
         assert_eq!(parse("1-Assert-foo.yaml").unwrap().kind, FileKind::Assert);
         assert_eq!(parse("02-errors.yaml").unwrap().kind, FileKind::Errors);
@@ -469,9 +495,18 @@ mod tests {
     fn steps_group_by_index_and_take_the_first_apply_files_name() {
         let dir = tempfile::tempdir().unwrap();
         let w = |n: &str, s: &str| std::fs::write(dir.path().join(n), s).unwrap();
-        w("00-create-cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n");
-        w("00-assert.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: kuttl.dev/v1beta1\nkind: TestAssert\ntimeout: 5\n");
-        w("1-errors.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n");
+        w(
+            "00-create-cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+        );
+        w(
+            "00-assert.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: kuttl.dev/v1beta1\nkind: TestAssert\ntimeout: 5\n",
+        );
+        w(
+            "1-errors.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n",
+        );
         w("README.md", "docs");
         w("notes.txt", "x");
         w("other.yaml", "x: 1");
@@ -489,7 +524,9 @@ mod tests {
         assert_eq!(steps[1].errors.len(), 1);
         assert_eq!(notes.len(), 2, "{notes:?}");
         assert!(notes[0].contains("notes.txt") && notes[0].contains("does not follow pattern"));
-        assert!(notes[1].contains("other.yaml") && notes[1].contains("does not begin with a number"));
+        assert!(
+            notes[1].contains("other.yaml") && notes[1].contains("does not begin with a number")
+        );
     }
 
     #[test]
@@ -497,12 +534,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ts = "apiVersion: kuttl.dev/v1beta1\nkind: TestStep\n";
         std::fs::write(dir.path().join("00-a.yaml"), format!("{ts}---\n{ts}")).unwrap();
-        let settings = LoadSettings { ignore: &[], run_labels: &BTreeMap::new() };
-        let err = load_steps(dir.path(), &settings, &mut Vec::new()).err().unwrap();
+        let settings = LoadSettings {
+            ignore: &[],
+            run_labels: &BTreeMap::new(),
+        };
+        let err = load_steps(dir.path(), &settings, &mut Vec::new())
+            .err()
+            .unwrap();
         assert!(err.contains("more than 1 TestStep"), "{err}");
         std::fs::remove_file(dir.path().join("00-a.yaml")).unwrap();
         std::fs::write(dir.path().join("00-a.gotmpl.yaml"), ts).unwrap();
-        let err = load_steps(dir.path(), &settings, &mut Vec::new()).err().unwrap();
+        let err = load_steps(dir.path(), &settings, &mut Vec::new())
+            .err()
+            .unwrap();
         assert!(err.contains("not supported yet"), "{err}");
     }
 }

@@ -51,7 +51,9 @@ pub struct Options {
 #[derive(Debug, thiserror::Error)]
 pub enum HarnessError {
     /// Neither the suite nor the command line names a test dir.
-    #[error("no test directories provided, please provide either --config or test directories on the command line")]
+    #[error(
+        "no test directories provided, please provide either --config or test directories on the command line"
+    )]
     NoTestDirs,
     /// An `ignoreFiles` glob is malformed.
     #[error("{0}")]
@@ -140,7 +142,13 @@ impl Harness {
             && !suite.skip_delete
         {
             log.log("", &format!("Deleting namespace {ns:?}"));
-            if let Err(e) = case::delete_namespace(&cluster, &ns, Duration::from_secs(suite.step_timeout() as u64)).await {
+            if let Err(e) = case::delete_namespace(
+                &cluster,
+                &ns,
+                Duration::from_secs(suite.step_timeout() as u64),
+            )
+            .await
+            {
                 log.log("", &e);
             }
         }
@@ -159,9 +167,19 @@ impl Harness {
         };
         self.summary(&outcome);
         if let Some(format) = self.options.report_format {
-            let report = Report::build(suite.name(), &outcome.cases, self.options.report_granularity, duration, outcome.fatal.clone());
+            let report = Report::build(
+                suite.name(),
+                &outcome.cases,
+                self.options.report_granularity,
+                duration,
+                outcome.fatal.clone(),
+            );
             let dir = self.path(&suite.artifacts_dir);
-            let name = if suite.report_name.is_empty() { "kuttl-report" } else { &suite.report_name };
+            let name = if suite.report_name.is_empty() {
+                "kuttl-report"
+            } else {
+                &suite.report_name
+            };
             match report.write(format, &dir, name) {
                 Ok(p) => outcome.report = Some(p),
                 Err(e) => {
@@ -178,9 +196,16 @@ impl Harness {
         let log = &self.options.log;
         let word = |failed: bool| if failed { "FAIL" } else { "PASS" };
         let all_failed = !outcome.passed();
-        log.line(&format!("--- {}: kuttl ({})", word(all_failed), go_secs(outcome.duration)));
+        log.line(&format!(
+            "--- {}: kuttl ({})",
+            word(all_failed),
+            go_secs(outcome.duration)
+        ));
         let harness_failed = outcome.cases.iter().any(CaseRecord::failed);
-        log.line(&format!("    --- {}: kuttl/harness (0.00s)", word(harness_failed)));
+        log.line(&format!(
+            "    --- {}: kuttl/harness (0.00s)",
+            word(harness_failed)
+        ));
         for c in &outcome.cases {
             log.line(&format!(
                 "        --- {}: kuttl/harness/{} ({})",
@@ -192,7 +217,11 @@ impl Harness {
         log.line(word(all_failed));
     }
 
-    async fn setup(&self, cluster: &Cluster, background: &mut Vec<tokio::process::Child>) -> Result<(), String> {
+    async fn setup(
+        &self,
+        cluster: &Cluster,
+        background: &mut Vec<tokio::process::Child>,
+    ) -> Result<(), String> {
         let suite = &self.options.suite;
         let log = &self.options.log;
         let timeout = Duration::from_secs(suite.step_timeout() as u64);
@@ -204,13 +233,19 @@ impl Harness {
             let mut names = Vec::new();
             for object in manifests(&self.path(&suite.crd_dir))? {
                 let crd = crate::yaml::kind(&object) == "CustomResourceDefinition"
-                    && matches!(crate::yaml::group_version(&object), ("apiextensions.k8s.io", "v1" | "v1beta1"));
+                    && matches!(
+                        crate::yaml::group_version(&object),
+                        ("apiextensions.k8s.io", "v1" | "v1beta1")
+                    );
                 if !crd {
-                    log.log("", &format!(
-                        "Skipping resource {} {} because it does not match expected kinds",
-                        crate::yaml::kind(&object),
-                        crate::yaml::meta(&object, "name")
-                    ));
+                    log.log(
+                        "",
+                        &format!(
+                            "Skipping resource {} {} because it does not match expected kinds",
+                            crate::yaml::kind(&object),
+                            crate::yaml::meta(&object, "name")
+                        ),
+                    );
                     continue;
                 }
                 let (line, _) = target.apply(&object, timeout).await?;
@@ -235,7 +270,11 @@ impl Harness {
                 prefix: String::new(),
             };
             let raw = (suite.timeout > 0).then(|| Duration::from_secs(suite.timeout as u64));
-            background.extend(command::run_all(&suite.commands, &env, raw, true).await.map_err(|e| e.to_string())?);
+            background.extend(
+                command::run_all(&suite.commands, &env, raw, true)
+                    .await
+                    .map_err(|e| e.to_string())?,
+            );
         }
         Ok(())
     }
@@ -246,11 +285,15 @@ impl Harness {
         if ns.is_empty() {
             return Ok(None);
         }
-        self.options.log.log("", &format!("Creating namespace {ns:?}"));
+        self.options
+            .log
+            .log("", &format!("Creating namespace {ns:?}"));
         match case::create_namespace(cluster, ns).await {
             Ok(true) => Ok(Some(ns.clone())),
             Ok(false) => {
-                self.options.log.log("", &format!("Namespace {ns:?} already exists"));
+                self.options
+                    .log
+                    .log("", &format!("Namespace {ns:?} already exists"));
                 Ok(None)
             }
             Err(e) => Err(format!("failed to create test namespace {ns:?}: {e}")),
@@ -260,15 +303,23 @@ impl Harness {
     fn tests(&self) -> Result<Vec<TestDir>, String> {
         let suite = &self.options.suite;
         let log = &self.options.log;
-        log.log("", &format!(
-            "going to run test suite with timeout of {} seconds for each step",
-            suite.step_timeout()
-        ));
+        log.log(
+            "",
+            &format!(
+                "going to run test suite with timeout of {} seconds for each step",
+                suite.step_timeout()
+            ),
+        );
         let mut all = Vec::new();
         for dir in &suite.test_dirs {
             let tests: Vec<TestDir> = discovery::list_tests(dir, &self.path(dir))?
                 .into_iter()
-                .filter(|t| self.options.test_filter.as_ref().is_none_or(|re| re.is_match(&t.name)))
+                .filter(|t| {
+                    self.options
+                        .test_filter
+                        .as_ref()
+                        .is_none_or(|re| re.is_match(&t.name))
+                })
                 .collect();
             log.log("", &format!("testsuite: {dir} has {} tests", tests.len()));
             all.extend(tests);
@@ -298,7 +349,9 @@ impl Harness {
             let permits = permits.clone();
             handles.push(tokio::spawn(async move {
                 let _permit = permits.acquire_owned().await;
-                settings.log.line(&format!("=== RUN   kuttl/harness/{}", test.name));
+                settings
+                    .log
+                    .line(&format!("=== RUN   kuttl/harness/{}", test.name));
                 case::run(&test, &settings).await
             }));
         }
@@ -306,7 +359,10 @@ impl Harness {
         for h in handles {
             match h.await {
                 Ok(record) => cases.push(record),
-                Err(e) => self.options.log.line(&format!("    a test task failed: {e}")),
+                Err(e) => self
+                    .options
+                    .log
+                    .line(&format!("    a test task failed: {e}")),
             }
         }
         cases
@@ -320,14 +376,19 @@ fn manifests(dir: &Path) -> Result<Vec<Value>, String> {
     files.sort();
     let mut out = Vec::new();
     for f in files {
-        let text = std::fs::read_to_string(&f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
-        out.extend(crate::yaml::load_documents(&text).map_err(|e| format!("cannot load {}: {e}", f.display()))?);
+        let text =
+            std::fs::read_to_string(&f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
+        out.extend(
+            crate::yaml::load_documents(&text)
+                .map_err(|e| format!("cannot load {}: {e}", f.display()))?,
+        );
     }
     Ok(out)
 }
 
 fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
     for entry in entries.filter_map(Result::ok) {
         let path = entry.path();
         if path.is_dir() {
@@ -342,7 +403,11 @@ fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
     Ok(())
 }
 
-async fn wait_for_crds(cluster: &Cluster, names: &[String], timeout: Duration) -> Result<(), String> {
+async fn wait_for_crds(
+    cluster: &Cluster,
+    names: &[String],
+    timeout: Duration,
+) -> Result<(), String> {
     let api: Api<CustomResourceDefinition> = Api::all(cluster.client.clone());
     let deadline = Instant::now() + timeout;
     for name in names {
@@ -358,7 +423,10 @@ async fn wait_for_crds(cluster: &Cluster, names: &[String], timeout: Duration) -
                 break;
             }
             if Instant::now() >= deadline {
-                return Err(format!("CRD {name} not established within {}s", timeout.as_secs()));
+                return Err(format!(
+                    "CRD {name} not established within {}s",
+                    timeout.as_secs()
+                ));
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }

@@ -33,7 +33,10 @@ pub(crate) struct Created {
 impl Created {
     /// `<Kind>:<ns>/<name>`.
     pub(crate) fn id(&self) -> String {
-        format!("{}:{}/{}", self.resource.api.kind, self.namespace, self.name)
+        format!(
+            "{}:{}/{}",
+            self.resource.api.kind, self.namespace, self.name
+        )
     }
 }
 
@@ -43,7 +46,12 @@ fn labels_of(object: &Value) -> BTreeMap<String, String> {
         .and_then(Value::as_object)
         .map(|m| {
             m.iter()
-                .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_string)))
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        v.as_str().map_or_else(|| v.to_string(), str::to_string),
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default()
@@ -52,10 +60,20 @@ fn labels_of(object: &Value) -> BTreeMap<String, String> {
 impl Target {
     /// Applies `object` (create or merge-patch); the log line and, when created, the object to
     /// clean up.
-    pub(crate) async fn apply(&self, object: &Value, timeout: Duration) -> Result<(String, Option<Created>), String> {
+    pub(crate) async fn apply(
+        &self,
+        object: &Value,
+        timeout: Duration,
+    ) -> Result<(String, Option<Created>), String> {
         let mut object = object.clone();
-        let resource = self.cluster.namespaced(&mut object, &self.namespace).await?;
-        let applied = self.cluster.create_or_update(&resource, &object, timeout).await?;
+        let resource = self
+            .cluster
+            .namespaced(&mut object, &self.namespace)
+            .await?;
+        let applied = self
+            .cluster
+            .create_or_update(&resource, &object, timeout)
+            .await?;
         let id = resource_id(&object);
         Ok(match applied {
             Applied::Updated => (format!("{id} updated"), None),
@@ -73,7 +91,10 @@ impl Target {
     /// The objects an expected object is compared with: the named one, or those of its kind
     /// (with its labels). The expected object gets its namespace.
     /// `Err((true, _))` when the named object is not found.
-    async fn candidates(&self, expected: &mut Value) -> Result<(Resource, Vec<Value>), (bool, String)> {
+    async fn candidates(
+        &self,
+        expected: &mut Value,
+    ) -> Result<(Resource, Vec<Value>), (bool, String)> {
         let resource = self
             .cluster
             .namespaced(expected, &self.namespace)
@@ -133,10 +154,16 @@ impl Target {
             Err((false, e)) => return Some(e),
         };
         let gvk = gvk_string(&resource.api.api_version, &resource.api.kind);
-        let matched: Vec<&Value> = items.iter().filter(|a| is_subset(&expected, a).is_ok()).collect();
+        let matched: Vec<&Value> = items
+            .iter()
+            .filter(|a| is_subset(&expected, a).is_ok())
+            .collect();
         match matched.as_slice() {
             [] => None,
-            [one] => Some(format!("resource {gvk} {} matched error assertion", yaml::meta(one, "name"))),
+            [one] => Some(format!(
+                "resource {gvk} {} matched error assertion",
+                yaml::meta(one, "name")
+            )),
             [first, rest @ ..] => Some(format!(
                 "resource {gvk} {} (and {} other resources) matched error assertion",
                 yaml::meta(first, "name"),
@@ -182,7 +209,11 @@ impl Target {
                     .await
                     .map_err(|e| format!("deleting {gvk} {name} failed: {}", message(&e)))?;
                 let id = format!("{}:{ns}/{name}", resource.api.kind);
-                log(if gone { format!("{id} already gone") } else { format!("{id} deleted") });
+                log(if gone {
+                    format!("{id} already gone")
+                } else {
+                    format!("{id} deleted")
+                });
                 deleted.push((resource.clone(), ns.clone(), name));
             }
         }
@@ -213,18 +244,35 @@ impl Target {
     }
 
     /// Evaluates CEL `assertAll` / `assertAny` over the referenced objects; the errors.
-    pub(crate) async fn cel(&self, refs: &[ResourceRef], all: &[CelCheck], any: &[CelCheck]) -> Vec<String> {
+    pub(crate) async fn cel(
+        &self,
+        refs: &[ResourceRef],
+        all: &[CelCheck],
+        any: &[CelCheck],
+    ) -> Vec<String> {
         let mut bound: Vec<(String, Value)> = Vec::new();
         for r in refs {
-            let ns = if r.namespace.is_empty() { &self.namespace } else { &r.namespace };
+            let ns = if r.namespace.is_empty() {
+                &self.namespace
+            } else {
+                &r.namespace
+            };
             let got = async {
                 let resource = self.cluster.resolve(&r.api_version, &r.kind).await?;
-                self.cluster.get(&resource, ns, &r.name).await.map_err(|e| message(&e))
+                self.cluster
+                    .get(&resource, ns, &r.name)
+                    .await
+                    .map_err(|e| message(&e))
             }
             .await;
             match got {
                 Ok(v) => bound.push((r.reference.clone(), v)),
-                Err(e) => return vec![format!("failed to get referenced resource '{ns}/{}': {e}", r.name)],
+                Err(e) => {
+                    return vec![format!(
+                        "failed to get referenced resource '{ns}/{}': {e}",
+                        r.name
+                    )];
+                }
             }
         }
         let vars: Vec<(&str, &Value)> = bound.iter().map(|(k, v)| (k.as_str(), v)).collect();
@@ -238,12 +286,18 @@ impl Target {
         let mut errors = Vec::new();
         let failed: Vec<String> = all.iter().filter_map(|c| eval(c).err()).collect();
         if !failed.is_empty() {
-            errors.push(format!("not all assertAll expressions evaluated to true: {}", failed.join("\n")));
+            errors.push(format!(
+                "not all assertAll expressions evaluated to true: {}",
+                failed.join("\n")
+            ));
         }
         if !any.is_empty() {
             let failed: Vec<String> = any.iter().filter_map(|c| eval(c).err()).collect();
             if failed.len() == any.len() {
-                errors.push(format!("no expression evaluated to true: {}", failed.join("\n")));
+                errors.push(format!(
+                    "no expression evaluated to true: {}",
+                    failed.join("\n")
+                ));
             }
         }
         errors

@@ -153,7 +153,13 @@ fn case_failure(c: &CaseRecord) -> Option<Failure> {
     })
 }
 
-fn summed(name: String, timestamp: String, time: Duration, testcase: Vec<TestCase>, testsuite: Vec<TestSuite>) -> TestSuite {
+fn summed(
+    name: String,
+    timestamp: String,
+    time: Duration,
+    testcase: Vec<TestCase>,
+    testsuite: Vec<TestSuite>,
+) -> TestSuite {
     let tests = testcase.len() + testsuite.iter().map(|s| s.tests).sum::<usize>();
     let failures = testcase.iter().filter(|c| c.failure.is_some()).count()
         + testsuite.iter().map(|s| s.failures).sum::<usize>();
@@ -184,7 +190,12 @@ impl Report {
         for dir in dirs {
             let mut in_dir: Vec<&CaseRecord> = cases.iter().filter(|c| c.suite == dir).collect();
             in_dir.sort_by(|a, b| a.name.cmp(&b.name));
-            let timestamp = in_dir.iter().map(|c| c.started).min().map(|t| t.to_string()).unwrap_or_default();
+            let timestamp = in_dir
+                .iter()
+                .map(|c| c.started)
+                .min()
+                .map(|t| t.to_string())
+                .unwrap_or_default();
             let time = in_dir.iter().map(|c| c.duration).max().unwrap_or_default();
             let suite = match granularity {
                 Granularity::Test => {
@@ -247,7 +258,13 @@ impl Report {
                                 });
                             }
                             cases.sort_by(|a, b| a.name.cmp(&b.name));
-                            summed(c.name.clone(), c.started.to_string(), c.duration, cases, Vec::new())
+                            summed(
+                                c.name.clone(),
+                                c.started.to_string(),
+                                c.duration,
+                                cases,
+                                Vec::new(),
+                            )
                         })
                         .collect();
                     summed(dir.to_string(), timestamp, time, Vec::new(), tests)
@@ -270,7 +287,8 @@ impl Report {
 
     /// The report as kuttl's JSON (`json.MarshalIndent(r, " ", "  ")`, HTML-escaped).
     pub fn to_json(&self) -> String {
-        let pretty = serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()));
+        let pretty = serde_json::to_string_pretty(self)
+            .unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()));
         let escaped = pretty
             .replace('<', "\\u003c")
             .replace('>', "\\u003e")
@@ -292,7 +310,10 @@ impl Report {
             suite_xml(s, 1, &mut out);
         }
         if let Some(f) = &self.failure {
-            out.push_str(&format!("\n   <failure message=\"{}\" type=\"\"></failure>", esc(&f.message)));
+            out.push_str(&format!(
+                "\n   <failure message=\"{}\" type=\"\"></failure>",
+                esc(&f.message)
+            ));
         }
         out.push_str("\n </testsuites>");
         out
@@ -394,7 +415,12 @@ mod tests {
                 assertions: 2,
                 duration: Duration::from_millis(1200),
                 started: t,
-                failure: fail.then(|| ("failed in step 0-run".to_string(), vec!["a".into(), "command \"x\" <failed> & 'b'".into()])),
+                failure: fail.then(|| {
+                    (
+                        "failed in step 0-run".to_string(),
+                        vec!["a".into(), "command \"x\" <failed> & 'b'".into()],
+                    )
+                }),
             }],
             cleanup_failures: Vec::new(),
         }
@@ -402,10 +428,22 @@ mod tests {
 
     #[test]
     fn step_granularity_xml_nests_tests_with_setup_and_real_step_times() {
-        let r = Report::build("s", &[case("b", true), case("a", false)], Granularity::Step, Duration::from_secs(2), None);
+        let r = Report::build(
+            "s",
+            &[case("b", true), case("a", false)],
+            Granularity::Step,
+            Duration::from_secs(2),
+            None,
+        );
         let xml = r.to_xml();
-        assert!(xml.starts_with(" <testsuites name=\"s\" tests=\"4\" failures=\"1\" time=\"2.000\">"), "{xml}");
-        assert!(xml.contains("\n   <testsuite tests=\"4\" failures=\"1\""), "{xml}");
+        assert!(
+            xml.starts_with(" <testsuites name=\"s\" tests=\"4\" failures=\"1\" time=\"2.000\">"),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("\n   <testsuite tests=\"4\" failures=\"1\""),
+            "{xml}"
+        );
         assert!(xml.contains("name=\"tests/e2e\">"), "{xml}");
         assert!(xml.find("name=\"a\"").unwrap() < xml.find("name=\"b\"").unwrap());
         assert!(xml.contains("<testcase classname=\"b\" name=\"step 0-run\" timestamp=\"1970-01-01T00:00:00Z\" time=\"1.200\" assertions=\"2\">"), "{xml}");
@@ -415,7 +453,13 @@ mod tests {
 
     #[test]
     fn test_granularity_json_has_one_testcase_per_test_and_go_escaping() {
-        let r = Report::build("", &[case("a", true)], Granularity::Test, Duration::from_secs(2), None);
+        let r = Report::build(
+            "",
+            &[case("a", true)],
+            Granularity::Test,
+            Duration::from_secs(2),
+            None,
+        );
         let json = r.to_json();
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();
         let tc = &v["testsuite"][0]["testcase"][0];

@@ -70,9 +70,11 @@ impl StepContext<'_> {
         let errors = self.run_inner(step, &mut created).await;
         let prefix = self.prefix(step);
         if errors.is_empty() {
-            self.log.log(&prefix, &format!("test step completed {}", step.label()));
+            self.log
+                .log(&prefix, &format!("test step completed {}", step.label()));
         } else {
-            self.log.log(&prefix, &format!("test step failed {}", step.label()));
+            self.log
+                .log(&prefix, &format!("test step failed {}", step.label()));
         }
         StepOutcome {
             errors,
@@ -83,7 +85,8 @@ impl StepContext<'_> {
 
     async fn run_inner(&self, step: &Step, created: &mut Vec<Created>) -> Vec<String> {
         let prefix = self.prefix(step);
-        self.log.log(&prefix, &format!("starting test step {}", step.label()));
+        self.log
+            .log(&prefix, &format!("starting test step {}", step.label()));
         let window = self.window(step);
         let suite_timeout = secs(self.suite_timeout);
         if let Some(ts) = &step.step {
@@ -94,7 +97,13 @@ impl StepContext<'_> {
                 }
             }
             if !ts.commands.is_empty()
-                && let Err(e) = command::run_all(&ts.commands, &self.command_env(step), Some(suite_timeout), false).await
+                && let Err(e) = command::run_all(
+                    &ts.commands,
+                    &self.command_env(step),
+                    Some(suite_timeout),
+                    false,
+                )
+                .await
             {
                 return vec![e.to_string()];
             }
@@ -142,7 +151,9 @@ impl StepContext<'_> {
         if let Some(ta) = &step.assert {
             let env = self.command_env(step);
             for c in &ta.commands {
-                let remaining = deadline.saturating_duration_since(Instant::now()).max(Duration::from_secs(1));
+                let remaining = deadline
+                    .saturating_duration_since(Instant::now())
+                    .max(Duration::from_secs(1));
                 let cmd = Command {
                     command: c.command.clone(),
                     script: c.script.clone(),
@@ -158,8 +169,15 @@ impl StepContext<'_> {
                     }
                 }
             }
-            if !ta.resource_refs.is_empty() || !step.assert_all.is_empty() || !step.assert_any.is_empty() {
-                errors.extend(self.target.cel(&ta.resource_refs, &step.assert_all, &step.assert_any).await);
+            if !ta.resource_refs.is_empty()
+                || !step.assert_all.is_empty()
+                || !step.assert_any.is_empty()
+            {
+                errors.extend(
+                    self.target
+                        .cel(&ta.resource_refs, &step.assert_all, &step.assert_any)
+                        .await,
+                );
             }
         }
         for expected in &step.errors {
@@ -175,11 +193,17 @@ impl StepContext<'_> {
             let (header, command) = match collector_command(c, &self.target.namespace) {
                 Ok(x) => x,
                 Err(e) => {
-                    self.log.log(&env.prefix, &format!("skipping invalid assertion collector: {e}"));
+                    self.log.log(
+                        &env.prefix,
+                        &format!("skipping invalid assertion collector: {e}"),
+                    );
                     continue;
                 }
             };
-            self.log.log(&env.prefix, &format!("collecting log output for [{header}]"));
+            self.log.log(
+                &env.prefix,
+                &format!("collecting log output for [{header}]"),
+            );
             let cmd = Command {
                 command,
                 ignore_failure: true,
@@ -201,7 +225,11 @@ fn collector_command(c: &Collector, test_namespace: &str) -> Result<(String, Str
     } else {
         "pod".to_string()
     };
-    let ns = if c.namespace.is_empty() { test_namespace } else { &c.namespace };
+    let ns = if c.namespace.is_empty() {
+        test_namespace
+    } else {
+        &c.namespace
+    };
     let mut header = vec![format!("type=={kind}")];
     if !c.pod.is_empty() {
         header.push(format!("pod=={}", c.pod));
@@ -253,15 +281,25 @@ fn collector_command(c: &Collector, test_namespace: &str) -> Result<(String, Str
             if !c.selector.is_empty() || !c.container.is_empty() || !c.command.is_empty() {
                 return Err("events collector takes no selector, container or command".into());
             }
-            let pod = if c.pod.is_empty() { String::new() } else { format!(" {}", c.pod) };
+            let pod = if c.pod.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", c.pod)
+            };
             format!("kubectl get events{pod} -n {ns}")
         }
         "command" => {
             if c.command.is_empty() {
                 return Err("command collector requires a command".into());
             }
-            if !c.pod.is_empty() || !c.namespace.is_empty() || !c.container.is_empty() || !c.selector.is_empty() {
-                return Err("command collector takes no pod, namespace, container or selector".into());
+            if !c.pod.is_empty()
+                || !c.namespace.is_empty()
+                || !c.container.is_empty()
+                || !c.selector.is_empty()
+            {
+                return Err(
+                    "command collector takes no pod, namespace, container or selector".into(),
+                );
             }
             c.command.clone()
         }
@@ -288,7 +326,10 @@ mod tests {
             kind: "Events".into(),
             ..Collector::default()
         };
-        assert_eq!(collector_command(&events, "ns").unwrap().1, "kubectl get events -n ns");
+        assert_eq!(
+            collector_command(&events, "ns").unwrap().1,
+            "kubectl get events -n ns"
+        );
         assert!(collector_command(&Collector::default(), "ns").is_err());
     }
 }

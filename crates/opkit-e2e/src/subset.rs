@@ -67,7 +67,11 @@ fn check(expected: &Value, actual: &Value, path: &mut String) -> Result<(), Mism
     if go_type(expected) != go_type(actual) {
         return fail(
             path,
-            format!("type mismatch: {} != {}", go_type(expected), go_type(actual)),
+            format!(
+                "type mismatch: {} != {}",
+                go_type(expected),
+                go_type(actual)
+            ),
         );
     }
     if expected == actual {
@@ -127,13 +131,22 @@ mod tests {
 
     #[test]
     fn maps_match_partially_and_extra_keys_are_ignored() {
-        assert!(is_subset(&json!({"a": {"b": 1}}), &json!({"a": {"b": 1, "c": 2}, "d": 3})).is_ok());
+        assert!(
+            is_subset(
+                &json!({"a": {"b": 1}}),
+                &json!({"a": {"b": 1, "c": 2}, "d": 3})
+            )
+            .is_ok()
+        );
         assert!(is_subset(&json!({"a": {}}), &json!({"a": {"x": 1}})).is_ok());
     }
 
     #[test]
     fn a_missing_key_names_its_path() {
-        assert_eq!(err(json!({"a": {"b": 1}}), json!({"a": {}})), ".a.b: key is missing from map");
+        assert_eq!(
+            err(json!({"a": {"b": 1}}), json!({"a": {}})),
+            ".a.b: key is missing from map"
+        );
     }
 
     #[test]
@@ -143,30 +156,54 @@ mod tests {
             ".l: slice length mismatch: 1 != 2"
         );
         assert_eq!(
-            err(json!({"l": [{"n": "a"}, {"n": "b"}]}), json!({"l": [{"n": "b"}, {"n": "a"}]})),
+            err(
+                json!({"l": [{"n": "a"}, {"n": "b"}]}),
+                json!({"l": [{"n": "b"}, {"n": "a"}]})
+            ),
             ".l[0].n: value mismatch, expected: a != actual: b"
         );
-        assert!(is_subset(&json!({"l": [{"n": "a"}]}), &json!({"l": [{"n": "a", "x": 1}]})).is_ok());
+        assert!(
+            is_subset(
+                &json!({"l": [{"n": "a"}]}),
+                &json!({"l": [{"n": "a", "x": 1}]})
+            )
+            .is_ok()
+        );
     }
 
     #[test]
     fn different_types_never_match_even_for_numbers_and_quantities() {
-        assert_eq!(err(json!({"v": 2.5}), json!({"v": 2})), ".v: type mismatch: float64 != int64");
-        assert_eq!(err(json!({"cpu": 1}), json!({"cpu": "1"})), ".cpu: type mismatch: int64 != string");
+        assert_eq!(
+            err(json!({"v": 2.5}), json!({"v": 2})),
+            ".v: type mismatch: float64 != int64"
+        );
+        assert_eq!(
+            err(json!({"cpu": 1}), json!({"cpu": "1"})),
+            ".cpu: type mismatch: int64 != string"
+        );
     }
 
     #[test]
     fn null_needs_the_key_present_with_null() {
         assert!(is_subset(&json!({"a": null}), &json!({"a": null})).is_ok());
-        assert_eq!(err(json!({"a": null}), json!({})), ".a: key is missing from map");
-        assert_eq!(err(json!({"a": null}), json!({"a": "x"})), ".a: type mismatch: <nil> != string");
+        assert_eq!(
+            err(json!({"a": null}), json!({})),
+            ".a: key is missing from map"
+        );
+        assert_eq!(
+            err(json!({"a": null}), json!({"a": "x"})),
+            ".a: type mismatch: <nil> != string"
+        );
     }
 
     #[test]
     fn the_first_mismatch_in_sorted_key_order_is_reported() {
         for _ in 0..5 {
             assert_eq!(
-                err(json!({"z": 1, "b": 1, "m": 1}), json!({"z": 2, "b": 2, "m": 2})),
+                err(
+                    json!({"z": 1, "b": 1, "m": 1}),
+                    json!({"z": 2, "b": 2, "m": 2})
+                ),
                 ".b: value mismatch, expected: 1 != actual: 2"
             );
         }

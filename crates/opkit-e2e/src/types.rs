@@ -212,7 +212,10 @@ mod tests {
         }))
         .unwrap();
         let labels = |pairs: &[(&str, &str)]| {
-            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
         };
         assert!(sel.matches(&labels(&[("a", "1"), ("b", "y")])).unwrap());
         assert!(!sel.matches(&labels(&[("a", "1"), ("b", "z")])).unwrap());

@@ -26,14 +26,19 @@ pub(crate) fn normalize(value: Value) -> Value {
             _ => Value::Number(n),
         },
         Value::Array(items) => Value::Array(items.into_iter().map(normalize).collect()),
-        Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (k, normalize(v))).collect()),
+        Value::Object(map) => {
+            Value::Object(map.into_iter().map(|(k, v)| (k, normalize(v))).collect())
+        }
         other => other,
     }
 }
 
 /// The `(group, version)` of an object's `apiVersion` (`v1` → `("", "v1")`).
 pub(crate) fn group_version(object: &Value) -> (&str, &str) {
-    let api_version = object.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    let api_version = object
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     match api_version.split_once('/') {
         Some((g, v)) => (g, v),
         None => ("", api_version),
@@ -60,7 +65,10 @@ pub(crate) fn unknown_fields(object: &Value, known: &[&str]) -> Vec<String> {
         return Vec::new();
     };
     map.keys()
-        .filter(|k| !["apiVersion", "kind", "metadata"].contains(&k.as_str()) && !known.contains(&k.as_str()))
+        .filter(|k| {
+            !["apiVersion", "kind", "metadata"].contains(&k.as_str())
+                && !known.contains(&k.as_str())
+        })
         .cloned()
         .collect()
 }
