@@ -107,7 +107,7 @@ pub(crate) async fn run(test: &TestDir, settings: &CaseSettings) -> CaseRecord {
     let steps = match loaded {
         Ok(s) => s,
         Err(e) => {
-            error_lines(log, &[e.clone()]);
+            error_lines(log, std::slice::from_ref(&e));
             record.setup_failure = Some(e);
             record.setup_duration = start.elapsed();
             record.duration = start.elapsed();
@@ -127,7 +127,7 @@ pub(crate) async fn run(test: &TestDir, settings: &CaseSettings) -> CaseRecord {
                 }
                 Err(e) => {
                     let e = format!("failed to create test namespace {ns:?}: {e}");
-                    error_lines(log, &[e.clone()]);
+                    error_lines(log, std::slice::from_ref(&e));
                     record.setup_failure = Some(e);
                     record.setup_duration = start.elapsed();
                     record.duration = start.elapsed();

@@ -94,14 +94,15 @@ impl Cluster {
             .to_string();
         let kind = yaml::kind(object).to_string();
         let resource = self.resolve(&api_version, &kind).await?;
-        if resource.namespaced && yaml::meta(object, "namespace").is_empty() {
-            if let Some(meta) = object.as_object_mut().map(|o| {
+        if resource.namespaced
+            && yaml::meta(object, "namespace").is_empty()
+            && let Some(meta) = object.as_object_mut().and_then(|o| {
                 o.entry("metadata")
                     .or_insert_with(|| Value::Object(Default::default()))
-            }) && let Some(meta) = meta.as_object_mut()
-            {
-                meta.insert("namespace".into(), Value::String(namespace.to_string()));
-            }
+                    .as_object_mut()
+            })
+        {
+            meta.insert("namespace".into(), Value::String(namespace.to_string()));
         }
         Ok(resource)
     }
