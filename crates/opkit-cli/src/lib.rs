@@ -6,7 +6,8 @@
 //! (and `create webhook`) and their undoing are the operator project workflow of kubebuilder and operator-sdk;
 //! with `--plugins helm` its kinds are Helm charts run by `helm-operator run`, the generic chart
 //! operator; `chart template` is `helm template`; `kudo ...` (also built as the `kubectl-kudo`
-//! plugin) installs and runs KUDO packages.
+//! plugin) installs and runs KUDO packages; `test` runs kuttl end-to-end suites on an embedded
+//! control plane.
 //!
 //! The library holds the commands; the `opkit` and `kubectl-kudo` executables call [`main`].
 
@@ -27,6 +28,7 @@ mod progress;
 mod project;
 mod run;
 mod scaffold;
+mod test;
 mod webhook_manifests;
 
 use std::net::SocketAddr;
@@ -86,6 +88,9 @@ enum Command {
     /// Declarative operators: KUDO's `kubectl kudo` commands (install KUDO packages, update
     /// and upgrade instances, plans, packages); also built as the `kubectl-kudo` plugin.
     Kudo(kudo::KudoArgs),
+    /// Run kuttl end-to-end suites (`kubectl kuttl test`) on an embedded control plane, or on
+    /// a cluster with `--kubeconfig`.
+    Test(test::TestArgs),
 }
 
 /// The same `kudo` command tree as the `kubectl-kudo` plugin binary (this file is also
@@ -186,7 +191,15 @@ pub enum Program {
 pub fn main(program: Program) -> ExitCode {
     let command = match program {
         Program::KubectlKudo => Command::Kudo(KubectlKudo::parse().kudo),
-        Program::Opkit => Cli::parse().command,
+        Program::Opkit => match Cli::try_parse() {
+            Ok(cli) => cli.command,
+            // kuttl exits 255 on flag errors; other commands keep clap's exit code.
+            Err(e) if e.use_stderr() && std::env::args().nth(1).as_deref() == Some("test") => {
+                let _ = e.print();
+                return ExitCode::from(255);
+            }
+            Err(e) => e.exit(),
+        },
     };
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -237,6 +250,7 @@ pub fn main(program: Program) -> ExitCode {
             Command::Chart(cmd) => Ok(chart::run(cmd, &cwd)),
             Command::HelmOperator(cmd) => done(helm_operator::run(cmd).await),
             Command::Kudo(args) => done(kudo::run(args).await),
+            Command::Test(args) => test::run(args, &cwd).await,
         }
     });
     match result {

@@ -136,3 +136,116 @@ fn a_bad_listen_address_is_a_clear_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--listen"), "{stderr}");
 }
+
+/// Writes `files` under a fresh directory with `bin/kubectl` linked (first on the PATH of a
+/// suite's commands).
+fn kuttl_suite(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (path, contents) in files {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, contents).unwrap();
+    }
+    std::fs::create_dir_all(dir.path().join("bin")).unwrap();
+    std::os::unix::fs::symlink(common::tool_path("kubectl"), dir.path().join("bin/kubectl"))
+        .unwrap();
+    dir
+}
+
+fn opkit_test(dir: &std::path::Path, args: &[&str]) -> Output {
+    let mut cmd = opkit();
+    cmd.arg("test")
+        .args(args)
+        .current_dir(dir)
+        .env_remove("KUBECONFIG");
+    run(cmd, None, Duration::from_secs(120))
+}
+
+#[test]
+fn opkit_test_runs_a_kuttl_suite_on_an_embedded_plane_and_writes_junit() {
+    let dir = kuttl_suite(&[
+        (
+            "kuttl-test.yaml",
+            "apiVersion: kuttl.dev/v1beta1\nkind: TestSuite\ntestDirs: [e2e]\ntimeout: 20\n",
+        ),
+        (
+            "e2e/deploy/00-web.yaml",
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  \
+             selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    \
+             spec: {containers: [{name: web, image: nginx}]}\n",
+        ),
+        (
+            "e2e/deploy/00-assert.yaml",
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nstatus: {readyReplicas: 2}\n",
+        ),
+        (
+            "e2e/deploy/01-scale.yaml",
+            "apiVersion: kuttl.dev/v1beta1\nkind: TestStep\ncommands:\n- command: kubectl scale \
+             deployment web --replicas=1 -n $NAMESPACE\n",
+        ),
+        (
+            "e2e/deploy/01-assert.yaml",
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nstatus: {readyReplicas: 1}\n",
+        ),
+    ]);
+    let out = opkit_test(dir.path(), &["--report", "junit"]);
+    assert!(out.success(), "{out}");
+    assert!(
+        out.stdout.contains("=== RUN   kuttl/harness/deploy"),
+        "{out}"
+    );
+    assert!(
+        out.stdout.contains("--- PASS: kuttl/harness/deploy ("),
+        "{out}"
+    );
+    assert!(
+        out.stdout
+            .contains("| deploy/1-scale | running command: [kubectl scale"),
+        "{out}"
+    );
+    let kubeconfig = std::fs::read_to_string(dir.path().join("kubeconfig")).expect("./kubeconfig");
+    assert!(
+        kubeconfig.contains("server: https://127.0.0.1:"),
+        "{kubeconfig}"
+    );
+    let xml = std::fs::read_to_string(dir.path().join("kuttl-report.xml")).expect("the report");
+    assert!(xml.contains("name=\"step 1-scale\""), "{xml}");
+    assert!(xml.contains("failures=\"0\""), "{xml}");
+}
+
+#[test]
+fn opkit_test_fails_with_exit_1_and_a_diff_against_an_existing_cluster() {
+    let plane = common::ControlPlane::start();
+    let dir = kuttl_suite(&[
+        (
+            "e2e/wrong/00-cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {a: \"1\"}\n",
+        ),
+        (
+            "e2e/wrong/00-assert.yaml",
+            "apiVersion: kuttl.dev/v1beta1\nkind: TestAssert\ntimeout: 1\n---\napiVersion: v1\n\
+             kind: ConfigMap\nmetadata: {name: cm}\ndata: {a: \"2\"}\n",
+        ),
+    ]);
+    let kubeconfig = plane.kubeconfig.display().to_string();
+    let out = opkit_test(dir.path(), &["e2e", "--kubeconfig", &kubeconfig]);
+    assert_eq!(out.code, Some(1), "{out}");
+    assert!(
+        out.stdout.contains("--- FAIL: kuttl/harness/wrong ("),
+        "{out}"
+    );
+    assert!(
+        out.stdout.contains("-  a: \"2\"\n        +  a: \"1\""),
+        "{out}"
+    );
+    assert!(
+        out.stdout
+            .contains(".data.a: value mismatch, expected: 2 != actual: 1"),
+        "{out}"
+    );
+    let bad = opkit_test(
+        dir.path(),
+        &["e2e", "--start-kind", "--start-control-plane"],
+    );
+    assert_eq!(bad.code, Some(255), "{bad}");
+}
