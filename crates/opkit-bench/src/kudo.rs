@@ -159,12 +159,11 @@ pub async fn kudo(options: &Options) -> anyhow::Result<Outcome> {
         ms(to_complete.percentile(90.0)),
     ));
 
-    // (b) many instances of first-operator installed at once.
+    // (b) many instances of first-operator installed at once. Its Deployment has a fixed name
+    // (`nginx-deployment`), so, as with KUDO, two instances cannot share a namespace: each
+    // instance gets its own, with the package's Operator and OperatorVersion installed there.
     let count = counts.kudo_instances;
-    let ns = "bench-kudo-first";
-    create_namespace(&admin, ns).await?;
     opkit_kudo::install::check_parameters(&first, &BTreeMap::new())?;
-    opkit_kudo::install::operator(&admin, ns, &first).await?;
     let (requests_before, writes_before) = (requests.requests(), requests.get());
     let started = Instant::now();
     let clients = server.clients(count.min(counts.concurrency)).await?;
@@ -173,14 +172,20 @@ pub async fn kudo(options: &Options) -> anyhow::Result<Outcome> {
     run_concurrent(&clients, count, &progress, move |client, i| {
         let pkg = pkg.clone();
         async move {
-            let name = format!("first-{i}");
-            opkit_kudo::install::instance(&client, ns, &name, &pkg, BTreeMap::new()).await?;
+            let ns = format!("bench-kudo-first-{i}");
+            create_namespace(&client, &ns).await?;
+            opkit_kudo::install::operator(&client, &ns, &pkg).await?;
+            opkit_kudo::install::instance(&client, &ns, "first", &pkg, BTreeMap::new()).await?;
             Ok(())
         }
     })
     .await?;
     progress.finish();
-    let api: Api<Instance> = Api::namespaced(admin.clone(), ns);
+    let api: Api<Instance> = Api::all(admin.clone());
+    let first_instances = ListParams::default().labels(&format!(
+        "{}=first-operator",
+        opkit_kudo::install::OPERATOR_LABEL
+    ));
     let progress = Progress::start("deploy plans COMPLETE", count);
     let done = progress.counter();
     poll_until(
@@ -188,9 +193,9 @@ pub async fn kudo(options: &Options) -> anyhow::Result<Outcome> {
         limit,
         POLL,
         || {
-            let (api, done) = (api.clone(), done.clone());
+            let (api, done, params) = (api.clone(), done.clone(), first_instances.clone());
             async move {
-                let list = api.list(&ListParams::default()).await?;
+                let list = api.list(&params).await?;
                 let mut n = 0;
                 for instance in &list.items {
                     if deploy_status(instance)? == Some(ExecutionStatus::Complete) {
