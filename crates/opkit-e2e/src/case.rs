@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::core::v1::{Namespace, ObjectReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 
 use crate::cluster::{Cluster, is_not_found, message};
@@ -294,16 +295,23 @@ async fn dump_events(cluster: &Cluster, test: &str, namespace: &str, log: &Log) 
     log.log(test, &out);
 }
 
-fn object_ref(kind: &str, api_version: &str, name: &str, field_path: &str) -> String {
-    let group = api_version.split_once('/').map(|(g, _)| g).unwrap_or("");
+/// `Kind[.group] name[.fieldPath]`, as kuttl prints an event's object.
+fn object_ref(o: &ObjectReference) -> String {
+    let kind = o.kind.as_deref().unwrap_or("");
+    let group = o
+        .api_version
+        .as_deref()
+        .and_then(|v| v.split_once('/'))
+        .map(|(g, _)| g)
+        .unwrap_or("");
     let mut s = if group.is_empty() {
         kind.to_string()
     } else {
         format!("{kind}.{group}")
     };
     s.push(' ');
-    s.push_str(name);
-    if !field_path.is_empty() {
+    s.push_str(o.name.as_deref().unwrap_or(""));
+    if let Some(field_path) = o.field_path.as_deref().filter(|p| !p.is_empty()) {
         s.push('.');
         s.push_str(field_path);
     }
@@ -312,76 +320,73 @@ fn object_ref(kind: &str, api_version: &str, name: &str, field_path: &str) -> St
 
 type Rows = Vec<((String, String), String)>;
 
+/// One dump line (the creation time, then `columns`, tab-separated), keyed by creation time
+/// and name for sorting.
+fn event_row(meta: &ObjectMeta, columns: [String; 7]) -> ((String, String), String) {
+    let created = meta
+        .creation_timestamp
+        .as_ref()
+        .map(|t| t.0.to_string())
+        .unwrap_or_default();
+    let line = std::iter::once(created.clone())
+        .chain(columns)
+        .collect::<Vec<_>>()
+        .join("\t");
+    ((created, meta.name.clone().unwrap_or_default()), line)
+}
+
+fn sorted(mut rows: Rows) -> Rows {
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    rows
+}
+
 async fn events_v1(cluster: &Cluster, namespace: &str) -> Result<Rows, kube::Error> {
     use k8s_openapi::api::events::v1::Event;
     let api: Api<Event> = Api::namespaced(cluster.client.clone(), namespace);
-    let mut rows: Rows = Vec::new();
-    for e in api.list(&ListParams::default()).await?.items {
-        let created = e
-            .metadata
-            .creation_timestamp
-            .as_ref()
-            .map(|t| t.0.to_string())
-            .unwrap_or_default();
-        let r = |o: &Option<k8s_openapi::api::core::v1::ObjectReference>| {
-            o.as_ref()
-                .map(|o| {
-                    object_ref(
-                        o.kind.as_deref().unwrap_or(""),
-                        o.api_version.as_deref().unwrap_or(""),
-                        o.name.as_deref().unwrap_or(""),
-                        o.field_path.as_deref().unwrap_or(""),
-                    )
-                })
-                .unwrap_or_default()
-        };
-        let row = [
-            created.clone(),
-            e.type_.clone().unwrap_or_default(),
-            r(&e.regarding),
-            e.action.clone().unwrap_or_default(),
-            e.reason.clone().unwrap_or_default(),
-            e.note.clone().unwrap_or_default(),
-            e.reporting_controller.clone().unwrap_or_default(),
-            r(&e.related),
-        ]
-        .join("\t");
-        rows.push(((created, e.metadata.name.clone().unwrap_or_default()), row));
-    }
-    rows.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(rows)
+    let reference = |o: &Option<ObjectReference>| o.as_ref().map(object_ref).unwrap_or_default();
+    let items = api.list(&ListParams::default()).await?.items;
+    Ok(sorted(
+        items
+            .iter()
+            .map(|e| {
+                event_row(
+                    &e.metadata,
+                    [
+                        e.type_.clone().unwrap_or_default(),
+                        reference(&e.regarding),
+                        e.action.clone().unwrap_or_default(),
+                        e.reason.clone().unwrap_or_default(),
+                        e.note.clone().unwrap_or_default(),
+                        e.reporting_controller.clone().unwrap_or_default(),
+                        reference(&e.related),
+                    ],
+                )
+            })
+            .collect(),
+    ))
 }
 
 async fn core_events(cluster: &Cluster, namespace: &str) -> Result<Rows, kube::Error> {
     use k8s_openapi::api::core::v1::Event;
     let api: Api<Event> = Api::namespaced(cluster.client.clone(), namespace);
-    let mut rows: Rows = Vec::new();
-    for e in api.list(&ListParams::default()).await?.items {
-        let created = e
-            .metadata
-            .creation_timestamp
-            .as_ref()
-            .map(|t| t.0.to_string())
-            .unwrap_or_default();
-        let o = &e.involved_object;
-        let row = [
-            created.clone(),
-            e.type_.clone().unwrap_or_default(),
-            object_ref(
-                o.kind.as_deref().unwrap_or(""),
-                o.api_version.as_deref().unwrap_or(""),
-                o.name.as_deref().unwrap_or(""),
-                o.field_path.as_deref().unwrap_or(""),
-            ),
-            e.action.clone().unwrap_or_default(),
-            e.reason.clone().unwrap_or_default(),
-            e.message.clone().unwrap_or_default(),
-            e.reporting_component.clone().unwrap_or_default(),
-            String::new(),
-        ]
-        .join("\t");
-        rows.push(((created, e.metadata.name.clone().unwrap_or_default()), row));
-    }
-    rows.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(rows)
+    let items = api.list(&ListParams::default()).await?.items;
+    Ok(sorted(
+        items
+            .iter()
+            .map(|e| {
+                event_row(
+                    &e.metadata,
+                    [
+                        e.type_.clone().unwrap_or_default(),
+                        object_ref(&e.involved_object),
+                        e.action.clone().unwrap_or_default(),
+                        e.reason.clone().unwrap_or_default(),
+                        e.message.clone().unwrap_or_default(),
+                        e.reporting_component.clone().unwrap_or_default(),
+                        String::new(),
+                    ],
+                )
+            })
+            .collect(),
+    ))
 }
