@@ -27,6 +27,7 @@ mod discovery;
 mod endpoints;
 mod error;
 mod events;
+pub mod faults;
 mod filters;
 mod in_process;
 mod limits;

@@ -12,6 +12,7 @@ use crate::api::Api;
 use crate::audit::AuditLog;
 use crate::auth::tokens::TokenSigner;
 use crate::error::ApiResult;
+use crate::faults::Faults;
 use crate::filters::{self, BodyError, Next};
 use crate::limits::{Gates, Limits};
 use crate::response::ResponseBody;
@@ -38,6 +39,7 @@ pub struct ServerOptions {
 pub struct ApiServer {
     api: Arc<Api>,
     gates: Arc<Gates>,
+    faults: Faults,
     chain: Next,
 }
 
@@ -81,8 +83,19 @@ impl ApiServer {
             admission,
         ));
         let gates = Arc::new(Gates::new(limits));
-        let chain = filters::chain(api.clone(), gates.clone(), audit.map(Arc::new));
-        Arc::new(ApiServer { api, gates, chain })
+        let faults = Faults::new();
+        let chain = filters::chain(
+            api.clone(),
+            gates.clone(),
+            audit.map(Arc::new),
+            faults.clone(),
+        );
+        Arc::new(ApiServer {
+            api,
+            gates,
+            faults,
+            chain,
+        })
     }
 
     /// The store.
@@ -105,6 +118,11 @@ impl ApiServer {
         request: &serde_json::Value,
     ) -> Result<serde_json::Value, crate::ApiError> {
         self.api.authn.token_request(namespace, name, request)
+    }
+
+    /// The fault injection of this server (none until a target is set): see [`crate::faults`].
+    pub fn faults(&self) -> &Faults {
+        &self.faults
     }
 
     /// The request limits in force.

@@ -10,6 +10,8 @@
 //! 4. [`impersonation`]: the `Impersonate-*` headers, if the user may use them.
 //! 5. [`authorization`]: RBAC; `403` otherwise.
 //! 6. [`limits`]: in-flight and watch caps, the request timeout and the body size limit.
+//! 7. [`faults`]: for the one user under test, if any, the faults armed on its writes and
+//!    watches (`crate::faults`).
 //!
 //! Then `crate::router` serves it. Each filter is a tower layer; filters hand what they
 //! learned to the ones after them as request extensions ([`Info`], [`Identity`]), and
@@ -18,6 +20,7 @@
 mod audit;
 mod authentication;
 mod authorization;
+mod faults;
 mod impersonation;
 mod info;
 mod limits;
@@ -37,6 +40,7 @@ use tower::{Layer, Service, ServiceBuilder};
 
 use crate::api::Api;
 use crate::audit::AuditLog;
+use crate::faults::Faults;
 use crate::limits::Gates;
 use crate::request::User;
 use crate::response::ResponseBody;
@@ -179,7 +183,12 @@ fn filter<F: Filter>(f: F) -> FilterLayer<F> {
 }
 
 /// The chain in front of the router, outermost first.
-pub(crate) fn chain(api: Arc<Api>, gates: Arc<Gates>, audit: Option<Arc<AuditLog>>) -> Next {
+pub(crate) fn chain(
+    api: Arc<Api>,
+    gates: Arc<Gates>,
+    audit: Option<Arc<AuditLog>>,
+    faults: Faults,
+) -> Next {
     let service = ServiceBuilder::new()
         .layer(filter(info::RequestInfo))
         .layer(filter(authentication::Authentication(api.clone())))
@@ -187,6 +196,7 @@ pub(crate) fn chain(api: Arc<Api>, gates: Arc<Gates>, audit: Option<Arc<AuditLog
         .layer(filter(impersonation::Impersonation(api.clone())))
         .layer(filter(authorization::Authorization(api.clone())))
         .layer(filter(limits::RequestLimits(gates)))
+        .layer(filter(faults::FaultInjection(faults)))
         .service(crate::router::Router(api));
     Next(Arc::new(Erased(service)))
 }

@@ -1,0 +1,401 @@
+//! Fault injection for one client: the server misbehaves, legally, toward the operator under
+//! test and no one else, so the bugs Sieve and Acto find (crashes between two writes, lost
+//! responses, watches that end or lag) show up in seconds, for an operator in any language.
+//!
+//! Every fault here is behaviour a real API server exhibits: it refuses writes under load or
+//! conflict (409, 429 with `Retry-After`, 500, 503), a response is lost after the write
+//! committed (the client sees 500 or 504, the object changed), a watch ends with `410 Expired`
+//! and the client must relist, a watch lags. The runner (`opkit test --chaos`) chooses the
+//! client by its user name, arms faults on points of a reference run's [`Trace`] (the client's
+//! committed writes and opened watches, in order), and learns through [`Faults::crashes`] when
+//! to kill and restart the client process after a write committed. Faults fire on events of
+//! the trace, never on time, so a run is reproducible from its plan.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+/// A write (create, update, patch, delete, deletecollection) the target made and the server
+/// committed (answered 2xx), or a watch it opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceEntry {
+    /// What it was: `create`, `update`, `patch`, `delete`, `deletecollection` or `watch`.
+    pub verb: String,
+    /// The resource, with its group for non-core ones (`deployments.apps`).
+    pub resource: String,
+    /// The subresource (`status`, `scale`), if any.
+    pub subresource: Option<String>,
+    /// The namespace, if namespaced.
+    pub namespace: Option<String>,
+    /// The object's name, if the request named one (a create names it in its body: `None`).
+    pub name: Option<String>,
+    /// The HTTP status the server answered (before a fault replaced it).
+    pub code: u16,
+}
+
+/// What the target did, in order: its committed writes and its watches.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Trace {
+    /// The committed writes; the k-th is [`Trigger::Write`]`(k)` (1-based).
+    pub writes: Vec<TraceEntry>,
+    /// The watches opened; the k-th is [`Trigger::Watch`]`(k)` (1-based).
+    pub watches: Vec<TraceEntry>,
+}
+
+/// When a fault fires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    /// The target's k-th committed write (1-based). A refusal fires on the write that would
+    /// have been the k-th: the first write arriving after k-1 committed ones.
+    Write(usize),
+    /// The k-th watch the target opens (1-based).
+    Watch(usize),
+}
+
+/// The status a refused write or a lost response is answered with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultStatus {
+    /// 409 Conflict (the object was modified): the client must re-read.
+    Conflict,
+    /// 429 Too Many Requests with `Retry-After` (seconds): priority and fairness throttled it.
+    TooManyRequests {
+        /// The `Retry-After` header's seconds.
+        retry_after: u32,
+    },
+    /// 500 Internal Server Error.
+    InternalError,
+    /// 503 Service Unavailable (the server is shutting down or overloaded).
+    ServiceUnavailable,
+    /// 504 Gateway Timeout: the request timed out (the write may or may not have happened).
+    Timeout,
+}
+
+/// What a fault does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Refuse the write before committing anything (for [`Trigger::Write`]).
+    Refuse(FaultStatus),
+    /// Commit the write, then answer with an error: the response is lost (for
+    /// [`Trigger::Write`]).
+    LoseResponse(FaultStatus),
+    /// Commit the write, answer it, then tell [`Faults::crashes`] watchers that the client
+    /// process should die now (for [`Trigger::Write`]): the runner kills and restarts it.
+    Crash,
+    /// Deliver this many events of the watch, then an `ERROR` event `410 Expired`, and end it:
+    /// the client must relist (for [`Trigger::Watch`]; JSON watches).
+    ExpireWatch {
+        /// Events delivered before the end (bookmarks not counted).
+        after_events: usize,
+    },
+    /// Hold every event of the watch this long before delivering it (for [`Trigger::Watch`]).
+    DelayWatch(Duration),
+}
+
+/// A fault: an action on a point of the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fault {
+    /// When it fires.
+    pub trigger: Trigger,
+    /// What it does.
+    pub action: Action,
+}
+
+/// A fault that fired, with the trace entry it fired on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fired {
+    /// The fault.
+    pub fault: Fault,
+    /// The request it fired on (for a refusal, the code is the fault's).
+    pub entry: TraceEntry,
+}
+
+/// Why a fault cannot be armed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FaultError {
+    /// The action does not apply to the trigger (a watch action on a write, or the reverse).
+    #[error(
+        "{action:?} cannot fire on {trigger:?}: write actions fire on writes, watch actions on watches"
+    )]
+    Mismatch {
+        /// The trigger.
+        trigger: Trigger,
+        /// The action.
+        action: Action,
+    },
+    /// Trace points count from 1.
+    #[error("trace points count from 1: {0:?} names none")]
+    ZeroPoint(Trigger),
+}
+
+/// The faults of one server: whose requests they apply to, what is armed, what happened.
+/// Cheap to clone (a handle); with no target, requests pass untouched.
+#[derive(Debug, Clone, Default)]
+pub struct Faults {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    /// Whether a target is set: the fast path for every other request.
+    active: AtomicBool,
+    state: Mutex<State>,
+    crashes: Crashes,
+}
+
+#[derive(Debug)]
+struct Crashes(watch::Sender<u64>);
+
+impl Default for Crashes {
+    fn default() -> Self {
+        Crashes(watch::channel(0).0)
+    }
+}
+
+#[derive(Debug, Default)]
+struct State {
+    target: Option<String>,
+    armed: Vec<Fault>,
+    trace: Trace,
+    fired: Vec<Fired>,
+}
+
+impl FaultStatus {
+    /// The HTTP status code.
+    pub fn code(self) -> u16 {
+        match self {
+            FaultStatus::Conflict => 409,
+            FaultStatus::TooManyRequests { .. } => 429,
+            FaultStatus::InternalError => 500,
+            FaultStatus::ServiceUnavailable => 503,
+            FaultStatus::Timeout => 504,
+        }
+    }
+
+    /// The error answered, worded as kube-apiserver words it (plus where it came from).
+    pub(crate) fn error(self) -> crate::ApiError {
+        use crate::ApiError;
+        const WHY: &str = "(a fault injected by opkit)";
+        match self {
+            FaultStatus::Conflict => ApiError::conflict_msg(format!(
+                "Operation cannot be fulfilled: the object has been modified; please apply your changes to the latest version and try again {WHY}"
+            )),
+            FaultStatus::TooManyRequests { retry_after } => ApiError::too_many_requests(
+                format!("Too many requests, please try again later. {WHY}"),
+                retry_after,
+            ),
+            FaultStatus::InternalError => ApiError::internal(WHY),
+            FaultStatus::ServiceUnavailable => ApiError::unavailable(format!(
+                "the server is currently unable to handle the request {WHY}"
+            )),
+            FaultStatus::Timeout => ApiError::timeout(format!(
+                "Timeout: request did not complete within the allotted timeout {WHY}"
+            )),
+        }
+    }
+}
+
+impl Faults {
+    /// No target, nothing armed.
+    pub fn new() -> Faults {
+        Faults::default()
+    }
+
+    /// Applies faults to (and traces) the requests of the user named `user` (a service
+    /// account is `system:serviceaccount:NS:NAME`); the trace starts empty.
+    pub fn target(&self, user: impl Into<String>) {
+        let mut state = self.state();
+        state.target = Some(user.into());
+        state.trace = Trace::default();
+        state.fired.clear();
+        self.inner.active.store(true, Ordering::Release);
+    }
+
+    /// Stops tracing and injecting: requests pass untouched; armed faults are dropped.
+    pub fn clear(&self) {
+        let mut state = self.state();
+        *state = State::default();
+        self.inner.active.store(false, Ordering::Release);
+    }
+
+    /// Arms a fault; it fires once, when its trace point comes.
+    pub fn arm(&self, fault: Fault) -> Result<(), FaultError> {
+        let on_write = matches!(
+            fault.action,
+            Action::Refuse(_) | Action::LoseResponse(_) | Action::Crash
+        );
+        match fault.trigger {
+            Trigger::Write(0) | Trigger::Watch(0) => {
+                return Err(FaultError::ZeroPoint(fault.trigger));
+            }
+            Trigger::Write(_) if on_write => {}
+            Trigger::Watch(_) if !on_write => {}
+            trigger => {
+                return Err(FaultError::Mismatch {
+                    trigger,
+                    action: fault.action,
+                });
+            }
+        }
+        self.state().armed.push(fault);
+        Ok(())
+    }
+
+    /// The target's trace so far.
+    pub fn trace(&self) -> Trace {
+        self.state().trace.clone()
+    }
+
+    /// The faults that fired so far, in order.
+    pub fn fired(&self) -> Vec<Fired> {
+        self.state().fired.clone()
+    }
+
+    /// Counts the crashes signalled: it changes (to the number of crashes so far) right after
+    /// the server answered a write armed with [`Action::Crash`].
+    pub fn crashes(&self) -> watch::Receiver<u64> {
+        self.inner.crashes.0.subscribe()
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves plain data behind: keep using it.
+        self.inner
+            .state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Whether `user`'s requests are traced.
+    pub(crate) fn targets(&self, user: &str) -> bool {
+        self.inner.active.load(Ordering::Acquire) && self.state().target.as_deref() == Some(user)
+    }
+
+    /// The refusal armed for the target's next write, spent and recorded as fired with
+    /// `entry` (whose code becomes the refusal's).
+    pub(crate) fn take_refusal(&self, mut entry: TraceEntry) -> Option<FaultStatus> {
+        let mut state = self.state();
+        let point = Trigger::Write(state.trace.writes.len() + 1);
+        let at = state
+            .armed
+            .iter()
+            .position(|f| f.trigger == point && matches!(f.action, Action::Refuse(_)))?;
+        let fault = state.armed.remove(at);
+        let Action::Refuse(status) = fault.action else {
+            return None;
+        };
+        entry.code = status.code();
+        state.fired.push(Fired { fault, entry });
+        Some(status)
+    }
+
+    /// Records a committed write; returns the fault that fires on it (spent), if any.
+    pub(crate) fn committed(&self, entry: TraceEntry) -> Option<Fault> {
+        let mut state = self.state();
+        state.trace.writes.push(entry.clone());
+        let point = Trigger::Write(state.trace.writes.len());
+        let at = state.armed.iter().position(|f| f.trigger == point)?;
+        let fault = state.armed.remove(at);
+        state.fired.push(Fired { fault, entry });
+        Some(fault)
+    }
+
+    /// Records an opened watch; returns the fault that fires on it (spent), if any.
+    pub(crate) fn watch_opened(&self, entry: TraceEntry) -> Option<Fault> {
+        let mut state = self.state();
+        state.trace.watches.push(entry.clone());
+        let point = Trigger::Watch(state.trace.watches.len());
+        let at = state.armed.iter().position(|f| f.trigger == point)?;
+        let fault = state.armed.remove(at);
+        state.fired.push(Fired { fault, entry });
+        Some(fault)
+    }
+
+    /// Signals a crash (after the write's answer is on its way).
+    pub(crate) fn signal_crash(&self) {
+        self.inner.crashes.0.send_modify(|n| *n += 1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(verb: &str) -> TraceEntry {
+        TraceEntry {
+            verb: verb.into(),
+            resource: "configmaps".into(),
+            subresource: None,
+            namespace: Some("default".into()),
+            name: Some("a".into()),
+            code: 200,
+        }
+    }
+
+    #[test]
+    fn a_refusal_fires_on_the_write_that_would_have_been_its_point() {
+        let faults = Faults::new();
+        faults.target("op");
+        faults
+            .arm(Fault {
+                trigger: Trigger::Write(2),
+                action: Action::Refuse(FaultStatus::Conflict),
+            })
+            .unwrap();
+        assert_eq!(faults.take_refusal(entry("create")), None);
+        assert_eq!(faults.committed(entry("create")), None);
+        assert_eq!(
+            faults.take_refusal(entry("update")),
+            Some(FaultStatus::Conflict)
+        );
+        assert_eq!(faults.fired()[0].entry.code, 409);
+        // Spent: the retry passes and becomes the second write.
+        assert_eq!(faults.take_refusal(entry("update")), None);
+        assert_eq!(faults.committed(entry("update")), None);
+        assert_eq!(faults.trace().writes.len(), 2);
+    }
+
+    #[test]
+    fn a_crash_fires_once_when_its_write_commits() {
+        let faults = Faults::new();
+        faults.target("op");
+        let crash = Fault {
+            trigger: Trigger::Write(1),
+            action: Action::Crash,
+        };
+        faults.arm(crash).unwrap();
+        assert_eq!(faults.take_refusal(entry("create")), None, "not a refusal");
+        assert_eq!(faults.committed(entry("create")), Some(crash));
+        assert_eq!(faults.fired().len(), 1);
+        assert_eq!(faults.committed(entry("update")), None);
+    }
+
+    #[test]
+    fn actions_are_refused_on_the_wrong_kind_of_point() {
+        let faults = Faults::new();
+        assert!(matches!(
+            faults.arm(Fault {
+                trigger: Trigger::Watch(1),
+                action: Action::Crash
+            }),
+            Err(FaultError::Mismatch { .. })
+        ));
+        assert_eq!(
+            faults.arm(Fault {
+                trigger: Trigger::Write(0),
+                action: Action::Crash
+            }),
+            Err(FaultError::ZeroPoint(Trigger::Write(0)))
+        );
+    }
+
+    #[test]
+    fn only_the_target_is_traced() {
+        let faults = Faults::new();
+        assert!(!faults.targets("op"));
+        faults.target("op");
+        assert!(faults.targets("op") && !faults.targets("admin"));
+        faults.clear();
+        assert!(!faults.targets("op"));
+    }
+}
