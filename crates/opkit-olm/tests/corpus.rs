@@ -21,9 +21,8 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine;
 use opkit_olm::{
-    Bundle, Catalog, Format, /*TEMP-VERSION*/ RenderOptions, Rendered, Severity, Suite,
-    TemplateError, catalog_from_bundles, load_dir, render_basic, render_bundle, validate_bundle,
-    validate_catalog, write_catalog,
+    Bundle, Format, RenderOptions, Rendered, Severity, Suite, TemplateError, load_dir,
+    render_basic, render_bundle, validate_bundle, validate_catalog, write_catalog,
 };
 use serde_json::Value;
 
@@ -255,6 +254,7 @@ fn operator_registry_bundles_render_as_the_latest_catalog_has_them() {
 #[cfg(any())] // TEMP-VERSION
 #[test]
 fn etcd_and_prometheus_graphs_follow_replaces() {
+    use opkit_olm::{Catalog, PackageGraph, catalog_from_bundles};
     let Some(corpus) = corpus() else { return };
     let etcd = catalog_from_bundles(
         &operator_bundles(&corpus, "etcd"),

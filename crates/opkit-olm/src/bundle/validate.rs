@@ -787,9 +787,7 @@ fn object_checks(f: &mut Findings<'_>) {
         match m.kind() {
             "PodDisruptionBudget" => {
                 let spec = &m.object["spec"];
-                if spec["maxUnavailable"] == Value::from(0)
-                    || spec["maxUnavailable"] == Value::from("0%")
-                {
+                if spec["maxUnavailable"] == 0 || spec["maxUnavailable"] == "0%" {
                     f.add(
                         Severity::Error,
                         &m.file,
@@ -797,7 +795,7 @@ fn object_checks(f: &mut Findings<'_>) {
                         "maxUnavailable 0 blocks every voluntary eviction (node drains)",
                     );
                 }
-                if spec["minAvailable"] == Value::from("100%") {
+                if spec["minAvailable"] == "100%" {
                     f.add(
                         Severity::Error,
                         &m.file,
@@ -806,15 +804,13 @@ fn object_checks(f: &mut Findings<'_>) {
                     );
                 }
             }
-            "PriorityClass" => {
-                if m.object["globalDefault"] == Value::Bool(true) {
-                    f.add(
-                        Severity::Error,
-                        &m.file,
-                        "globalDefault",
-                        "a bundle's PriorityClass may not be the cluster's global default",
-                    );
-                }
+            "PriorityClass" if m.object["globalDefault"] == true => {
+                f.add(
+                    Severity::Error,
+                    &m.file,
+                    "globalDefault",
+                    "a bundle's PriorityClass may not be the cluster's global default",
+                );
             }
             _ => {}
         }
