@@ -346,3 +346,95 @@ fn relative(dir: &Path, path: &Path) -> String {
         .to_string_lossy()
         .into_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, file: &str, text: &str) {
+        let path = dir.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    const CSV: &str = "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: demo.v1.0.0\nspec:\n  version: 1.0.0\n";
+
+    #[test]
+    fn loads_manifests_annotations_and_dependencies() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        write(d, "manifests/csv.yaml", CSV);
+        write(
+            d,
+            "manifests/crd.yaml",
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: ws.x.io\nspec:\n  group: x.io\n  names: {kind: W, plural: ws}\n  versions: [{name: v1}, {name: v2}]\n",
+        );
+        write(
+            d,
+            "metadata/annotations.yaml",
+            "annotations:\n  operators.operatorframework.io.bundle.package.v1: demo\n  operators.operatorframework.io.bundle.channels.v1: 'a, b'\n",
+        );
+        write(
+            d,
+            "metadata/dependencies.yaml",
+            "dependencies:\n- type: olm.package\n  value: {packageName: other, version: '>=1.0.0'}\n",
+        );
+        let b = Bundle::load(d).unwrap();
+        assert_eq!(b.name(), "demo.v1.0.0");
+        assert_eq!(b.package(), "demo");
+        assert_eq!(b.channels(), ["a", "b"]);
+        assert_eq!(b.version().unwrap(), semver::Version::new(1, 0, 0));
+        assert_eq!(b.manifests[b.csv_index].file, "manifests/csv.yaml");
+        let versions: Vec<String> = b.provided_apis().into_iter().map(|g| g.version).collect();
+        assert_eq!(versions, ["v1", "v2"]);
+        assert_eq!(b.dependencies[0].value["packageName"], "other");
+    }
+
+    #[test]
+    fn refuses_a_bundle_with_two_csvs_or_none() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        write(d, "metadata/annotations.yaml", "annotations: {}\n");
+        write(
+            d,
+            "manifests/a.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+        );
+        assert!(matches!(Bundle::load(d), Err(BundleError::NoCsv { .. })));
+        write(d, "manifests/b.yaml", CSV);
+        write(d, "manifests/c.yaml", CSV);
+        let err = Bundle::load(d).unwrap_err();
+        assert!(
+            err.to_string().contains(
+                "more than one ClusterServiceVersion: manifests/b.yaml, manifests/c.yaml"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn names_the_file_and_field_of_a_wrongly_typed_csv() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        write(d, "metadata/annotations.yaml", "annotations: {}\n");
+        write(
+            d,
+            "manifests/csv.yaml",
+            &format!("{CSV}  installModes: 3\n"),
+        );
+        let err = Bundle::load(d).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("manifests/csv.yaml: spec.installModes:"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn refuses_a_directory_without_metadata() {
+        let tmp = tempfile::tempdir().unwrap();
+        write(tmp.path(), "manifests/csv.yaml", CSV);
+        let err = Bundle::load(tmp.path()).unwrap_err();
+        assert!(err.to_string().contains("no metadata/ directory"), "{err}");
+    }
+}

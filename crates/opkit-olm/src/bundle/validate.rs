@@ -1021,3 +1021,209 @@ fn operatorhub_checks(f: &mut Findings<'_>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::{Manifest, csv::Csv};
+    use serde_json::json;
+
+    /// A bundle of a valid CSV (patched by `csv_patch`, a JSON merge) and one owned CRD.
+    fn bundle(csv_patch: Value, extra: Vec<Value>) -> Bundle {
+        let mut csv = json!({
+            "apiVersion": "operators.coreos.com/v1alpha1",
+            "kind": "ClusterServiceVersion",
+            "metadata": {"name": "demo.v1.0.0", "annotations": {
+                "alm-examples": "[{\"apiVersion\":\"demo.example.com/v1\",\"kind\":\"Widget\"}]",
+                "capabilities": "Basic Install", "categories": "Database, Storage"}},
+            "spec": {
+                "displayName": "Demo", "version": "1.0.0", "minKubeVersion": "1.25.0",
+                "provider": {"name": "opkit"},
+                "icon": [{"base64data": "PHN2Zy8+", "mediatype": "image/svg+xml"}],
+                "installModes": [{"type": "AllNamespaces", "supported": true}],
+                "customresourcedefinitions": {"owned": [
+                    {"name": "widgets.demo.example.com", "version": "v1", "kind": "Widget"}]},
+                "install": {"strategy": "deployment", "spec": {"deployments": [
+                    {"name": "demo", "spec": {"template": {"spec": {"serviceAccountName": "demo",
+                        "containers": [{"name": "m", "image": "example.com/demo:1"}]}}}}]}}
+            }
+        });
+        json_patch::merge(&mut csv, &csv_patch);
+        let crd = json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.demo.example.com"},
+            "spec": {"group": "demo.example.com", "scope": "Namespaced",
+                "names": {"kind": "Widget", "plural": "widgets"},
+                "versions": [{"name": "v1", "served": true, "storage": true}]}
+        });
+        let mut manifests = vec![
+            Manifest {
+                file: "manifests/csv.yaml".into(),
+                object: csv.clone(),
+            },
+            Manifest {
+                file: "manifests/crd.yaml".into(),
+                object: crd,
+            },
+        ];
+        manifests.extend(extra.into_iter().map(|object| Manifest {
+            file: "manifests/extra.yaml".into(),
+            object,
+        }));
+        let annotations = [
+            (annotations::MEDIATYPE, "registry+v1"),
+            (annotations::MANIFESTS, "manifests/"),
+            (annotations::METADATA, "metadata/"),
+            (annotations::PACKAGE, "demo"),
+            (annotations::CHANNELS, "stable"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        Bundle {
+            dir: "demo".into(),
+            annotations,
+            annotations_file: "metadata/annotations.yaml".into(),
+            csv: serde_json::from_value::<Csv>(csv).unwrap(),
+            csv_index: 0,
+            manifests,
+            dependencies: vec![],
+            properties: vec![],
+        }
+    }
+
+    fn errors(b: &Bundle) -> Vec<String> {
+        validate_bundle(b, &[Suite::OperatorFramework])
+            .errors()
+            .map(|f| f.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_complete_bundle_has_no_error() {
+        assert_eq!(errors(&bundle(json!({}), vec![])), Vec::<String>::new());
+    }
+
+    #[test]
+    fn refuses_install_modes_that_support_nothing_or_repeat() {
+        let b = bundle(
+            json!({"spec": {"installModes": [
+            {"type": "OwnNamespace", "supported": false},
+            {"type": "OwnNamespace", "supported": false}]}}),
+            vec![],
+        );
+        let errs = errors(&b);
+        assert!(errs.contains(&"ERROR: manifests/csv.yaml: spec.installModes[1]: duplicate install mode OwnNamespace".to_string()), "{errs:#?}");
+        assert!(errs.contains(&"ERROR: manifests/csv.yaml: spec.installModes: none of the install modes is supported".to_string()), "{errs:#?}");
+    }
+
+    #[test]
+    fn refuses_examples_of_kinds_the_bundle_does_not_provide() {
+        let b = bundle(
+            json!({"metadata": {"annotations": {"alm-examples": "[{\"apiVersion\":\"other.io/v1\",\"kind\":\"Thing\"}]"}}}),
+            vec![],
+        );
+        let report = validate_bundle(&b, &[]);
+        let all: Vec<String> = report.findings.iter().map(|f| f.to_string()).collect();
+        assert!(all.contains(&"ERROR: manifests/csv.yaml: metadata.annotations.alm-examples: example Thing (other.io/v1) must have a provided API".to_string()), "{all:#?}");
+        assert!(all.contains(&"WARN: manifests/csv.yaml: metadata.annotations.alm-examples: provided API Widget (demo.example.com/v1) should have an example".to_string()), "{all:#?}");
+        let b = bundle(
+            json!({"metadata": {"annotations": {"alm-examples": "[{"}}}),
+            vec![],
+        );
+        assert!(
+            errors(&b)
+                .iter()
+                .any(|e| e.contains("alm-examples: invalid example"))
+        );
+    }
+
+    #[test]
+    fn checks_webhook_definitions() {
+        let b = bundle(
+            json!({"spec": {"webhookdefinitions": [
+            {"generateName": "vwidget.demo.example.com", "type": "ValidatingAdmissionWebhook",
+             "deploymentName": "nope", "containerPort": 70000, "admissionReviewVersions": ["v1"]},
+            {"generateName": "cwidget.demo.example.com", "type": "ConversionWebhook",
+             "deploymentName": "demo", "conversionCRDs": ["gadgets.demo.example.com"]}]}}),
+            vec![],
+        );
+        let errs = errors(&b);
+        for want in [
+            "spec.webhookdefinitions[0].deploymentName: \"nope\" is not a deployment of the install strategy",
+            "spec.webhookdefinitions[0].containerPort: 70000 is not a port (1-65535)",
+            "spec.webhookdefinitions[0].sideEffects: required field missing",
+            "spec.webhookdefinitions[1].conversionCRDs: \"gadgets.demo.example.com\" is not an owned CRD of the CSV",
+        ] {
+            assert!(errs.iter().any(|e| e.ends_with(want)), "{want}: {errs:#?}");
+        }
+    }
+
+    #[test]
+    fn the_operatorhub_suite_checks_categories_capabilities_and_icons() {
+        let b = bundle(
+            json!({
+                "metadata": {"annotations": {"capabilities": "Magic", "categories": "Database, Toys"}},
+                "spec": {"icon": [{"base64data": "x", "mediatype": "image/bmp"}], "provider": {"name": ""},
+                         "maintainers": [{"name": "J", "email": "nope"}]}
+            }),
+            vec![],
+        );
+        let errs = errors(&b);
+        for want in [
+            "metadata.annotations.capabilities: \"Magic\" is not a valid capabilities level",
+            "metadata.annotations.categories: \"Toys\" is not a valid category",
+            "spec.icon[0].mediatype: image/bmp is not a valid mediatype",
+            "spec.provider.name: not specified",
+            "spec.maintainers[0]: email nope is invalid",
+        ] {
+            assert!(errs.iter().any(|e| e.contains(want)), "{want}: {errs:#?}");
+        }
+        // Without the suite, none of these is checked.
+        assert!(validate_bundle(&b, &[]).is_valid());
+    }
+
+    #[test]
+    fn refuses_unsupported_kinds_and_a_shadowing_service_account() {
+        let b = bundle(
+            json!({}),
+            vec![
+                json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"}}),
+                json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "demo"}}),
+                json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "p"}, "globalDefault": true}),
+            ],
+        );
+        let errs = errors(&b);
+        assert!(errs.iter().any(|e| e.contains("kind: Deployment is not a kind a registry+v1 bundle may hold")), "{errs:#?}");
+        assert!(
+            errs.iter()
+                .any(|e| e
+                    .contains("service account demo is also the service account of a deployment")),
+            "{errs:#?}"
+        );
+        assert!(
+            errs.iter().any(|e| e.contains("globalDefault")),
+            "{errs:#?}"
+        );
+    }
+
+    #[test]
+    fn format_checks_name_the_annotation() {
+        let mut b = bundle(json!({}), vec![]);
+        b.annotations.remove(annotations::CHANNELS);
+        b.annotations
+            .insert(annotations::MEDIATYPE.into(), "plain+v0".into());
+        let errs = errors(&b);
+        assert!(errs.contains(&"ERROR: metadata/annotations.yaml: annotations.operators.operatorframework.io.bundle.channels.v1: missing annotation".to_string()), "{errs:#?}");
+        assert!(errs.contains(&"ERROR: metadata/annotations.yaml: annotations.operators.operatorframework.io.bundle.mediatype.v1: expecting \"registry+v1\" instead of \"plain+v0\"".to_string()), "{errs:#?}");
+    }
+
+    #[test]
+    fn parses_optional_suite_selectors() {
+        assert_eq!(
+            "suite=operatorframework".parse::<Suite>().unwrap(),
+            Suite::OperatorFramework
+        );
+        assert!("suite=nope".parse::<Suite>().is_err());
+    }
+}
