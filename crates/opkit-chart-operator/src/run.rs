@@ -7,7 +7,6 @@
 //! backoff, leader election on a Lease, Prometheus metrics under controller-runtime's names,
 //! `/healthz` and `/readyz`, and graceful shutdown on SIGTERM.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -15,7 +14,7 @@ use kube::Client;
 use kube::api::{DynamicObject, GroupVersionKind};
 use kube::discovery::Scope;
 use opkit::predicate::Change;
-use opkit::{Controller, LeaderElection, Manager, Predicate, Running};
+use opkit::{Controller, Manager, ManagerSettings, Predicate, Running};
 use opkit_chart::Chart;
 
 use crate::Releases;
@@ -27,16 +26,9 @@ use crate::watches::{self, Watch, WatchesError};
 pub struct OperatorOptions {
     /// `watches.yaml` (default `./watches.yaml`).
     pub watches_file: PathBuf,
-    /// Reconcile only while holding the leader Lease.
-    pub leader_election: bool,
-    /// The Lease's name.
-    pub leader_election_id: String,
-    /// The Lease's namespace (default: the pod's own, else `default`).
-    pub leader_election_namespace: Option<String>,
-    /// Where `/metrics` is served (off when `None`).
-    pub metrics_bind_address: Option<SocketAddr>,
-    /// Where `/healthz` and `/readyz` are served (off when `None`).
-    pub health_probe_bind_address: Option<SocketAddr>,
+    /// Metrics, probes, leader election (the Lease `opkit-helm-operator` when on) and the
+    /// namespaces custom resources are watched in (`WATCH_NAMESPACE`).
+    pub manager: ManagerSettings,
     /// Custom resources reconciled at once per kind, unless `watches.yaml` says (default:
     /// the number of CPUs, as operator-sdk).
     pub max_concurrent_reconciles: Option<usize>,
@@ -46,8 +38,6 @@ pub struct OperatorOptions {
     pub reconcile_period: Option<Duration>,
     /// Revisions kept per release (default 10; 0: all).
     pub max_history: usize,
-    /// Watch custom resources only in these namespaces (empty: all; `WATCH_NAMESPACE`).
-    pub namespaces: Vec<String>,
     /// The field manager of the operator's server-side applies.
     pub field_manager: String,
 }
@@ -56,15 +46,10 @@ impl Default for OperatorOptions {
     fn default() -> Self {
         OperatorOptions {
             watches_file: PathBuf::from("watches.yaml"),
-            leader_election: false,
-            leader_election_id: "opkit-helm-operator".into(),
-            leader_election_namespace: None,
-            metrics_bind_address: None,
-            health_probe_bind_address: None,
+            manager: ManagerSettings::default(),
             max_concurrent_reconciles: None,
             reconcile_period: Some(Duration::from_secs(60)),
             max_history: 10,
-            namespaces: Vec::new(),
             field_manager: "helm".into(),
         }
     }
@@ -103,27 +88,7 @@ pub enum OperatorError {
 /// Loads `watches.yaml` and its charts, discovers the kinds, and builds the manager.
 async fn manager(client: &Client, options: &OperatorOptions) -> Result<Manager, OperatorError> {
     let watches = watches::load(&options.watches_file)?;
-    let mut builder = Manager::builder();
-    if let Some(addr) = options.metrics_bind_address {
-        builder = builder.metrics_addr(addr);
-    }
-    if let Some(addr) = options.health_probe_bind_address {
-        builder = builder.probe_addr(addr);
-    }
-    if options.leader_election {
-        let namespace = options
-            .leader_election_namespace
-            .clone()
-            .unwrap_or_else(opkit::app::own_namespace);
-        builder = builder.leader_election(LeaderElection::new(
-            options.leader_election_id.clone(),
-            namespace,
-        ));
-    }
-    if !options.namespaces.is_empty() {
-        builder = builder.namespaces(options.namespaces.iter().map(String::as_str));
-    }
-    let mut manager = builder.build();
+    let mut manager = options.manager.builder().build();
     let default_workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     // One release engine for every kind: the cluster's discovery is cached once.
     let releases = Releases::new(client.clone(), "default")

@@ -463,9 +463,10 @@ async fn an_operator_killed_mid_install_and_started_again_converges() {
             name
         }
     };
-    let in_ns = |ns: &str| OperatorOptions {
-        namespaces: vec![ns.to_string()],
-        ..options(watches_file.clone())
+    let in_ns = |ns: &str| {
+        let mut options = options(watches_file.clone());
+        options.manager.namespaces = vec![ns.to_string()];
+        options
     };
     let create = |ns: &str| {
         let crs: Api<DynamicObject> = Api::namespaced_with(env.client(), ns, &app);

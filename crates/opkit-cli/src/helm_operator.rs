@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use opkit::app::{BindAddress, parse_bind_address};
+use opkit::{LeaseSettings, ManagerSettings};
 use opkit_chart_operator::OperatorOptions;
 
 /// `opkit helm-operator ...`.
@@ -63,19 +64,18 @@ impl HelmOperatorRunArgs {
     fn options(&self) -> OperatorOptions {
         OperatorOptions {
             watches_file: self.watches_file.clone(),
-            leader_election: self.leader_elect,
-            leader_election_id: self.leader_election_id.clone(),
-            leader_election_namespace: self.leader_election_namespace.clone(),
-            metrics_bind_address: self.metrics_bind_address.0,
-            health_probe_bind_address: self.health_probe_bind_address.0,
+            manager: ManagerSettings {
+                metrics_bind_address: self.metrics_bind_address.0,
+                health_probe_bind_address: self.health_probe_bind_address.0,
+                leader_election: self.leader_elect.then(|| LeaseSettings {
+                    id: self.leader_election_id.clone(),
+                    namespace: self.leader_election_namespace.clone(),
+                }),
+                namespaces: self.namespaces.clone(),
+                label_selector: None,
+            },
             max_concurrent_reconciles: self.max_concurrent_reconciles,
             reconcile_period: (!self.reconcile_period.is_zero()).then_some(self.reconcile_period),
-            namespaces: self
-                .namespaces
-                .iter()
-                .map(|ns| ns.trim().to_string())
-                .filter(|ns| !ns.is_empty())
-                .collect(),
             ..OperatorOptions::default()
         }
     }
@@ -117,15 +117,15 @@ mod tests {
         let o = options(&["x", "run"]);
         assert_eq!(o.watches_file, PathBuf::from("./watches.yaml"));
         assert_eq!(
-            o.metrics_bind_address,
+            o.manager.metrics_bind_address,
             Some(SocketAddr::from(([0, 0, 0, 0], 8080)))
         );
         assert_eq!(
-            o.health_probe_bind_address,
+            o.manager.health_probe_bind_address,
             Some(SocketAddr::from(([0, 0, 0, 0], 8081)))
         );
         assert_eq!(o.reconcile_period, Some(Duration::from_secs(60)));
-        assert!(!o.leader_election);
+        assert_eq!(o.manager.leader_election, None);
     }
 
     #[test]
@@ -152,16 +152,20 @@ mod tests {
             "a,b",
         ]);
         assert_eq!(o.watches_file, PathBuf::from("/w.yaml"));
-        assert!(o.leader_election);
-        assert_eq!(o.leader_election_id, "lock");
-        assert_eq!(o.leader_election_namespace.as_deref(), Some("ops"));
-        assert_eq!(o.metrics_bind_address, None);
         assert_eq!(
-            o.health_probe_bind_address,
+            o.manager.leader_election,
+            Some(LeaseSettings {
+                id: "lock".into(),
+                namespace: Some("ops".into())
+            })
+        );
+        assert_eq!(o.manager.metrics_bind_address, None);
+        assert_eq!(
+            o.manager.health_probe_bind_address,
             Some(SocketAddr::from(([127, 0, 0, 1], 9000)))
         );
         assert_eq!(o.max_concurrent_reconciles, Some(4));
         assert_eq!(o.reconcile_period, None, "0 reconciles only on changes");
-        assert_eq!(o.namespaces, ["a", "b"]);
+        assert_eq!(o.manager.namespaces, ["a", "b"]);
     }
 }

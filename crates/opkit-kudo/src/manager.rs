@@ -30,7 +30,6 @@
 //! waits for the next change.
 
 use std::collections::{BTreeMap, HashMap};
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -42,7 +41,7 @@ use kube::api::PostParams;
 use kube::core::PartialObjectMeta;
 use kube::{Api, Client, Resource, ResourceExt};
 use opkit::workqueue::Backoff;
-use opkit::{Action, Controller, LeaderElection, Manager, Request, Running, conditions};
+use opkit::{Action, Controller, Manager, ManagerSettings, Request, Running, conditions};
 use opkit_template::Value;
 use opkit_template::kudo::{Variables, unwrap_param};
 
@@ -65,40 +64,16 @@ pub const ABANDON_ANNOTATION: &str = "kudo.opkit.dev/abandon";
 pub const CONTROLLER_NAME: &str = "instance-controller";
 
 /// How the manager runs (the flags of `opkit kudo manager`).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ManagerOptions {
-    /// Reconcile only while holding the leader Lease.
-    pub leader_election: bool,
-    /// The Lease's name.
-    pub leader_election_id: String,
-    /// The Lease's namespace (default: the pod's own, else `default`).
-    pub leader_election_namespace: Option<String>,
-    /// Where `/metrics` is served (off when `None`).
-    pub metrics_bind_address: Option<SocketAddr>,
-    /// Where `/healthz` and `/readyz` are served (off when `None`).
-    pub health_probe_bind_address: Option<SocketAddr>,
+    /// Metrics, probes, leader election (the Lease `opkit-kudo-manager` when on) and the
+    /// namespaces instances are watched in.
+    pub manager: ManagerSettings,
     /// Instances reconciled at once (default: the number of CPUs).
     pub max_concurrent_reconciles: Option<usize>,
-    /// Watch instances only in these namespaces (empty: all).
-    pub namespaces: Vec<String>,
     /// Serve KUDO's instance admission webhook ([`crate::admission`]); off when `None`,
     /// and refused changes are then reported by `UpdateRefused` events only.
     pub webhook: Option<WebhookOptions>,
-}
-
-impl Default for ManagerOptions {
-    fn default() -> Self {
-        ManagerOptions {
-            leader_election: false,
-            leader_election_id: "opkit-kudo-manager".into(),
-            leader_election_namespace: None,
-            metrics_bind_address: None,
-            health_probe_bind_address: None,
-            max_concurrent_reconciles: None,
-            namespaces: Vec::new(),
-            webhook: None,
-        }
-    }
 }
 
 /// Why the manager cannot start or stopped.
@@ -143,27 +118,7 @@ pub(crate) struct Engine {
 }
 
 fn manager(options: &ManagerOptions) -> Manager {
-    let mut builder = Manager::builder();
-    if let Some(addr) = options.metrics_bind_address {
-        builder = builder.metrics_addr(addr);
-    }
-    if let Some(addr) = options.health_probe_bind_address {
-        builder = builder.probe_addr(addr);
-    }
-    if options.leader_election {
-        let namespace = options
-            .leader_election_namespace
-            .clone()
-            .unwrap_or_else(opkit::app::own_namespace);
-        builder = builder.leader_election(LeaderElection::new(
-            options.leader_election_id.clone(),
-            namespace,
-        ));
-    }
-    if !options.namespaces.is_empty() {
-        builder = builder.namespaces(options.namespaces.iter().map(String::as_str));
-    }
-    let mut manager = builder.build();
+    let mut manager = options.manager.builder().build();
     let workers = options
         .max_concurrent_reconciles
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));

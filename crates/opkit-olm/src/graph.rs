@@ -414,29 +414,31 @@ mod tests {
         ));
     }
 
-    /// A valid channel: versions increasing, each entry replacing the previous one, with
-    /// random skips of older entries (skipped entries still replaced along the chain).
+    /// A valid channel: versions increasing, each entry replacing the previous one; some
+    /// entries skip every entry up to an older one (a skipped prefix keeps opm's replaces
+    /// chain rule: nothing stranded), some carry a skipRange of all older versions.
     fn channel() -> impl Strategy<Value = (Vec<Version>, Vec<ChannelEntry>)> {
-        (2usize..12, proptest::collection::vec(any::<u8>(), 12)).prop_map(|(n, skips)| {
+        (2usize..12, proptest::collection::vec(any::<u8>(), 12)).prop_map(|(n, dice)| {
             let versions: Vec<Version> = (0..n).map(|i| Version::new(1, i as u64, 0)).collect();
+            let name = |i: usize| format!("p.v{}", versions[i]);
             let entries = (0..n)
                 .map(|i| {
-                    let name = format!("p.v{}", versions[i]);
-                    let replaces = if i == 0 {
-                        String::new()
-                    } else {
-                        format!("p.v{}", versions[i - 1])
-                    };
-                    let skip: Vec<String> = if i >= 2 && skips[i] % 3 == 0 {
-                        vec![format!("p.v{}", versions[(skips[i] as usize) % (i - 1)])]
+                    let replaces = if i == 0 { String::new() } else { name(i - 1) };
+                    let skips: Vec<String> = if i >= 2 && dice[i] % 3 == 0 {
+                        (0..=(dice[i] as usize) % (i - 1)).map(name).collect()
                     } else {
                         vec![]
                     };
+                    let skip_range = if dice[i] % 5 == 1 {
+                        format!("<{}", versions[i])
+                    } else {
+                        String::new()
+                    };
                     ChannelEntry {
-                        name,
+                        name: name(i),
                         replaces,
-                        skips: skip,
-                        skip_range: String::new(),
+                        skips,
+                        skip_range,
                     }
                 })
                 .collect();
@@ -448,7 +450,8 @@ mod tests {
         #[test]
         fn the_head_is_reachable_from_every_bundle_of_a_valid_channel((versions, entries) in channel()) {
             let c = catalog(&versions, entries);
-            prop_assert!(crate::catalog::validate::validate_catalog(&c).is_empty());
+            let errs = crate::catalog::validate::validate_catalog(&c);
+            prop_assert!(errs.is_empty(), "{errs:?}");
             let g = PackageGraph::from_catalog(&c, "p").unwrap();
             let head = g.channel_head("stable").unwrap().clone();
             for b in g.bundles_in("stable").unwrap() {

@@ -4,9 +4,9 @@
 //! the CLI (`opkit bundle`, `opkit catalog`) and the lifecycle controller feed it files and
 //! objects, so every rule is testable without a server.
 //!
-//! The pieces, one job each: `version` parses and matches version ranges (blang's for
+//! The pieces, one job each: [`version`] parses and matches version ranges (blang's for
 //! `olm.skipRange`, Masterminds' for a requested version — their prerelease rules differ);
-//! `crd_safety` compares an installed CRD with its successor; [`bundle`] reads and validates
+//! [`crd_safety`] compares an installed CRD with its successor; [`bundle`] reads and validates
 //! bundle directories (`operator-sdk bundle validate`); [`catalog`] loads, validates, renders
 //! and writes file-based catalogs (`opm render`, `opm validate`); [`template`] renders the
 //! basic and semver catalog templates; [`graph`] answers upgrade questions; [`property`] is the
@@ -16,11 +16,13 @@
 
 pub mod bundle;
 pub mod catalog;
+pub mod crd_safety;
 mod documents;
-// TEMP-VERSION pub mod graph;
+pub mod graph;
 mod names;
 pub mod property;
 pub mod template;
+pub mod version;
 
 pub use bundle::validate::{Finding, Report, Severity, Suite, validate_bundle};
 pub use bundle::{Bundle, BundleError};
@@ -29,8 +31,10 @@ pub use catalog::replaces_mode::{AssembleError, catalog_from_bundles};
 pub use catalog::validate::{CatalogError, validate_catalog};
 pub use catalog::write::{Document, Format, WriteError, ordered_documents, write_catalog};
 pub use catalog::{Catalog, LoadError, load_dir};
+pub use crd_safety::{Check, Problem, UnsafeUpgrade, check_upgrade};
 pub use documents::DocumentError;
-// TEMP-VERSION pub use graph::{GraphError, Node, PackageGraph};
+pub use graph::{GraphError, Node, PackageGraph};
 pub use template::basic::render_basic;
 pub use template::semver::render_semver;
 pub use template::{BundleSource, Rendered, TemplateError};
+pub use version::{RangeError, SkipRange, VersionRange};

@@ -251,7 +251,6 @@ fn operator_registry_bundles_render_as_the_latest_catalog_has_them() {
     assert!(compared >= 6, "compared {compared} bundles");
 }
 
-#[cfg(any())] // TEMP-VERSION
 #[test]
 fn etcd_and_prometheus_graphs_follow_replaces() {
     use opkit_olm::{Catalog, PackageGraph, catalog_from_bundles};
@@ -327,9 +326,10 @@ fn etcd_and_prometheus_graphs_follow_replaces() {
         .iter()
         .map(|n| n.name.clone())
         .collect();
+    // Newest first: 0.9.2-clusterwide is a prerelease of 0.9.2, so older.
     assert_eq!(
         succ,
-        ["etcdoperator.v0.9.2-clusterwide", "etcdoperator.v0.9.2"]
+        ["etcdoperator.v0.9.2", "etcdoperator.v0.9.2-clusterwide"]
     );
     // 0.6.1 is alone in alpha: nothing to upgrade to.
     let v061 = g.bundle("etcdoperator.v0.6.1").unwrap().clone();

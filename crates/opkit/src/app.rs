@@ -66,8 +66,7 @@ use clap::{Args, Parser, Subcommand};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
 use crate::controller::ControllerDef;
-use crate::leader::LeaderElection;
-use crate::manager::Manager;
+use crate::manager::{LeaseSettings, Manager, ManagerSettings};
 use crate::webhook::WebhookServer;
 
 /// Builds one controller from the operator's flags.
@@ -365,37 +364,20 @@ impl<F: Args + 'static> App<F> {
 
     /// The manager with every controller, configured as `run` would be with these flags.
     fn manager(&self, args: &RunArgs<F>) -> Manager {
-        let mut builder = Manager::builder();
-        if let Some(addr) = args.metrics_bind_address.0 {
-            builder = builder.metrics_addr(addr);
-        }
-        if let Some(addr) = args.health_probe_bind_address.0 {
-            builder = builder.probe_addr(addr);
-        }
-        if args.leader_elect {
-            let namespace = args
-                .leader_election_namespace
-                .clone()
-                .unwrap_or_else(own_namespace);
-            let id = args
-                .leader_election_id
-                .clone()
-                .unwrap_or_else(|| self.name.clone());
-            builder = builder.leader_election(LeaderElection::new(id, namespace));
-        }
-        let namespaces: Vec<&str> = args
-            .scope
-            .namespaces
-            .iter()
-            .map(|ns| ns.trim())
-            .filter(|ns| !ns.is_empty())
-            .collect();
-        if !namespaces.is_empty() {
-            builder = builder.namespaces(namespaces);
-        }
-        if let Some(selector) = &args.scope.label_selector {
-            builder = builder.label_selector(selector);
-        }
+        let settings = ManagerSettings {
+            metrics_bind_address: args.metrics_bind_address.0,
+            health_probe_bind_address: args.health_probe_bind_address.0,
+            leader_election: args.leader_elect.then(|| LeaseSettings {
+                id: args
+                    .leader_election_id
+                    .clone()
+                    .unwrap_or_else(|| self.name.clone()),
+                namespace: args.leader_election_namespace.clone(),
+            }),
+            namespaces: args.scope.namespaces.clone(),
+            label_selector: args.scope.label_selector.clone(),
+        };
+        let mut builder = settings.builder();
         if let Some(server) = self.webhook_server_for(&args.flags) {
             let mut server = server.port(args.webhook_port);
             if let Some(dir) = &args.webhook_cert_dir {

@@ -141,7 +141,9 @@ pub use error::{ApiErrorExt, Error, Result, ResultExt, TerminalError};
 pub use expectations::Expectations;
 pub use informer::{Caches, Kind, Object, OwnerIndex};
 pub use leader::LeaderElection;
-pub use manager::{Manager, ManagerBuilder, Running, ShutdownHandle};
+pub use manager::{
+    LeaseSettings, Manager, ManagerBuilder, ManagerSettings, Running, ShutdownHandle,
+};
 pub use predicate::{Change, Predicate};
 pub use webhook::{
     Admission, Conversion, ConversionError, Convertible, Defaulter, Denied, Hub, SelfManagedCerts,

@@ -39,6 +39,67 @@ use crate::rbac::{self, Rules};
 use crate::signals::Signals;
 use crate::webhook::WebhookServer;
 
+/// How a manager process is set up: what every operator's command line sets (controller-runtime's
+/// `--metrics-bind-address`, `--health-probe-bind-address`, `--leader-elect`…). One type, so
+/// [`crate::App`], the KUDO manager and the chart operator apply their flags the same way;
+/// each keeps its own flag defaults (their peers' differ), and converts into this.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ManagerSettings {
+    /// Where `/metrics` is served (off when `None`).
+    pub metrics_bind_address: Option<SocketAddr>,
+    /// Where `/healthz` and `/readyz` are served (off when `None`).
+    pub health_probe_bind_address: Option<SocketAddr>,
+    /// Reconcile only while holding this Lease (`None`: no leader election).
+    pub leader_election: Option<LeaseSettings>,
+    /// Watch only these namespaces (empty: all; blank entries are ignored, as a
+    /// `WATCH_NAMESPACE=a,,b` gives them).
+    pub namespaces: Vec<String>,
+    /// Cache only objects whose labels match, for every kind.
+    pub label_selector: Option<String>,
+}
+
+/// The leader Lease of [`ManagerSettings`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseSettings {
+    /// The Lease's name.
+    pub id: String,
+    /// Its namespace (default: the pod's own, else `default`; see [`crate::app::own_namespace`]).
+    pub namespace: Option<String>,
+}
+
+impl ManagerSettings {
+    /// A builder with these settings applied.
+    pub fn builder(&self) -> ManagerBuilder {
+        let mut builder = Manager::builder();
+        if let Some(addr) = self.metrics_bind_address {
+            builder = builder.metrics_addr(addr);
+        }
+        if let Some(addr) = self.health_probe_bind_address {
+            builder = builder.probe_addr(addr);
+        }
+        if let Some(lease) = &self.leader_election {
+            let namespace = lease
+                .namespace
+                .clone()
+                .unwrap_or_else(crate::app::own_namespace);
+            builder = builder.leader_election(LeaderElection::new(lease.id.clone(), namespace));
+        }
+        let namespaces: Vec<&str> = self
+            .namespaces
+            .iter()
+            .map(|ns| ns.trim())
+            .filter(|ns| !ns.is_empty())
+            .collect();
+        if !namespaces.is_empty() {
+            builder = builder.namespaces(namespaces);
+        }
+        if let Some(selector) = &self.label_selector {
+            builder = builder.label_selector(selector);
+        }
+        builder
+    }
+}
+
 /// Builds a [`Manager`].
 #[derive(Debug, Clone)]
 pub struct ManagerBuilder {

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use clap::Args;
 use opkit::app::{BindAddress, parse_bind_address};
+use opkit::{LeaseSettings, ManagerSettings};
 use opkit_kudo::{ManagerOptions, WebhookOptions};
 use opkit_testenv::webhooks::LocalWebhooks;
 
@@ -71,18 +72,17 @@ pub(crate) struct ManagerArgs {
 impl ManagerArgs {
     fn options(&self) -> ManagerOptions {
         ManagerOptions {
-            leader_election: self.leader_elect,
-            leader_election_id: self.leader_election_id.clone(),
-            leader_election_namespace: self.leader_election_namespace.clone(),
-            metrics_bind_address: self.metrics_bind_address.0,
-            health_probe_bind_address: self.health_probe_bind_address.0,
+            manager: ManagerSettings {
+                metrics_bind_address: self.metrics_bind_address.0,
+                health_probe_bind_address: self.health_probe_bind_address.0,
+                leader_election: self.leader_elect.then(|| LeaseSettings {
+                    id: self.leader_election_id.clone(),
+                    namespace: self.leader_election_namespace.clone(),
+                }),
+                namespaces: self.namespaces.clone(),
+                label_selector: None,
+            },
             max_concurrent_reconciles: self.max_concurrent_reconciles,
-            namespaces: self
-                .namespaces
-                .iter()
-                .map(|ns| ns.trim().to_string())
-                .filter(|ns| !ns.is_empty())
-                .collect(),
             webhook: self.webhook_service.as_ref().map(|service| WebhookOptions {
                 addr: SocketAddr::from((Ipv4Addr::UNSPECIFIED, self.webhook_port)),
                 service: service.clone(),
@@ -145,14 +145,21 @@ mod tests {
 
     #[test]
     fn manager_flags_default_like_the_other_managers_and_split_namespaces() {
-        let cli = Cli::try_parse_from(["x", "--watch-namespace", "a, b,,c"]).unwrap();
+        let cli = Cli::try_parse_from(["x", "--watch-namespace", "a,b"]).unwrap();
         let o = cli.args.options();
-        assert_eq!(o.namespaces, ["a", "b", "c"]);
-        assert!(!o.leader_election);
-        assert_eq!(o.leader_election_id, "opkit-kudo-manager");
-        assert_eq!(o.metrics_bind_address.map(|a| a.port()), Some(8080));
+        assert_eq!(o.manager.namespaces, ["a", "b"]);
+        assert_eq!(o.manager.leader_election, None);
+        assert_eq!(o.manager.metrics_bind_address.map(|a| a.port()), Some(8080));
         let off = Cli::try_parse_from(["x", "--metrics-bind-address", "0"]).unwrap();
-        assert_eq!(off.args.options().metrics_bind_address, None);
+        assert_eq!(off.args.options().manager.metrics_bind_address, None);
+        let elect = Cli::try_parse_from(["x", "--leader-elect"]).unwrap();
+        assert_eq!(
+            elect.args.options().manager.leader_election,
+            Some(LeaseSettings {
+                id: "opkit-kudo-manager".into(),
+                namespace: None
+            })
+        );
         assert_eq!(o.webhook, None);
     }
 

@@ -414,8 +414,7 @@ fn csv_checks(f: &mut Findings<'_>) {
         ),
     }
     if let Some(range) = csv.skip_range()
-        && let Err(e) = Err::<(), String>(range.to_string())
-    // TEMP-VERSION crate::version::SkipRange::parse(range)
+        && let Err(e) = crate::version::SkipRange::parse(range)
     {
         f.csv(
             Severity::Error,
