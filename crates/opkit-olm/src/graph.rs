@@ -211,7 +211,7 @@ impl PackageGraph {
                     continue;
                 }
                 let replaces = e.entry.replaces == installed.name;
-                let skips = e.entry.skips.iter().any(|s| *s == installed.name);
+                let skips = e.entry.skips.contains(&installed.name);
                 let in_range = e
                     .skip_range
                     .as_ref()
