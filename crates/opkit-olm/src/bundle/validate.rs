@@ -1218,6 +1218,31 @@ mod tests {
     }
 
     #[test]
+    fn refuses_a_skip_range_that_does_not_parse_and_a_bad_version() {
+        let b = bundle(
+            json!({"metadata": {"annotations": {"olm.skipRange": "not a range"}}, "spec": {"version": "1.0"}}),
+            vec![],
+        );
+        let errs = errors(&b);
+        assert!(
+            errs.iter().any(|e| e.contains(
+                "metadata.annotations.olm.skipRange: \"not a range\" is not a valid range"
+            )),
+            "{errs:#?}"
+        );
+        assert!(
+            errs.iter()
+                .any(|e| e.contains("spec.version: \"1.0\" is not a semantic version")),
+            "{errs:#?}"
+        );
+        let b = bundle(
+            json!({"metadata": {"annotations": {"olm.skipRange": ">=0.9.0 <1.0.0"}}}),
+            vec![],
+        );
+        assert_eq!(errors(&b), Vec::<String>::new());
+    }
+
+    #[test]
     fn parses_optional_suite_selectors() {
         assert_eq!(
             "suite=operatorframework".parse::<Suite>().unwrap(),
