@@ -7,7 +7,8 @@
 //! with `--plugins helm` its kinds are Helm charts run by `helm-operator run`, the generic chart
 //! operator; `chart template` is `helm template`; `kudo ...` (also built as the `kubectl-kudo`
 //! plugin) installs and runs KUDO packages; `test` runs kuttl end-to-end suites on an embedded
-//! control plane.
+//! control plane; `bundle validate` and `catalog render|validate|template` are
+//! operator-sdk's and opm's OLM bundle and catalog tools, offline.
 //!
 //! The library holds the commands; the `opkit` and `kubectl-kudo` executables call [`main`].
 
@@ -24,6 +25,7 @@ mod kubeconfig;
 mod kudo;
 mod kustomize;
 mod manifests;
+mod olm;
 mod progress;
 mod project;
 mod run;
@@ -91,6 +93,14 @@ enum Command {
     /// Run kuttl end-to-end suites (`kubectl kuttl test`) on an embedded control plane, or on
     /// a cluster with `--kubeconfig`.
     Test(test::TestArgs),
+    /// OLM bundles: `bundle validate` checks a registry+v1 bundle directory as
+    /// `operator-sdk bundle validate` does.
+    #[command(subcommand)]
+    Bundle(olm::BundleCommand),
+    /// OLM file-based catalogs: `catalog render`, `validate` and `template basic|semver`, as
+    /// `opm` has them (offline: bundle references are directories).
+    #[command(subcommand)]
+    Catalog(olm::CatalogCommand),
 }
 
 /// The same `kudo` command tree as the `kubectl-kudo` plugin binary (this file is also
@@ -218,6 +228,8 @@ pub fn main(program: Program) -> ExitCode {
     // Chart rendering is synchronous: no async runtime (and its threads) to start.
     let command = match command {
         Command::Chart(cmd) => return chart::run(cmd, &cwd),
+        Command::Bundle(cmd) => return olm::run_bundle(cmd, &cwd),
+        Command::Catalog(cmd) => return olm::run_catalog(cmd, &cwd),
         other => other,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -251,6 +263,8 @@ pub fn main(program: Program) -> ExitCode {
             Command::HelmOperator(cmd) => done(helm_operator::run(cmd).await),
             Command::Kudo(args) => done(kudo::run(args).await),
             Command::Test(args) => test::run(args, &cwd).await,
+            Command::Bundle(cmd) => Ok(olm::run_bundle(cmd, &cwd)),
+            Command::Catalog(cmd) => Ok(olm::run_catalog(cmd, &cwd)),
         }
     });
     match result {

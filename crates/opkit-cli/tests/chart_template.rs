@@ -4,6 +4,10 @@
 //! helm corpus (`../shared/corpus/helm/golden/NAME.cmd` run with `opkit chart template`
 //! instead of `helm template`). stdout must match byte for byte, and errors come as helm's
 //! `Error: …` line. Without the corpus the corpus part says so loudly and passes.
+//!
+//! The OLM bundle and catalog tools (`opkit bundle validate`, `opkit catalog
+//! render|validate|template`), offline renderers like `chart template`, are checked here too,
+//! on bundles the tests write.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -152,4 +156,225 @@ fn corpus_commands_print_what_helm_printed() {
         assert!(got == want, "corpus {name} differs from helm");
         eprintln!("corpus {name}: byte-identical through the CLI");
     }
+}
+
+// ---- OLM: `opkit bundle validate`, `opkit catalog render|validate|template` ----
+
+fn opkit(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_opkit"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("opkit runs")
+}
+
+/// Writes a registry+v1 bundle of package `demo` at `version` (replacing `replaces`) under
+/// `root/name`; `owned_kind` is the kind the CSV claims to own (the CRD is always `Widget`).
+fn write_bundle(
+    root: &Path,
+    name: &str,
+    version: &str,
+    replaces: &str,
+    owned_kind: &str,
+) -> PathBuf {
+    let dir = root.join(name);
+    std::fs::create_dir_all(dir.join("manifests")).unwrap();
+    std::fs::create_dir_all(dir.join("metadata")).unwrap();
+    std::fs::write(
+        dir.join("metadata/annotations.yaml"),
+        "annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n  operators.operatorframework.io.bundle.manifests.v1: manifests/\n  operators.operatorframework.io.bundle.metadata.v1: metadata/\n  operators.operatorframework.io.bundle.package.v1: demo\n  operators.operatorframework.io.bundle.channels.v1: stable\n  operators.operatorframework.io.bundle.channel.default.v1: stable\n",
+    )
+    .unwrap();
+    let replaces_line = if replaces.is_empty() {
+        String::new()
+    } else {
+        format!("  replaces: {replaces}\n")
+    };
+    std::fs::write(
+        dir.join("manifests/demo.clusterserviceversion.yaml"),
+        format!(
+            "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: demo.v{version}\n  annotations:\n    alm-examples: '[{{\"apiVersion\": \"demo.example.com/v1\", \"kind\": \"{owned_kind}\", \"metadata\": {{\"name\": \"w\"}}}}]'\n    capabilities: Basic Install\nspec:\n  displayName: Demo\n  description: A demo operator.\n  version: {version}\n{replaces_line}  minKubeVersion: 1.25.0\n  provider:\n    name: opkit\n  maintainers:\n  - name: Jane\n    email: jane@example.com\n  links:\n  - name: Home\n    url: https://example.com\n  icon:\n  - base64data: PHN2Zy8+\n    mediatype: image/svg+xml\n  installModes:\n  - type: OwnNamespace\n    supported: true\n  - type: AllNamespaces\n    supported: true\n  customresourcedefinitions:\n    owned:\n    - name: widgets.demo.example.com\n      version: v1\n      kind: {owned_kind}\n  install:\n    strategy: deployment\n    spec:\n      deployments:\n      - name: demo-controller\n        spec:\n          template:\n            spec:\n              containers:\n              - name: manager\n                image: example.com/demo:v{version}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("manifests/widgets.yaml"),
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.demo.example.com\nspec:\n  group: demo.example.com\n  scope: Namespaced\n  names:\n    kind: Widget\n    plural: widgets\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n",
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn bundle_validate_accepts_a_complete_bundle_with_the_operatorhub_suite() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_bundle(tmp.path(), "b1", "1.0.0", "", "Widget");
+    let out = opkit(
+        tmp.path(),
+        &[
+            "bundle",
+            "validate",
+            "b1",
+            "--select-optional",
+            "suite=operatorframework",
+        ],
+    );
+    let stdout = stdout_of(&out);
+    assert!(
+        stdout.contains("All validation tests have completed successfully"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn bundle_validate_fails_naming_the_file_and_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_bundle(tmp.path(), "b1", "1.0.0", "", "Gadget");
+    let out = opkit(tmp.path(), &["bundle", "validate", "b1"]);
+    assert!(!out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("ERROR: manifests/demo.clusterserviceversion.yaml: spec.customresourcedefinitions.owned[0]: owned CRD Gadget (demo.example.com/v1) not found in the bundle"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("ERROR: manifests/widgets.yaml: CRD Widget (demo.example.com/v1) is present in the bundle but not owned by the CSV"),
+        "{stdout}"
+    );
+    let out = opkit(
+        tmp.path(),
+        &[
+            "bundle",
+            "validate",
+            "b1",
+            "--select-optional",
+            "suite=nope",
+        ],
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown optional validator selector"));
+}
+
+#[test]
+fn catalog_render_prints_an_olm_bundle_and_validate_checks_the_graph() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_bundle(tmp.path(), "b1", "1.0.0", "", "Widget");
+    let out = opkit(
+        tmp.path(),
+        &[
+            "catalog",
+            "render",
+            "b1",
+            "-o",
+            "yaml",
+            "--image-ref-template",
+            "example.com/{{.Package}}-bundle:v{{.Version}}",
+            "--migrate-level",
+            "bundle-object-to-csv-metadata",
+        ],
+    );
+    let stdout = stdout_of(&out);
+    let doc: serde_json::Value = serde_yaml::from_str(stdout.trim_start_matches("---\n")).unwrap();
+    assert_eq!(doc["schema"], "olm.bundle");
+    assert_eq!(doc["name"], "demo.v1.0.0");
+    assert_eq!(doc["image"], "example.com/demo-bundle:v1.0.0");
+    let types: Vec<&str> = doc["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types, ["olm.gvk", "olm.package", "olm.csv.metadata"]);
+    assert_eq!(
+        doc["relatedImages"],
+        serde_json::json!([
+            {"image": "example.com/demo-bundle:v1.0.0", "name": ""},
+            {"image": "example.com/demo:v1.0.0", "name": ""}
+        ])
+    );
+
+    // A catalog whose channel has two heads.
+    let cat = tmp.path().join("catalog");
+    std::fs::create_dir_all(&cat).unwrap();
+    let mut text = String::from(
+        "schema: olm.package\nname: demo\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: demo\nname: stable\nentries:\n- name: demo.v1.0.0\n- name: demo.v2.0.0\n",
+    );
+    for v in ["1.0.0", "2.0.0"] {
+        text.push_str(&format!("---\nschema: olm.bundle\npackage: demo\nname: demo.v{v}\nimage: example.com/demo-bundle:v{v}\nproperties:\n- type: olm.package\n  value:\n    packageName: demo\n    version: {v}\n"));
+    }
+    std::fs::write(cat.join("index.yaml"), &text).unwrap();
+    let out = opkit(tmp.path(), &["catalog", "validate", "catalog"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("multiple channel heads found in graph: demo.v1.0.0, demo.v2.0.0"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::write(
+        cat.join("index.yaml"),
+        text.replace(
+            "- name: demo.v2.0.0\n",
+            "- name: demo.v2.0.0\n  replaces: demo.v1.0.0\n",
+        ),
+    )
+    .unwrap();
+    let out = opkit(tmp.path(), &["catalog", "validate", "catalog"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn catalog_templates_render_bundle_directories() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (v, r) in [
+        ("1.0.0", ""),
+        ("1.0.1", "demo.v1.0.0"),
+        ("1.1.0", "demo.v1.0.1"),
+    ] {
+        write_bundle(
+            &tmp.path().join("bundles"),
+            &format!("v{v}"),
+            v,
+            r,
+            "Widget",
+        );
+    }
+    std::fs::write(
+        tmp.path().join("semver.yaml"),
+        "schema: olm.semver\nstable:\n  bundles:\n  - image: bundles/v1.0.0\n  - image: bundles/v1.0.1\n  - image: bundles/v1.1.0\n",
+    )
+    .unwrap();
+    let out = opkit(
+        tmp.path(),
+        &["catalog", "template", "semver", "semver.yaml", "-o", "json"],
+    );
+    let stdout = stdout_of(&out);
+    let docs: Vec<serde_json::Value> = serde_json::Deserializer::from_str(&stdout)
+        .into_iter()
+        .map(|d| d.unwrap())
+        .collect();
+    assert_eq!(docs[0]["schema"], "olm.package");
+    assert_eq!(docs[0]["defaultChannel"], "stable-v1.1");
+    assert_eq!(docs[0]["description"], "A demo operator.");
+    assert_eq!(docs[1]["name"], "stable-v1.0");
+    assert_eq!(docs[2]["name"], "stable-v1.1");
+    assert_eq!(
+        docs[2]["entries"],
+        serde_json::json!([{"name": "demo.v1.1.0", "replaces": "demo.v1.0.1", "skips": ["demo.v1.0.0"]}])
+    );
+    assert_eq!(docs.len(), 6);
+
+    std::fs::write(
+        tmp.path().join("basic.yaml"),
+        "schema: olm.template.basic\nentries:\n- schema: olm.package\n  name: demo\n  defaultChannel: stable\n- schema: olm.channel\n  package: demo\n  name: stable\n  entries:\n  - name: demo.v1.0.0\n- schema: olm.bundle\n  image: bundles/v1.0.0\n- schema: olm.bundle\n  image: quay.io/demo/bundle:v9\n",
+    )
+    .unwrap();
+    let out = opkit(tmp.path(), &["catalog", "template", "basic", "basic.yaml"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("bundle reference \"quay.io/demo/bundle:v9\": not a bundle directory (pulling images from a registry is not supported yet"), "{stderr}");
 }

@@ -6,12 +6,35 @@
 //!
 //! The pieces, one job each: [`version`] parses and matches version ranges (blang's for
 //! `olm.skipRange`, Masterminds' for a requested version — their prerelease rules differ);
-//! [`crd_safety`] compares an installed CRD with its successor.
+//! [`crd_safety`] compares an installed CRD with its successor; [`bundle`] reads and validates
+//! bundle directories (`operator-sdk bundle validate`); [`catalog`] loads, validates, renders
+//! and writes file-based catalogs (`opm render`, `opm validate`); [`template`] renders the
+//! basic and semver catalog templates; [`graph`] answers upgrade questions; [`property`] is the
+//! properties vocabulary. Only reading the files given to it is I/O.
 
 #![warn(missing_docs)]
 
+pub mod bundle;
+pub mod catalog;
 pub mod crd_safety;
+mod documents;
+pub mod graph;
+mod names;
+pub mod property;
+pub mod template;
 pub mod version;
 
+pub use bundle::validate::{Finding, Report, Severity, Suite, validate_bundle};
+pub use bundle::{Bundle, BundleError};
+pub use catalog::render::{RenderError, RenderOptions, csv_metadata, render_bundle};
+pub use catalog::replaces_mode::{AssembleError, catalog_from_bundles};
+pub use catalog::validate::{CatalogError, validate_catalog};
+pub use catalog::write::{Document, Format, WriteError, ordered_documents, write_catalog};
+pub use catalog::{Catalog, LoadError, load_dir};
 pub use crd_safety::{Check, Problem, UnsafeUpgrade, check_upgrade};
+pub use documents::DocumentError;
+pub use graph::{GraphError, Node, PackageGraph};
+pub use template::basic::render_basic;
+pub use template::semver::render_semver;
+pub use template::{BundleSource, Rendered, TemplateError};
 pub use version::{RangeError, SkipRange, VersionRange};

@@ -1,0 +1,277 @@
+//! `opkit bundle validate` (operator-sdk's) and `opkit catalog render|validate|template` (opm's),
+//! offline, over opkit-olm. Bundle references are directories: pulling images from a registry
+//! is not built yet, and a reference that is not a directory says so.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand, ValueEnum};
+use opkit_olm::{Bundle, Catalog, Format, RenderOptions, Rendered, Suite, TemplateError};
+
+/// `opkit bundle …`.
+#[derive(Subcommand)]
+pub(crate) enum BundleCommand {
+    /// Validate a registry+v1 bundle directory as `operator-sdk bundle validate` does.
+    Validate(ValidateBundleArgs),
+}
+
+/// `opkit bundle validate DIR`.
+#[derive(Args)]
+pub(crate) struct ValidateBundleArgs {
+    /// The bundle directory (with manifests/ and metadata/).
+    dir: PathBuf,
+    /// Optional validators to run too: `suite=operatorframework` (the OperatorHub checks).
+    #[arg(long, value_name = "SELECTOR")]
+    select_optional: Vec<String>,
+}
+
+/// `opkit catalog …`.
+#[derive(Subcommand)]
+pub(crate) enum CatalogCommand {
+    /// Render bundle directories and file-based catalog directories into one catalog, as
+    /// `opm render` does.
+    Render(RenderArgs),
+    /// Validate a file-based catalog directory with operator-registry's rules (`opm validate`).
+    Validate(ValidateCatalogArgs),
+    /// Render a catalog template (`opm alpha render-template`).
+    #[command(subcommand)]
+    Template(TemplateCommand),
+}
+
+/// `opm render`'s flags.
+#[derive(Args)]
+pub(crate) struct RenderArgs {
+    /// Bundle directories and catalog directories.
+    #[arg(required = true, value_name = "DIR")]
+    refs: Vec<PathBuf>,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+/// Output and migration flags shared by render and the templates.
+#[derive(Args)]
+pub(crate) struct OutputArgs {
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value = "json")]
+    output: OutputFormat,
+    /// `bundle-object-to-csv-metadata`: one `olm.csv.metadata` property instead of the
+    /// `olm.bundle.object`s, for bundles with an image reference.
+    #[arg(long, value_name = "LEVEL")]
+    migrate_level: Option<String>,
+    /// Image reference of each bundle directory, from `{{.Package}}`, `{{.Name}}` and
+    /// `{{.Version}}` (opm's `--alpha-image-ref-template`).
+    #[arg(long, alias = "alpha-image-ref-template", value_name = "TEMPLATE")]
+    image_ref_template: Option<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum OutputFormat {
+    Yaml,
+    Json,
+}
+
+/// `opkit catalog validate DIR`.
+#[derive(Args)]
+pub(crate) struct ValidateCatalogArgs {
+    /// The catalog directory.
+    dir: PathBuf,
+}
+
+/// `opkit catalog template …`.
+#[derive(Subcommand)]
+pub(crate) enum TemplateCommand {
+    /// `olm.template.basic`: a catalog whose bundle entries are references to render.
+    Basic(TemplateArgs),
+    /// `olm.semver`: channels generated from bundle versions.
+    Semver(TemplateArgs),
+}
+
+/// A template file; its bundle references are directories relative to it.
+#[derive(Args)]
+pub(crate) struct TemplateArgs {
+    /// The template (YAML or JSON).
+    file: PathBuf,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+/// Runs `opkit bundle …`.
+pub(crate) fn run_bundle(cmd: BundleCommand, cwd: &Path) -> ExitCode {
+    match cmd {
+        BundleCommand::Validate(args) => report(validate_bundle(args, cwd)),
+    }
+}
+
+/// Runs `opkit catalog …`.
+pub(crate) fn run_catalog(cmd: CatalogCommand, cwd: &Path) -> ExitCode {
+    let result = match cmd {
+        CatalogCommand::Render(args) => render(args, cwd),
+        CatalogCommand::Validate(args) => validate_catalog(args, cwd),
+        CatalogCommand::Template(TemplateCommand::Basic(args)) => template(args, cwd, false),
+        CatalogCommand::Template(TemplateCommand::Semver(args)) => template(args, cwd, true),
+    };
+    report(result)
+}
+
+fn report(result: anyhow::Result<bool>) -> ExitCode {
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn validate_bundle(args: ValidateBundleArgs, cwd: &Path) -> anyhow::Result<bool> {
+    let suites = args
+        .select_optional
+        .iter()
+        .map(|s| s.parse::<Suite>())
+        .collect::<Result<Vec<_>, _>>()?;
+    let bundle = Bundle::load(&cwd.join(&args.dir))?;
+    let report = opkit_olm::validate_bundle(&bundle, &suites);
+    let mut out = std::io::stdout().lock();
+    for f in &report.findings {
+        writeln!(out, "{f}")?;
+    }
+    if report.is_valid() {
+        writeln!(out, "All validation tests have completed successfully")?;
+        Ok(true)
+    } else {
+        Ok(false)
+    }
+}
+
+fn render(args: RenderArgs, cwd: &Path) -> anyhow::Result<bool> {
+    let opts = Options::from(&args.output)?;
+    let mut catalog = Catalog::default();
+    for r in &args.refs {
+        let dir = cwd.join(r);
+        if is_bundle_dir(&dir) {
+            catalog.bundles.push(opts.render_dir(&dir)?.bundle);
+        } else if dir.is_dir() {
+            catalog.merge(opkit_olm::load_dir(&dir)?);
+        } else {
+            bail!(
+                "render reference {:?}: not a directory (pulling images from a registry is not supported yet; give a bundle or catalog directory)",
+                r.display().to_string()
+            );
+        }
+    }
+    print(&catalog, opts.format)
+}
+
+fn validate_catalog(args: ValidateCatalogArgs, cwd: &Path) -> anyhow::Result<bool> {
+    let catalog = opkit_olm::load_dir(&cwd.join(&args.dir))?;
+    let errors = opkit_olm::validate_catalog(&catalog);
+    for e in &errors {
+        eprintln!("{e}");
+    }
+    Ok(errors.is_empty())
+}
+
+fn template(args: TemplateArgs, cwd: &Path, semver: bool) -> anyhow::Result<bool> {
+    let opts = Options::from(&args.output)?;
+    let file = cwd.join(&args.file);
+    let text = std::fs::read_to_string(&file)
+        .with_context(|| format!("cannot read {}", file.display()))?;
+    let base = file.parent().unwrap_or(cwd).to_path_buf();
+    let mut source = |reference: &str| -> Result<Rendered, TemplateError> {
+        let dir = base.join(reference);
+        if !is_bundle_dir(&dir) {
+            return Err(TemplateError::Bundle {
+                reference: reference.to_string(),
+                message: "not a bundle directory (pulling images from a registry is not supported yet; give a bundle directory relative to the template)".into(),
+            });
+        }
+        opts.render_dir(&dir).map_err(|e| TemplateError::Bundle {
+            reference: reference.to_string(),
+            message: format!("{e:#}"),
+        })
+    };
+    let catalog = if semver {
+        opkit_olm::render_semver(&text, &file, &mut source)?
+    } else {
+        opkit_olm::render_basic(&text, &file, &mut source)?
+    };
+    print(&catalog, opts.format)
+}
+
+fn print(catalog: &Catalog, format: Format) -> anyhow::Result<bool> {
+    let text = opkit_olm::write_catalog(catalog, format)?;
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(true)
+}
+
+fn is_bundle_dir(dir: &Path) -> bool {
+    dir.join("manifests").is_dir() && dir.join("metadata").is_dir()
+}
+
+struct Options {
+    format: Format,
+    csv_metadata: bool,
+    image_ref_template: Option<String>,
+}
+
+impl Options {
+    fn from(args: &OutputArgs) -> anyhow::Result<Options> {
+        let csv_metadata = match args.migrate_level.as_deref() {
+            None | Some("none") => false,
+            Some("bundle-object-to-csv-metadata") => true,
+            Some(other) => {
+                bail!("unknown migrate level {other:?} (bundle-object-to-csv-metadata or none)")
+            }
+        };
+        Ok(Options {
+            format: match args.output {
+                OutputFormat::Yaml => Format::Yaml,
+                OutputFormat::Json => Format::Json,
+            },
+            csv_metadata,
+            image_ref_template: args.image_ref_template.clone(),
+        })
+    }
+
+    fn render_dir(&self, dir: &Path) -> anyhow::Result<Rendered> {
+        let bundle = Bundle::load(dir)?;
+        let image = match &self.image_ref_template {
+            Some(t) => image_ref(t, &bundle)?,
+            None => String::new(),
+        };
+        let rendered = opkit_olm::render_bundle(
+            &bundle,
+            &RenderOptions {
+                image,
+                csv_metadata: self.csv_metadata,
+            },
+        )?;
+        Ok(Rendered {
+            bundle: rendered,
+            csv: Some(bundle.csv_object().clone()),
+        })
+    }
+}
+
+/// opm's image reference template: `{{.Package}}`, `{{.Name}}` and `{{.Version}}`.
+fn image_ref(template: &str, bundle: &Bundle) -> anyhow::Result<String> {
+    let mut out = template.to_string();
+    for (field, value) in [
+        ("Package", bundle.package()),
+        ("Name", bundle.name()),
+        ("Version", bundle.csv.spec.version.as_str()),
+    ] {
+        for spelling in [format!("{{{{.{field}}}}}"), format!("{{{{ .{field} }}}}")] {
+            out = out.replace(&spelling, value);
+        }
+    }
+    if out.contains("{{") {
+        bail!(
+            "image reference template {template:?}: only {{{{.Package}}}}, {{{{.Name}}}} and {{{{.Version}}}} are supported"
+        );
+    }
+    Ok(out)
+}
