@@ -29,7 +29,7 @@ impl Bindings {
     }
 
     /// A scope with user bindings added in order: each value may be an expression (evaluated
-    /// over a null node) and sees the bindings before it.
+    /// over [`no_node`]) and sees the bindings before it.
     pub(crate) fn with_all(
         &self,
         list: &[crate::chainsaw::model::Binding],
@@ -45,6 +45,12 @@ impl Bindings {
         }
         Ok(out)
     }
+}
+
+/// The node expressions without one are evaluated over: an empty object, since JMESPath
+/// gives `null` for a multi-select (`[$a, 'b']`) over `null`.
+pub(crate) fn no_node() -> Value {
+    Value::Object(Default::default())
 }
 
 /// The expression inside `(…)`, if `s` is one.
@@ -134,7 +140,7 @@ pub(crate) fn eval(expr: &str, node: &Value, bindings: &Bindings) -> Result<Valu
 pub(crate) fn template(value: &Value, bindings: &Bindings) -> Result<Value, String> {
     Ok(match value {
         Value::String(s) => match expression(s) {
-            Some(e) => eval(e, &Value::Null, bindings)?,
+            Some(e) => eval(e, &no_node(), bindings)?,
             None => value.clone(),
         },
         Value::Array(items) => Value::Array(
@@ -156,7 +162,7 @@ pub(crate) fn template(value: &Value, bindings: &Bindings) -> Result<Value, Stri
 pub(crate) fn string(s: &str, bindings: &Bindings) -> Result<String, String> {
     match expression(s) {
         None => Ok(s.to_string()),
-        Some(e) => match eval(e, &Value::Null, bindings)? {
+        Some(e) => match eval(e, &no_node(), bindings)? {
             Value::String(s) => Ok(s),
             Value::Null => Ok(String::new()),
             other => Ok(other.to_string()),
@@ -177,25 +183,22 @@ mod tests {
 
     #[test]
     fn bindings_are_variables_and_strings_keep_their_dollars() {
+        assert_eq!(eval("$namespace", &no_node(), &b()).unwrap(), json!("ns-1"));
+        assert_eq!(eval("$values.n", &no_node(), &b()).unwrap(), json!(3));
         assert_eq!(
-            eval("$namespace", &Value::Null, &b()).unwrap(),
-            json!("ns-1")
-        );
-        assert_eq!(eval("$values.n", &Value::Null, &b()).unwrap(), json!(3));
-        assert_eq!(
-            eval("$values.tick", &Value::Null, &b()).unwrap(),
+            eval("$values.tick", &no_node(), &b()).unwrap(),
             json!("a`b")
         );
         assert_eq!(
-            eval("join('-', [$namespace, 'cm'])", &Value::Null, &b()).unwrap(),
+            eval("join('-', [$namespace, 'cm'])", &no_node(), &b()).unwrap(),
             json!("ns-1-cm")
         );
         assert_eq!(
-            eval("'$namespace'", &Value::Null, &b()).unwrap(),
+            eval("'$namespace'", &no_node(), &b()).unwrap(),
             json!("$namespace")
         );
         assert_eq!(
-            eval("$nope", &Value::Null, &b()).unwrap_err(),
+            eval("$nope", &no_node(), &b()).unwrap_err(),
             "variable not defined: $nope"
         );
     }

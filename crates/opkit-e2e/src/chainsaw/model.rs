@@ -27,7 +27,10 @@ pub(crate) struct Test {
 impl Test {
     /// `metadata.name` ("" when missing).
     pub(crate) fn name(&self) -> &str {
-        crate::yaml::meta(&self.metadata, "name")
+        self.metadata
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
     }
 }
 

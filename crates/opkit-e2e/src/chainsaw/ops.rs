@@ -555,7 +555,7 @@ async fn execute(
         .with("stdout", Value::String(done.stdout))
         .with("stderr", Value::String(done.stderr))
         .with("error", done.error.map_or(Value::Null, Value::String));
-    let failed = tree::check(check, &Value::Null, &b)?;
+    let failed = tree::check(check, &expr::no_node(), &b)?;
     if failed.is_empty() {
         Ok(())
     } else {
