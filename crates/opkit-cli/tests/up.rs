@@ -249,3 +249,35 @@ fn opkit_test_fails_with_exit_1_and_a_diff_against_an_existing_cluster() {
     );
     assert_eq!(bad.code, Some(255), "{bad}");
 }
+
+#[test]
+fn opkit_test_runs_a_chainsaw_test_found_under_a_test_dir() {
+    let dir = kuttl_suite(&[(
+        "e2e/hello/chainsaw-test.yaml",
+        "apiVersion: chainsaw.kyverno.io/v1alpha1\nkind: Test\nmetadata: {name: hello}\nspec:\n  \
+         steps:\n  - name: greet\n    try:\n    - apply:\n        resource:\n          \
+         apiVersion: v1\n          kind: ConfigMap\n          metadata: {name: hello}\n          \
+         data: {ns: ($namespace)}\n    - assert:\n        resource:\n          apiVersion: v1\n          \
+         kind: ConfigMap\n          metadata: {name: hello}\n          data:\n            \
+         (starts_with(ns, 'chainsaw-')): true\n    - script:\n        content: kubectl get \
+         configmap hello -n $NAMESPACE\n",
+    )]);
+    let out = opkit_test(dir.path(), &["e2e", "--report", "junit"]);
+    assert!(out.success(), "{out}");
+    assert!(
+        out.stdout.contains("=== RUN   kuttl/harness/hello"),
+        "{out}"
+    );
+    assert!(
+        out.stdout.contains("--- PASS: kuttl/harness/hello ("),
+        "{out}"
+    );
+    assert!(
+        out.stdout
+            .contains("| hello/greet | running command: [sh -c kubectl get configmap hello"),
+        "{out}"
+    );
+    let xml = std::fs::read_to_string(dir.path().join("kuttl-report.xml")).expect("the report");
+    assert!(xml.contains("name=\"step greet\""), "{xml}");
+    assert!(xml.contains("failures=\"0\""), "{xml}");
+}

@@ -116,7 +116,7 @@ impl Glob {
         Regex::new(&re).map(Glob).map_err(|_| bad())
     }
 
-    fn matches(&self, name: &str) -> bool {
+    pub(crate) fn matches(&self, name: &str) -> bool {
         self.0.is_match(name)
     }
 }

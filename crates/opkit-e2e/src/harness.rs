@@ -17,6 +17,7 @@ use regex::Regex;
 use serde_json::Value;
 
 use crate::case::{self, CaseRecord, CaseSettings};
+use crate::chainsaw;
 use crate::cluster::Cluster;
 use crate::command::{self, CommandEnv};
 use crate::config::TestSuite;
@@ -130,8 +131,9 @@ impl Harness {
                     shared_owned = owned;
                     match self.tests() {
                         Err(e) => Some(e),
-                        Ok(tests) => {
+                        Ok((tests, chainsaw)) => {
                             cases = self.run_tests(&cluster, tests).await;
+                            cases.extend(self.run_chainsaw(&cluster, &chainsaw).await);
                             None
                         }
                     }
@@ -300,7 +302,9 @@ impl Harness {
         }
     }
 
-    fn tests(&self) -> Result<Vec<TestDir>, String> {
+    /// The kuttl tests and the chainsaw test files of every test dir; a directory that is or
+    /// holds a chainsaw test is not a kuttl test.
+    fn tests(&self) -> Result<(Vec<TestDir>, Vec<chainsaw::Found>), String> {
         let suite = &self.options.suite;
         let log = &self.options.log;
         log.log(
@@ -311,9 +315,12 @@ impl Harness {
             ),
         );
         let mut all = Vec::new();
+        let mut all_chainsaw = Vec::new();
         for dir in &suite.test_dirs {
+            let found = chainsaw::find(dir, &self.path(dir))?;
             let tests: Vec<TestDir> = discovery::list_tests(dir, &self.path(dir))?
                 .into_iter()
+                .filter(|t| !chainsaw::holds(&found, &t.path))
                 .filter(|t| {
                     self.options
                         .test_filter
@@ -322,9 +329,36 @@ impl Harness {
                 })
                 .collect();
             log.log("", &format!("testsuite: {dir} has {} tests", tests.len()));
+            if !found.is_empty() {
+                log.log(
+                    "",
+                    &format!("testsuite: {dir} has {} chainsaw test files", found.len()),
+                );
+            }
             all.extend(tests);
+            all_chainsaw.extend(found);
         }
-        Ok(all)
+        Ok((all, all_chainsaw))
+    }
+
+    /// Runs the chainsaw tests found in the test dirs.
+    async fn run_chainsaw(&self, cluster: &Cluster, found: &[chainsaw::Found]) -> Vec<CaseRecord> {
+        if found.is_empty() {
+            return Vec::new();
+        }
+        let settings = chainsaw::Settings {
+            cluster: cluster.clone(),
+            cwd: self.options.cwd.clone(),
+            kubeconfig: self.options.kubeconfig.clone(),
+            log: self.options.log.clone(),
+        };
+        chainsaw::run_all(
+            found,
+            self.options.test_filter.as_ref(),
+            self.options.suite.parallelism(),
+            settings,
+        )
+        .await
     }
 
     async fn run_tests(&self, cluster: &Cluster, tests: Vec<TestDir>) -> Vec<CaseRecord> {

@@ -15,10 +15,16 @@
 //! `subset` matches objects, `diff` renders a failure, `cluster` talks to the API, `command` runs
 //! commands, `step` runs one step (its operations are the unit chainsaw's try/catch/finally will
 //! reuse), `case` one test, [`harness`] the suite, [`report`] writes the reports.
+//!
+//! chainsaw tests (kyverno/chainsaw v0.2's `Test`, in a `chainsaw-test.yaml`) found under the
+//! same test dirs run in the same harness and report as kuttl tests do: `chainsaw` holds their
+//! format, JMESPath assertion trees, operations and runner (`docs/COMPATIBILITY.md`,
+//! "chainsaw").
 
 #![warn(missing_docs)]
 
 mod case;
+mod chainsaw;
 mod cluster;
 mod command;
 pub mod config;

@@ -1,4 +1,5 @@
-//! Generated test namespace names, as kuttl's: `kuttl-<adjective>-<animal>-<4 chars>`.
+//! Generated test namespace names, as kuttl's: `kuttl-<adjective>-<animal>-<4 chars>`, and
+//! chainsaw's `chainsaw-<adjective>-<animal>`.
 
 use rand::Rng;
 
@@ -21,15 +22,21 @@ const ANIMALS: &[&str] = &[
 
 const SUFFIX: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 
-/// A fresh test namespace name.
-pub(crate) fn namespace() -> String {
+/// `<adjective>-<animal>` (chainsaw's namespaces are `chainsaw-<pet name>`).
+pub(crate) fn pet_name() -> String {
     let mut rng = rand::rng();
     let adjective = ADJECTIVES[rng.random_range(0..ADJECTIVES.len())];
     let animal = ANIMALS[rng.random_range(0..ANIMALS.len())];
+    format!("{adjective}-{animal}")
+}
+
+/// A fresh test namespace name.
+pub(crate) fn namespace() -> String {
+    let mut rng = rand::rng();
     let suffix: String = (0..4)
         .map(|_| SUFFIX[rng.random_range(0..SUFFIX.len())] as char)
         .collect();
-    format!("kuttl-{adjective}-{animal}-{suffix}")
+    format!("kuttl-{}-{suffix}", pet_name())
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! kuttl suites, written by each test into a temporary directory, run by the harness against a
 //! real control plane (`TestEnv`, over HTTPS) with the real kubectl (`.tools/bin`, installed by
-//! scripts/install-tools.sh) for command steps.
+//! scripts/install-tools.sh) for command steps; chainsaw tests in `chainsaw/`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -8,6 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use opkit_e2e::{Granularity, Harness, Log, Options, Outcome, ReportFormat, TestSuite};
 use opkit_testenv::TestEnv;
+
+mod chainsaw;
 
 /// A suite on disk: `files` are (path, contents) under a fresh directory, which is the run's
 /// working directory; `bin/kubectl` links the repo's kubectl (first on commands' PATH).
