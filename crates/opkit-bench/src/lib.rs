@@ -13,6 +13,7 @@ pub mod chart_operator;
 pub mod charts;
 pub mod cluster;
 pub mod conversion;
+pub mod e2e;
 pub mod kudo;
 pub mod scenarios;
 pub mod server;
@@ -56,11 +57,14 @@ pub enum Scenario {
     /// The KUDO manager: zookeeper's deploy plan to COMPLETE, and many first-operator
     /// instances installed at once (needs the KUDO package corpus).
     Kudo,
+    /// `opkit test` in a scaffolded operator project: a kuttl suite on the embedded plane next
+    /// to the same suite with `--kubeconfig` against `opkit up` (needs the `opkit` binary).
+    E2e,
 }
 
 impl Scenario {
     /// All scenarios, in the order they run.
-    pub const ALL: [Scenario; 13] = [
+    pub const ALL: [Scenario; 14] = [
         Scenario::Startup,
         Scenario::Creates,
         Scenario::GetList,
@@ -74,6 +78,7 @@ impl Scenario {
         Scenario::Charts,
         Scenario::ChartOperator,
         Scenario::Kudo,
+        Scenario::E2e,
     ];
 
     /// The name used by `--scenario`.
@@ -92,6 +97,7 @@ impl Scenario {
             Scenario::Charts => "charts",
             Scenario::ChartOperator => "chart-operator",
             Scenario::Kudo => "kudo",
+            Scenario::E2e => "e2e",
         }
     }
 
@@ -146,6 +152,10 @@ pub struct Counts {
     pub kudo_runs: usize,
     /// first-operator instances installed at once.
     pub kudo_instances: usize,
+    /// kuttl tests in the e2e scenario's suite.
+    pub e2e_tests: usize,
+    /// Timed runs of that suite in each way.
+    pub e2e_runs: usize,
     /// Upper bound on each scenario's wall time.
     pub scenario_timeout: Duration,
 }
@@ -175,6 +185,8 @@ impl Counts {
             chart_releases: 1_000,
             kudo_runs: 10,
             kudo_instances: 100,
+            e2e_tests: 20,
+            e2e_runs: 3,
             scenario_timeout: Duration::from_secs(600),
         }
     }
@@ -203,6 +215,8 @@ impl Counts {
             chart_releases: 100,
             kudo_runs: 3,
             kudo_instances: 100,
+            e2e_tests: 20,
+            e2e_runs: 1,
             scenario_timeout: Duration::from_secs(60),
         }
     }
@@ -231,6 +245,8 @@ impl Counts {
             chart_releases: 3,
             kudo_runs: 1,
             kudo_instances: 3,
+            e2e_tests: 3,
+            e2e_runs: 1,
             scenario_timeout: Duration::from_secs(60),
         }
     }

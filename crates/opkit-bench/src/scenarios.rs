@@ -46,6 +46,7 @@ pub async fn run(scenario: Scenario, options: &Options) -> anyhow::Result<Outcom
         Scenario::Charts => crate::charts::charts(options).await,
         Scenario::ChartOperator => crate::chart_operator::chart_operator(options).await,
         Scenario::Kudo => crate::kudo::kudo(options).await,
+        Scenario::E2e => crate::e2e::e2e(options).await,
     }
 }
 

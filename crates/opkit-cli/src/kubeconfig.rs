@@ -344,7 +344,7 @@ async fn check_reachable(data: &DataDir, host: &str, port: u16) -> anyhow::Resul
 }
 
 /// Writes `contents` to `path`, readable only by its owner (it holds a credential).
-fn write_private(path: &Path, contents: &str) -> anyhow::Result<()> {
+pub(crate) fn write_private(path: &Path, contents: &str) -> anyhow::Result<()> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
     #[cfg(unix)]

@@ -31,6 +31,7 @@ mod project;
 mod run;
 mod scaffold;
 mod test;
+mod test_project;
 mod webhook_manifests;
 
 use std::net::SocketAddr;
@@ -91,7 +92,8 @@ enum Command {
     /// and upgrade instances, plans, packages); also built as the `kubectl-kudo` plugin.
     Kudo(kudo::KudoArgs),
     /// Run kuttl end-to-end suites (`kubectl kuttl test`) on an embedded control plane, or on
-    /// a cluster with `--kubeconfig`.
+    /// a cluster with `--kubeconfig`; in an operator project, its tests/e2e against the
+    /// operator, built and started by opkit test.
     Test(test::TestArgs),
     /// OLM bundles: `bundle validate` checks a registry+v1 bundle directory as
     /// `operator-sdk bundle validate` does.

@@ -56,6 +56,22 @@ impl Status {
         }
     }
 
+    /// Whether this status line is redrawn in place (stderr is a terminal).
+    pub fn on_terminal(&self) -> bool {
+        self.terminal
+    }
+
+    /// Erases the status line on a terminal, so other output can be printed; the next
+    /// `update` draws it again.
+    pub fn clear(&mut self) {
+        if self.terminal && self.drawn {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[2K");
+            let _ = err.flush();
+            self.drawn = false;
+        }
+    }
+
     /// Ends the status line with a final message.
     pub fn finish(self, message: &str) {
         let secs = self.started.elapsed().as_secs_f32();

@@ -212,7 +212,7 @@ async fn run_chart_operator(
 /// Applies the project's webhook configurations and points its webhook Service at
 /// `127.0.0.1:port`, where the operator about to start serves them (an opkit plane's pods are
 /// simulated, so the Service's own selector reaches nothing).
-async fn serve_webhooks_locally(
+pub(crate) async fn serve_webhooks_locally(
     cluster: &cluster::Cluster,
     root: &Path,
     project: &Project,
@@ -267,7 +267,7 @@ fn webhook_port_flag(flags: &[OsString]) -> anyhow::Result<Option<u16>> {
 }
 
 /// A port free on the loopback interface now, for the operator's webhook server.
-fn free_port() -> anyhow::Result<u16> {
+pub(crate) fn free_port() -> anyhow::Result<u16> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")
         .context("cannot find a free port for the webhook server")?;
     Ok(listener.local_addr()?.port())

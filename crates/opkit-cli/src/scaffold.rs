@@ -14,6 +14,7 @@ use clap::Args;
 use crate::helm_scaffold::{self, ApiFlags};
 use crate::manifests;
 use crate::project::{self, Plugin, Project, Resource};
+use crate::test_project::E2E_DIR;
 
 /// Flags of `opkit init`.
 #[derive(Args)]
@@ -246,6 +247,10 @@ const README: &str = include_str!("../templates/init/README.md.tmpl");
 const API_RS: &str = include_str!("../templates/api/api.rs.tmpl");
 const CONTROLLER_RS: &str = include_str!("../templates/api/controller.rs.tmpl");
 const TEST_RS: &str = include_str!("../templates/api/test.rs.tmpl");
+const E2E_SUITE: &str = include_str!("../templates/e2e/kuttl-test.yaml.tmpl");
+const E2E_ASSERT: &str = include_str!("../templates/e2e/00-assert.yaml.tmpl");
+const E2E_DELETE: &str = include_str!("../templates/e2e/01-delete.yaml.tmpl");
+const E2E_ERRORS: &str = include_str!("../templates/e2e/01-errors.yaml.tmpl");
 
 const APP_MARKER: &str = "// +opkit:scaffold:app";
 const API_MODULES_MARKER: &str = "// +opkit:scaffold:api-modules";
@@ -502,6 +507,10 @@ pub fn init(args: InitArgs, dir: &Path) -> anyhow::Result<()> {
         ("README.md".to_string(), render(README, &vars)),
         ("Dockerfile".to_string(), render(DOCKERFILE, &vars)),
         (".dockerignore".to_string(), render(DOCKERIGNORE, &vars)),
+        (
+            format!("{E2E_DIR}/kuttl-test.yaml"),
+            render(E2E_SUITE, &vars),
+        ),
     ];
     // From a checkout, the lock file opkit is tested with: the same versions, and a first build
     // that reuses what building opkit already compiled. From crates.io or git, cargo resolves
@@ -757,6 +766,25 @@ fn create_version(root: &Path, project: Project, hub: &Resource) -> anyhow::Resu
     Ok(())
 }
 
+/// The kuttl test of a new kind, `tests/e2e/<kind>/`: its sample is created and becomes Ready
+/// (what the scaffolded controller does), then it is deleted and gone.
+fn e2e_test(
+    project: &Project,
+    resource: &Resource,
+    vars: &[(&str, &str)],
+) -> Vec<(String, String)> {
+    let dir = format!("{E2E_DIR}/{}", resource.kind.to_ascii_lowercase());
+    vec![
+        (
+            format!("{dir}/00-create.yaml"),
+            manifests::sample(project, resource),
+        ),
+        (format!("{dir}/00-assert.yaml"), render(E2E_ASSERT, vars)),
+        (format!("{dir}/01-delete.yaml"), render(E2E_DELETE, vars)),
+        (format!("{dir}/01-errors.yaml"), render(E2E_ERRORS, vars)),
+    ]
+}
+
 /// `opkit create api` in the project containing `cwd`.
 pub fn create_api(args: CreateApiArgs, cwd: &Path) -> anyhow::Result<()> {
     let root = project::find_root(cwd)?;
@@ -887,12 +915,19 @@ pub fn create_api(args: CreateApiArgs, cwd: &Path) -> anyhow::Result<()> {
         "config/samples/kustomization.yaml".to_string(),
         manifests::samples_kustomization(&project),
     ));
+    let e2e = e2e_test(&project, &resource, &vars);
     write_files(&root, &files)?;
+    for (rel, content) in &e2e {
+        if manifests::sync_file(&root, rel, content, true)? == manifests::Outcome::Kept {
+            println!("kept {rel} (it exists)");
+        }
+    }
     project.save(&root)?;
 
     println!(
         "Created {}/{} {} in src/api/{module}.rs, its controller in src/controllers/{module}.rs, \
-         a test in tests/{module}.rs and a sample in {}.",
+         a test in tests/{module}.rs, an end-to-end test in {E2E_DIR}/{kind_lower}/ and a sample \
+         in {}.",
         full_group,
         resource.version,
         resource.kind,
@@ -911,6 +946,10 @@ pub fn create_api(args: CreateApiArgs, cwd: &Path) -> anyhow::Result<()> {
         (
             "opkit run --up".to_string(),
             "run it; then kubectl apply -k config/samples",
+        ),
+        (
+            "opkit test".to_string(),
+            "the operator itself against tests/e2e (kuttl)",
         ),
     ] {
         println!("  {command:<32} # {what}");
@@ -979,6 +1018,10 @@ mod tests {
             API_RS,
             CONTROLLER_RS,
             TEST_RS,
+            E2E_SUITE,
+            E2E_ASSERT,
+            E2E_DELETE,
+            E2E_ERRORS,
         ] {
             for p in placeholders(template) {
                 assert!(known.contains(&p.as_str()), "unknown placeholder {p}");

@@ -8,14 +8,24 @@
 //! `startKIND: true` or no start option starts one with every built-in controller (pods become
 //! Ready, as on kind). Exit codes are kuttl's: 0 passed, 1 a test (or the harness) failed, 255
 //! bad flags or configuration.
+//!
+//! In an operator project, without DIR or `--config` (and no `./kuttl-test.yaml`), the suite
+//! is the project's `tests/e2e` and the operator under test is built and started first
+//! (`test_project`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 use clap::Args;
-use opkit_e2e::{Granularity, Harness, Log, Options, ReportFormat, TestSuite};
+use opkit_e2e::{
+    Granularity, Harness, Log, Options, Progress, ProgressFn, ReportFormat, TestSuite,
+};
+
+use crate::progress;
+use crate::test_project::ProjectSuite;
 
 /// The first line of every kubeconfig `opkit test` writes (so it knows it may overwrite it).
 const WRITTEN_BY: &str = "# written by opkit test";
@@ -23,13 +33,17 @@ const WRITTEN_BY: &str = "# written by opkit test";
 /// Flags of `opkit test` (those of `kubectl kuttl test`, plus `--kubeconfig`).
 #[derive(Args, Debug, Default)]
 pub struct TestArgs {
-    /// Test dirs (replace the suite's testDirs), or one dir holding a kuttl-test.yaml.
+    /// Test dirs (replace the suite's testDirs), or one dir holding a kuttl-test.yaml. Without
+    /// any, in an opkit project: the project's tests/e2e against its operator, built and run
+    /// by opkit test as its service account.
     #[arg(value_name = "DIR")]
     dirs: Vec<PathBuf>,
     /// The suite file (default: ./kuttl-test.yaml when it exists).
     #[arg(long, value_name = "PATH")]
     config: Option<PathBuf>,
-    /// Run against this cluster instead of an embedded control plane.
+    /// Run against this cluster instead of an embedded control plane. In an opkit project the
+    /// operator is not built or started then: it is assumed to be deployed there already
+    /// (`opkit deploy`).
     #[arg(long, value_name = "PATH")]
     kubeconfig: Option<PathBuf>,
     /// Directory of CRDs to install before the tests (replaces crdDir).
@@ -159,7 +173,18 @@ fn locate(args: &TestArgs, cwd: &Path) -> anyhow::Result<(Option<PathBuf>, PathB
 }
 
 async fn run_inner(args: TestArgs, cwd: &Path) -> anyhow::Result<ExitCode> {
-    let (config, workdir, arg_dirs) = locate(&args, cwd)?;
+    let project = if args.dirs.is_empty()
+        && args.config.is_none()
+        && !cwd.join("kuttl-test.yaml").is_file()
+    {
+        ProjectSuite::find(cwd)?
+    } else {
+        None
+    };
+    let (config, workdir, arg_dirs) = match &project {
+        Some(p) => locate_in_project(p),
+        None => locate(&args, cwd)?,
+    };
     let mut suite = match &config {
         Some(path) => {
             let loaded = opkit_e2e::load_suite(path).map_err(|e| invalid(e.to_string()))?;
@@ -189,10 +214,13 @@ async fn run_inner(args: TestArgs, cwd: &Path) -> anyhow::Result<ExitCode> {
         ),
         None => None,
     };
-    let report_format = match &args.report {
-        Some(r) => ReportFormat::from_flag(r),
-        None => ReportFormat::from_suite(&suite.report_format),
-    };
+    let report_format =
+        match &args.report {
+            Some(r) => Some(ReportFormat::from_flag(r).ok_or_else(|| {
+                invalid(format!("--report must be junit, xml or json, not {r:?}"))
+            })?),
+            None => ReportFormat::from_suite(&suite.report_format),
+        };
     let report_granularity = match suite.report_granularity.as_str() {
         "test" => Granularity::Test,
         _ => Granularity::Step,
@@ -201,14 +229,34 @@ async fn run_inner(args: TestArgs, cwd: &Path) -> anyhow::Result<ExitCode> {
         eprintln!("warning: {w}");
     }
 
-    let kubeconfig_path = workdir.join("kubeconfig");
-    let (client, _plane) = match &args.kubeconfig {
+    // In a project on the embedded plane, the operator is built before anything starts: a
+    // build error ends the run before a plane is started for nothing.
+    let binary = match &project {
+        Some(p) if args.kubeconfig.is_none() => Some(p.build()?),
+        _ => None,
+    };
+    let kubeconfig_path = match &project {
+        Some(p) => {
+            let dir = p.work_dir();
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            dir.join("kubeconfig")
+        }
+        None => workdir.join("kubeconfig"),
+    };
+    let (client, plane) = match &args.kubeconfig {
         Some(path) => {
             let path = cwd.join(path);
             let text = std::fs::read_to_string(&path)
                 .with_context(|| format!("cannot read the kubeconfig {}", path.display()))?;
             let cluster = crate::cluster::connect(Some(&path)).await?;
             write_kubeconfig(&kubeconfig_path, &text)?;
+            if let Some(p) = &project {
+                println!(
+                    "running {}'s suite against {}: the operator is expected to run there                      already (opkit deploy)",
+                    p.project.project_name, cluster.server
+                );
+            }
             (cluster.client, None)
         }
         None => {
@@ -236,41 +284,152 @@ async fn run_inner(args: TestArgs, cwd: &Path) -> anyhow::Result<ExitCode> {
             (env.client(), Some(env))
         }
     };
+    let operator = match (&project, &binary, &plane) {
+        (Some(p), Some(binary), Some(env)) => {
+            Some(p.start_operator(binary, env, &kubeconfig_path).await?)
+        }
+        _ => None,
+    };
 
-    let harness = Harness::new(Options {
+    let (log, progress) = output();
+    let mut harness = Harness::new(Options {
         suite,
         client,
-        kubeconfig: kubeconfig_path,
+        kubeconfig: kubeconfig_path.clone(),
         cwd: workdir,
         test_filter,
         run_labels,
         report_format,
         report_granularity,
-        log: Log::stdout(),
+        log,
     })
     .map_err(|e| invalid(e.to_string()))?;
+    if let Some(progress) = progress {
+        harness = harness.with_progress(progress);
+    }
+    if let (Some(op), Some(p)) = (&operator, &project) {
+        harness = harness.with_process_log(op.log.clone(), p.work_dir().join("logs"));
+    }
     let outcome = tokio::select! {
         outcome = harness.run() => outcome,
         _ = tokio::signal::ctrl_c() => {
             eprintln!("interrupted");
+            if let Some(op) = operator {
+                let _ = op.stop().await;
+            }
             return Ok(ExitCode::from(255));
         }
     };
     if let Some(report) = &outcome.report {
         println!("report written to {}", report.display());
     }
+    let mut passed = outcome.passed();
+    if let Some(op) = operator {
+        let exited_early = op.exited();
+        let status = op.stop().await?;
+        if exited_early {
+            eprintln!("error: the operator exited during the tests ({status}); see its log");
+            passed = false;
+        }
+        if let Some(p) = &project {
+            println!(
+                "the operator's log: {}",
+                p.work_dir().join("operator.log").display()
+            );
+        }
+    }
     if args.skip_cluster_delete && args.kubeconfig.is_none() {
         println!(
             "to connect to the cluster, run: export KUBECONFIG=\"{}\" (Ctrl-C stops it)",
-            cwd.join("kubeconfig").display()
+            kubeconfig_path.display()
         );
         let _ = tokio::signal::ctrl_c().await;
     }
-    Ok(if outcome.passed() {
+    drop(plane);
+    Ok(if passed {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// A project's suite: `tests/e2e/kuttl-test.yaml` when present, else every subdirectory of
+/// `tests/e2e` a test; the run works from `tests/e2e`.
+fn locate_in_project(project: &ProjectSuite) -> (Option<PathBuf>, PathBuf, Vec<String>) {
+    let dir = project.suite_dir();
+    let config = dir.join("kuttl-test.yaml");
+    if config.is_file() {
+        (Some(config), dir, Vec::new())
+    } else {
+        (None, dir, vec![".".to_string()])
+    }
+}
+
+/// Where the run's lines go: standard output, and on a terminal a status line below them
+/// (tests done of planned, and the ones running), redrawn as tests start and end.
+fn output() -> (Log, Option<ProgressFn>) {
+    let status = progress::Status::new();
+    if !status.on_terminal() {
+        return (Log::stdout(), None);
+    }
+    let board = Arc::new(Mutex::new(Board {
+        status,
+        planned: 0,
+        done: 0,
+        failed: 0,
+        running: Vec::new(),
+    }));
+    let for_log = board.clone();
+    let log = Log::new(move |line| {
+        let mut b = for_log.lock().unwrap_or_else(|e| e.into_inner());
+        b.status.clear();
+        println!("{line}");
+        b.draw();
+    });
+    let progress: ProgressFn = Arc::new(move |event: Progress<'_>| {
+        let mut b = board.lock().unwrap_or_else(|e| e.into_inner());
+        match event {
+            Progress::Planned(n) => b.planned = n,
+            Progress::Started(name) => b.running.push(name.to_string()),
+            Progress::Finished(record) => {
+                b.running.retain(|r| r != &record.name);
+                b.done += 1;
+                if record.failed() {
+                    b.failed += 1;
+                }
+            }
+        }
+        b.draw();
+    });
+    (log, Some(progress))
+}
+
+/// The status line's state.
+struct Board {
+    status: progress::Status,
+    planned: usize,
+    done: usize,
+    failed: usize,
+    running: Vec<String>,
+}
+
+impl Board {
+    fn draw(&mut self) {
+        if self.planned == 0 {
+            return;
+        }
+        let failed = if self.failed > 0 {
+            format!(", {} failed", self.failed)
+        } else {
+            String::new()
+        };
+        self.status.update(&format!(
+            "{}/{} tests done{failed}; running: {}",
+            self.done,
+            self.planned,
+            self.running.join(", ")
+        ));
+    }
 }
 
 /// kuttl's flag merging: a flag overrides the file only when given.

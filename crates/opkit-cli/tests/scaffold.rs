@@ -3,7 +3,9 @@
 //! generated twice without a diff, the CRDs accepted by a control plane (`opkit install`), the
 //! whole of `config/default` deployed (`opkit deploy`, as `kubectl kustomize` renders it), and
 //! the operator binary running under the generated RBAC only — a service account's token — and
-//! making its objects Ready. Then `opkit run --up` on an embedded control plane.
+//! making its objects Ready. Then `opkit run --up` on an embedded control plane, and `opkit test`
+//! running the kuttl tests `create api` scaffolded against the operator (and failing, with the
+//! diff, on a broken assert).
 //!
 //! One test, because building the generated project is the expensive part and every later step
 //! needs it. The project is built in this workspace's target directory with opkit's own
@@ -585,5 +587,76 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
         status.success(),
         "opkit run exited with {status:?}\n{}",
         run_up.stderr()
+    );
+
+    // `opkit test`: the kuttl test `create api` scaffolded per kind, against the operator that
+    // opkit test builds (a no-op build now), installs with only its generated RBAC and starts
+    // as its service account on an embedded plane.
+    for file in [
+        "kuttl-test.yaml",
+        "guestbook/00-assert.yaml",
+        "crontask/01-errors.yaml",
+    ] {
+        assert!(project.join("tests/e2e").join(file).is_file(), "{file}");
+    }
+    let e2e = opkit(&project, &["test", "--report", "junit"]);
+    assert!(e2e.success(), "opkit test failed\n{e2e}");
+    for kind in ["guestbook", "crontask"] {
+        assert!(
+            e2e.stdout
+                .contains(&format!("--- PASS: kuttl/harness/{kind} (")),
+            "{e2e}"
+        );
+        assert!(
+            e2e.stdout.contains(&format!(
+                "| {kind}/0-create | test step completed 0-create ("
+            )),
+            "{e2e}"
+        );
+        let kept = project.join(format!(".opkit/test/logs/{kind}.log"));
+        assert!(kept.is_file(), "{} missing\n{e2e}", kept.display());
+    }
+    assert!(
+        e2e.stderr
+            .contains("the operator runs as guestbook-system/guestbook-controller-manager"),
+        "{e2e}"
+    );
+    let junit = std::fs::read_to_string(project.join("tests/e2e/kuttl-report.xml")).unwrap();
+    assert!(junit.contains("failures=\"0\""), "{junit}");
+    let operator_log = std::fs::read_to_string(project.join(".opkit/test/operator.log")).unwrap();
+    assert!(
+        !operator_log.contains("forbidden"),
+        "the operator was refused something under its generated RBAC\n{operator_log}"
+    );
+
+    // A broken assert fails the run (exit 1) with the diff and the operator's log of the test.
+    std::fs::write(
+        project.join("tests/e2e/guestbook/00-assert.yaml"),
+        "apiVersion: kuttl.dev/v1beta1\nkind: TestAssert\ntimeout: 3\n---\napiVersion: \
+         webapp.example.com/v1\nkind: Guestbook\nmetadata:\n  name: guestbook-sample\nstatus:\n  \
+         conditions:\n  - type: Ready\n    status: \"True\"\n    reason: Wrong\n",
+    )
+    .unwrap();
+    let broken = opkit(&project, &["test", "--test", "guestbook"]);
+    assert_eq!(broken.code, Some(1), "{broken}");
+    assert!(
+        broken
+            .stdout
+            .contains("--- FAIL: kuttl/harness/guestbook ("),
+        "{broken}"
+    );
+    assert!(
+        broken.stdout.contains(
+            ".status.conditions[0].reason: value mismatch, expected: Wrong != actual: Reconciled"
+        ),
+        "{broken}"
+    );
+    assert!(
+        broken.stdout.contains("+    reason: Reconciled"),
+        "{broken}"
+    );
+    assert!(
+        broken.stdout.contains("operator log during guestbook ("),
+        "{broken}"
     );
 }

@@ -14,6 +14,7 @@ use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use crate::cluster::{Cluster, is_not_found, message};
 use crate::discovery::{self, Glob, LoadSettings, TestDir};
 use crate::log::Log;
+use crate::observe::ProcessLogs;
 use crate::operation::{Created, Target};
 use crate::step::StepContext;
 
@@ -31,6 +32,8 @@ pub(crate) struct CaseSettings {
     pub ignore: Vec<Glob>,
     pub run_labels: BTreeMap<String, String>,
     pub log: Log,
+    /// A process under test whose lines each test keeps (and prints when it fails).
+    pub process_logs: Option<ProcessLogs>,
 }
 
 /// A step's result, for reports.
@@ -180,6 +183,9 @@ pub(crate) async fn run(test: &TestDir, settings: &CaseSettings) -> CaseRecord {
     } else {
         dump_events(&settings.cluster, name, &namespace, log).await;
     }
+    if let Some(logs) = &settings.process_logs {
+        keep_process_log(logs, name, start, record.failed(), log);
+    }
     if !settings.skip_delete {
         for c in created.iter().rev() {
             match settings
@@ -206,7 +212,34 @@ pub(crate) async fn run(test: &TestDir, settings: &CaseSettings) -> CaseRecord {
         error_lines(log, &record.cleanup_failures);
     }
     record.duration = start.elapsed();
+    log.log(
+        name,
+        &format!(
+            "test {} ({:.2}s)",
+            if record.failed() { "failed" } else { "passed" },
+            record.duration.as_secs_f64()
+        ),
+    );
     record
+}
+
+/// Keeps the process's lines written since the test started in the test's file, and prints
+/// them when the test failed.
+fn keep_process_log(logs: &ProcessLogs, test: &str, start: Instant, failed: bool, log: &Log) {
+    let lines = logs.log.since(start);
+    let process = logs.log.name();
+    match logs.keep(test, &lines) {
+        Ok(path) => log.log(test, &format!("{process} log kept in {}", path.display())),
+        Err(e) => log.log(test, &e),
+    }
+    if failed {
+        let mut out = format!("{process} log during {test} ({} lines):", lines.len());
+        for l in &lines {
+            out.push('\n');
+            out.push_str(l);
+        }
+        log.log(test, &out);
+    }
 }
 
 fn secs(s: i64) -> Duration {

@@ -23,6 +23,7 @@ use crate::command::{self, CommandEnv};
 use crate::config::TestSuite;
 use crate::discovery::{self, Glob, TestDir};
 use crate::log::Log;
+use crate::observe::{ProcessLog, ProcessLogs, Progress, ProgressFn};
 use crate::operation::Target;
 use crate::report::{Granularity, Report, ReportFormat};
 
@@ -85,6 +86,8 @@ impl Outcome {
 pub struct Harness {
     options: Options,
     ignore: Vec<Glob>,
+    progress: Option<ProgressFn>,
+    process_logs: Option<ProcessLogs>,
 }
 
 fn go_secs(d: Duration) -> String {
@@ -104,7 +107,25 @@ impl Harness {
             .map(|g| Glob::new(g))
             .collect::<Result<_, _>>()
             .map_err(HarnessError::BadIgnore)?;
-        Ok(Harness { options, ignore })
+        Ok(Harness {
+            options,
+            ignore,
+            progress: None,
+            process_logs: None,
+        })
+    }
+
+    /// Reports each test's start and end to `progress` as well.
+    pub fn with_progress(mut self, progress: ProgressFn) -> Harness {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// Keeps, per test, the lines `log` (a process under test, such as the operator) wrote
+    /// while the test ran, in `<dir>/<test>.log`; a failed test prints them too.
+    pub fn with_process_log(mut self, log: ProcessLog, dir: PathBuf) -> Harness {
+        self.process_logs = Some(ProcessLogs { log, dir });
+        self
     }
 
     fn path(&self, p: &str) -> PathBuf {
@@ -374,19 +395,31 @@ impl Harness {
             ignore: self.ignore.clone(),
             run_labels: self.options.run_labels.clone(),
             log: self.options.log.clone(),
+            process_logs: self.process_logs.clone(),
         });
         let permits = Arc::new(tokio::sync::Semaphore::new(suite.parallelism()));
         self.options.log.line("=== RUN   kuttl/harness");
+        if let Some(p) = &self.progress {
+            p(Progress::Planned(tests.len()));
+        }
         let mut handles = Vec::new();
         for test in tests {
             let settings = settings.clone();
             let permits = permits.clone();
+            let progress = self.progress.clone();
             handles.push(tokio::spawn(async move {
                 let _permit = permits.acquire_owned().await;
                 settings
                     .log
                     .line(&format!("=== RUN   kuttl/harness/{}", test.name));
-                case::run(&test, &settings).await
+                if let Some(p) = &progress {
+                    p(Progress::Started(&test.name));
+                }
+                let record = case::run(&test, &settings).await;
+                if let Some(p) = &progress {
+                    p(Progress::Finished(&record));
+                }
+                record
             }));
         }
         let mut cases = Vec::new();

@@ -14,7 +14,8 @@
 //! The pieces, one job each: [`config`] reads the suite file, `discovery` the test directories,
 //! `subset` matches objects, `diff` renders a failure, `cluster` talks to the API, `command` runs
 //! commands, `step` runs one step (its operations are the unit chainsaw's try/catch/finally will
-//! reuse), `case` one test, [`harness`] the suite, [`report`] writes the reports.
+//! reuse), `case` one test, [`harness`] the suite, [`report`] writes the reports, and
+//! `observe` hands progress and a process-under-test's log to the caller.
 //!
 //! chainsaw tests (kyverno/chainsaw v0.2's `Test`, in a `chainsaw-test.yaml`) found under the
 //! same test dirs run in the same harness and report as kuttl tests do: `chainsaw` holds their
@@ -33,6 +34,7 @@ mod discovery;
 pub mod harness;
 mod log;
 mod names;
+mod observe;
 mod operation;
 pub mod report;
 mod step;
@@ -44,5 +46,6 @@ pub use case::{CaseRecord, StepRecord};
 pub use config::{ConfigError, LoadedSuite, TestSuite, load_suite};
 pub use harness::{Harness, HarnessError, Options, Outcome};
 pub use log::Log;
+pub use observe::{ProcessLog, Progress, ProgressFn};
 pub use report::{Granularity, ReportFormat};
 pub use types::Command;

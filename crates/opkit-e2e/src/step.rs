@@ -69,17 +69,24 @@ impl StepContext<'_> {
         let mut created = Vec::new();
         let errors = self.run_inner(step, &mut created).await;
         let prefix = self.prefix(step);
-        if errors.is_empty() {
-            self.log
-                .log(&prefix, &format!("test step completed {}", step.label()));
+        let duration = start.elapsed();
+        let word = if errors.is_empty() {
+            "completed"
         } else {
-            self.log
-                .log(&prefix, &format!("test step failed {}", step.label()));
-        }
+            "failed"
+        };
+        self.log.log(
+            &prefix,
+            &format!(
+                "test step {word} {} ({:.2}s)",
+                step.label(),
+                duration.as_secs_f64()
+            ),
+        );
         StepOutcome {
             errors,
             created,
-            duration: start.elapsed(),
+            duration,
         }
     }
 
