@@ -21,6 +21,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt;
 
+use opkit_apimachinery::{go_quote, go_sprint};
 use serde_json::{Map, Value};
 
 /// The preflight's checks, named as OLM names them in its messages.
@@ -571,34 +572,9 @@ fn kube_version_order(a: &str, b: &str) -> Ordering {
     }
 }
 
-/// Go's `%v` of a number OLM prints (integers without a fraction).
+/// Go's `%v` of a bound OLM prints (a float64 or an int64: `3`, `0.5`, `1e+21`).
 fn go_number(n: f64) -> String {
-    if n.fract() == 0.0 && n.abs() < 1e21 {
-        format!("{}", n as i64)
-    } else {
-        format!("{n}")
-    }
-}
-
-/// Go's `%q` of a string.
-fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    go_sprint(&Value::from(n))
 }
 
 #[cfg(test)]
