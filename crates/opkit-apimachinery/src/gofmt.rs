@@ -188,6 +188,20 @@ pub fn json_encode(v: &Value) -> String {
     out
 }
 
+/// The Go type of `v` as an unstructured value (`map[string]interface{}` with int64 and
+/// float64 numbers), as `%T` and upstream's type errors name it: `int64`, `[]interface {}`…
+pub fn go_type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "<nil>",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_f64() => "float64",
+        Value::Number(_) => "int64",
+        Value::String(_) => "string",
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
+    }
+}
+
 /// Prints `v` like Go's `fmt.Sprintf("%+v", x)` of the equivalent unstructured value
 /// (`map[string]interface{}` with int64 and float64 numbers): `map[a:1 b:[x y]]`, keys sorted,
 /// strings bare, `<nil>` for null. Upstream shows patches this way in some errors.

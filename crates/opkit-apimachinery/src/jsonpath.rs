@@ -783,7 +783,7 @@ fn array(input: Values<'_>, params: [Param; 3]) -> Result<Values<'_>, JsonPathEr
             continue;
         }
         let Some(Value::Array(items)) = borrowed(v) else {
-            return err(format!("{} is not array or slice", type_name(v)));
+            return err(format!("{} is not array or slice", gofmt::go_type_name(v)));
         };
         let len = items.len() as i64;
         let mut p = params;
@@ -834,18 +834,6 @@ fn array(input: Values<'_>, params: [Param; 3]) -> Result<Values<'_>, JsonPathEr
         out.extend(slice.iter().step_by(step).map(Cow::Borrowed));
     }
     Ok(out)
-}
-
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "<nil>",
-        Value::Bool(_) => "bool",
-        Value::Number(n) if n.is_f64() => "float64",
-        Value::Number(_) => "int64",
-        Value::String(_) => "string",
-        Value::Array(_) => "[]interface {}",
-        Value::Object(_) => "map[string]interface {}",
-    }
 }
 
 /// A value as Go's template comparison sees it.

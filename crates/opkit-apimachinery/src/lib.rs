@@ -43,7 +43,7 @@ pub use duration::{Duration, DurationError, DurationRangeError};
 pub use fields::{
     FieldOp, FieldRequirement, FieldSelector, FieldSelectorError, field_value, supported_fields,
 };
-pub use gofmt::{go_quote, go_sprint, json_encode as go_json};
+pub use gofmt::{go_quote, go_sprint, go_type_name, json_encode as go_json};
 pub use jsonpath::{JsonPath, JsonPathError};
 pub use labels::{LabelSelector, Operator, Requirement, SelectorError};
 pub use quantity::Quantity;

@@ -8,6 +8,7 @@
 
 use std::fmt;
 
+use opkit_apimachinery::go_type_name;
 use serde_json::Value;
 
 /// Where and how an expected value is not a subset of the actual one.
@@ -26,19 +27,6 @@ impl fmt::Display for Mismatch {
         } else {
             write!(f, "{}: {}", self.path, self.message)
         }
-    }
-}
-
-/// Go's name of a JSON value's type, as kuttl prints it.
-fn go_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "<nil>",
-        Value::Bool(_) => "bool",
-        Value::Number(n) if n.is_f64() => "float64",
-        Value::Number(_) => "int64",
-        Value::String(_) => "string",
-        Value::Array(_) => "[]interface {}",
-        Value::Object(_) => "map[string]interface {}",
     }
 }
 
@@ -64,13 +52,13 @@ fn check(expected: &Value, actual: &Value, path: &mut String) -> Result<(), Mism
             message,
         })
     };
-    if go_type(expected) != go_type(actual) {
+    if go_type_name(expected) != go_type_name(actual) {
         return fail(
             path,
             format!(
                 "type mismatch: {} != {}",
-                go_type(expected),
-                go_type(actual)
+                go_type_name(expected),
+                go_type_name(actual)
             ),
         );
     }
