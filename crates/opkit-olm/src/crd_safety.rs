@@ -171,10 +171,7 @@ fn field_removed(old: &Value, new: &Value) -> Vec<String> {
     let crd = str_at(new, &["metadata", "name"]);
     let mut out = Vec::new();
     for new_version in versions(new) {
-        let name = new_version
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let name = version_name(new_version);
         let Some(old_version) = version_named(old, name) else {
             continue;
         };
@@ -192,30 +189,20 @@ fn field_removed(old: &Value, new: &Value) -> Vec<String> {
 fn changed_fields(old: &Value, new: &Value) -> Vec<String> {
     let mut out = Vec::new();
     for old_version in versions(old) {
-        let name = old_version
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let name = version_name(old_version);
         let Some(new_version) = version_named(new, name) else {
             continue;
         };
         let before = flatten(schema_of(old_version));
         let after = flatten(schema_of(new_version));
-        if before.keys().any(|f| !after.contains_key(f)) {
+        let context =
+            |field: &str| format!("version {}, field {}", go_quote(name), go_quote(field));
+        if judge_changes(&before, &after, name, context, &mut out).is_none() {
             // NoExistingFieldRemoved names the field; OLM gives up on the version here.
             out.push(format!(
                 "calculating schema diff for CRD version {}",
                 go_quote(name)
             ));
-            continue;
-        }
-        for (field, old_node) in &before {
-            let new_node = &after[field];
-            if old_node == new_node {
-                continue;
-            }
-            let context = format!("version {}, field {}", go_quote(name), go_quote(field));
-            judge(old_node, new_node, &context, name, field, &mut out);
         }
     }
     out
@@ -229,43 +216,59 @@ fn served_versions(new: &Value) -> Vec<String> {
         .iter()
         .filter(|v| v.get("served").and_then(Value::as_bool) == Some(true))
         .collect();
-    served.sort_by(|a, b| {
-        kube_version_order(
-            a.get("name").and_then(Value::as_str).unwrap_or(""),
-            b.get("name").and_then(Value::as_str).unwrap_or(""),
-        )
-    });
+    served.sort_by(|a, b| kube_version_order(version_name(a), version_name(b)));
     let mut out = Vec::new();
     for (i, older) in served.iter().enumerate() {
-        let older_name = older.get("name").and_then(Value::as_str).unwrap_or("");
+        let older_name = version_name(older);
         let before = flatten(schema_of(older));
         for newer in &served[i + 1..] {
-            let newer_name = newer.get("name").and_then(Value::as_str).unwrap_or("");
+            let newer_name = version_name(newer);
             let after = flatten(schema_of(newer));
-            if before.keys().any(|f| !after.contains_key(f)) {
+            let context = |field: &str| {
+                format!(
+                    "version upgrade {} to {}, field {}",
+                    go_quote(older_name),
+                    go_quote(newer_name),
+                    go_quote(field)
+                )
+            };
+            if judge_changes(&before, &after, older_name, context, &mut out).is_none() {
                 out.push(format!(
                     "calculating schema diff between CRD versions {} and {}",
                     go_quote(older_name),
                     go_quote(newer_name)
                 ));
-                continue;
-            }
-            for (field, old_node) in &before {
-                let new_node = &after[field];
-                if old_node == new_node {
-                    continue;
-                }
-                let context = format!(
-                    "version upgrade {} to {}, field {}",
-                    go_quote(older_name),
-                    go_quote(newer_name),
-                    go_quote(field)
-                );
-                judge(old_node, new_node, &context, older_name, field, &mut out);
             }
         }
     }
     out
+}
+
+/// A CRD version's name.
+fn version_name(version: &Value) -> &str {
+    str_at(version, &["name"])
+}
+
+/// Judges every node of `before` that differs in `after` (`context` words a node's messages);
+/// `None`, judging nothing, when a node of `before` is missing from `after`: OLM gives up on
+/// the pair.
+fn judge_changes(
+    before: &Flat,
+    after: &Flat,
+    version: &str,
+    context: impl Fn(&str) -> String,
+    out: &mut Vec<String>,
+) -> Option<()> {
+    if before.keys().any(|f| !after.contains_key(f)) {
+        return None;
+    }
+    for (field, old_node) in before {
+        let new_node = &after[field];
+        if old_node != new_node {
+            judge(old_node, new_node, &context(field), version, field, out);
+        }
+    }
+    Some(())
 }
 
 /// Runs the change rules in OLM's order on one changed node. Each rule reports what it finds
@@ -457,10 +460,13 @@ fn type_change(old: &Map<String, Value>, new: &Map<String, Value>) -> Option<Str
     })
 }
 
+/// A schema's nodes by their simple paths (see [`flatten`]).
+type Flat = BTreeMap<String, Map<String, Value>>;
+
 /// Every node of a schema by its simple path (`^`, `^.spec`, `^.spec.ports.items`), without its
 /// `properties` and `items` (they are nodes of their own) and without keywords at their zero
 /// value, which a typed Go reader cannot tell from absent.
-fn flatten(schema: Option<&Value>) -> BTreeMap<String, Map<String, Value>> {
+fn flatten(schema: Option<&Value>) -> Flat {
     let mut out = BTreeMap::new();
     if let Some(schema) = schema {
         walk(schema, "^".to_string(), &mut out);
@@ -468,7 +474,7 @@ fn flatten(schema: Option<&Value>) -> BTreeMap<String, Map<String, Value>> {
     out
 }
 
-fn walk(node: &Value, path: String, out: &mut BTreeMap<String, Map<String, Value>>) {
+fn walk(node: &Value, path: String, out: &mut Flat) {
     let Some(map) = node.as_object() else {
         return;
     };
