@@ -294,18 +294,16 @@ pub(crate) async fn delete_namespace(
             ));
         }
     }
-    let deadline = Instant::now() + timeout;
-    loop {
+    let api = &api;
+    crate::poll::until(Instant::now() + timeout, || async move {
         match api.get(name).await {
-            Err(e) if is_not_found(&e) => return Ok(()),
-            _ if Instant::now() >= deadline => {
-                return Err(format!(
-                    "waiting for namespace {name:?} to be deleted timed out: context deadline exceeded"
-                ));
-            }
-            _ => tokio::time::sleep(Duration::from_millis(100)).await,
+            Err(e) if is_not_found(&e) => Ok(()),
+            _ => Err(format!(
+                "waiting for namespace {name:?} to be deleted timed out: context deadline exceeded"
+            )),
         }
-    }
+    })
+    .await
 }
 
 /// Logs the namespace's events, oldest first (events.k8s.io/v1, else core/v1).

@@ -478,7 +478,7 @@ async fn wait_for_crds(
     let api: Api<CustomResourceDefinition> = Api::all(cluster.client.clone());
     let deadline = Instant::now() + timeout;
     for name in names {
-        loop {
+        crate::poll::until(deadline, || async {
             let established = api.get_opt(name).await.ok().flatten().is_some_and(|crd| {
                 crd.status
                     .and_then(|s| s.conditions)
@@ -487,16 +487,15 @@ async fn wait_for_crds(
                     .any(|c| c.type_ == "Established" && c.status == "True")
             });
             if established {
-                break;
-            }
-            if Instant::now() >= deadline {
-                return Err(format!(
+                Ok(())
+            } else {
+                Err(format!(
                     "CRD {name} not established within {}s",
                     timeout.as_secs()
-                ));
+                ))
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        })
+        .await?;
     }
     Ok(())
 }

@@ -36,6 +36,7 @@ mod log;
 mod names;
 mod observe;
 mod operation;
+mod poll;
 pub mod report;
 mod step;
 mod subset;

@@ -217,30 +217,28 @@ impl Target {
                 deleted.push((resource.clone(), ns.clone(), name));
             }
         }
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            let mut still = None;
+        let deadline = std::time::Instant::now() + timeout;
+        crate::poll::until(deadline, || async {
             for (resource, ns, name) in &deleted {
                 match self.cluster.get(resource, ns, name).await {
                     Err(e) if is_not_found(&e) => {}
                     _ => {
-                        still = Some(format!(
+                        return Err(format!(
                             "{} {name} still exists",
                             gvk_string(&resource.api.api_version, &resource.api.kind)
                         ));
-                        break;
                     }
                 }
             }
-            let Some(still) = still else { return Ok(()) };
-            if tokio::time::Instant::now() >= deadline {
-                return Err(format!(
-                    "timed out waiting for resource deletion (result of last check was: {still:?}): \
-                     context deadline exceeded"
-                ));
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+            Ok(())
+        })
+        .await
+        .map_err(|still| {
+            format!(
+                "timed out waiting for resource deletion (result of last check was: {still:?}): \
+                 context deadline exceeded"
+            )
+        })
     }
 
     /// Evaluates CEL `assertAll` / `assertAny` over the referenced objects; the errors.

@@ -43,8 +43,6 @@ pub(crate) struct Scope<'a> {
     pub bindings: Bindings,
 }
 
-const POLL: Duration = Duration::from_millis(100);
-
 fn own_timeout(t: &Option<String>, default: Duration) -> Result<Duration, String> {
     t.as_deref().map_or(Ok(default), go_duration)
 }
@@ -415,17 +413,13 @@ async fn check_resources(assert: bool, op: &ResourceOp, scope: &Scope<'_>) -> Re
     };
     let timeout = own_timeout(&op.timeout, default)?;
     let template = op.template.unwrap_or(scope.template);
-    let deadline = tokio::time::Instant::now() + timeout;
+    let deadline = std::time::Instant::now() + timeout;
     for object in resources(&op.file, &op.resource, scope, &bindings)? {
-        loop {
-            match look(assert, &object, scope, &bindings, template).await {
-                Ok(()) => break,
-                Err(e) if tokio::time::Instant::now() >= deadline => {
-                    return Err(format!("{e}\n(gave up after {timeout:?})"));
-                }
-                Err(_) => tokio::time::sleep(POLL).await,
-            }
-        }
+        crate::poll::until(deadline, || {
+            look(assert, &object, scope, &bindings, template)
+        })
+        .await
+        .map_err(|e| format!("{e}\n(gave up after {timeout:?})"))?;
     }
     Ok(())
 }

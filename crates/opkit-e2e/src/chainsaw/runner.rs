@@ -268,16 +268,13 @@ async fn delete_and_wait(cluster: &Cluster, c: &Created, timeout: Duration) -> R
         Ok(true) => {}
         Err(e) => return Err(format!("deleting {} failed: {}", c.id(), message(&e))),
     }
-    let deadline = Instant::now() + timeout;
-    loop {
+    crate::poll::until(Instant::now() + timeout, || async move {
         match cluster.get(&c.resource, &c.namespace, &c.name).await {
-            Err(e) if crate::cluster::is_not_found(&e) => return Ok(()),
-            _ if Instant::now() >= deadline => {
-                return Err(format!("{} still exists after {timeout:?}", c.id()));
-            }
-            _ => tokio::time::sleep(Duration::from_millis(100)).await,
+            Err(e) if crate::cluster::is_not_found(&e) => Ok(()),
+            _ => Err(format!("{} still exists after {timeout:?}", c.id())),
         }
-    }
+    })
+    .await
 }
 
 /// Deletes the namespace this run created (unless skipDelete) and closes the record.
