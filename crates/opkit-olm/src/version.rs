@@ -7,9 +7,10 @@
 //! - [`VersionRange`] is Masterminds/semver v3's constraint language, which OLM v1 reads for a
 //!   requested version (`ClusterExtension.spec.source.catalog.version`): also `~`, `~>`, `^`,
 //!   hyphen ranges `1.2 - 1.4`, AND by commas or spaces, `x`/`X`/`*` wildcards, partial versions
-//!   (`1.2` means `1.2.x`), a leading `v`. A prerelease version matches only when every
-//!   comparator of an alternative names a prerelease itself: `>=1.0.0` does not contain
-//!   `1.5.0-rc.1`, `>=1.0.0-0` does.
+//!   (`1.2` means `1.2.x`), a leading `v`. A prerelease version matches only an alternative in
+//!   which some comparator names a prerelease (Masterminds v3.4 on, which operator-controller
+//!   builds with): `>=1.0.0` does not contain `1.5.0-rc.1`, `>=1.0.0-0, <2.0.0` does. The rules
+//!   live in `opkit-semver`, shared with Helm charts' `semverCompare`.
 //!
 //! Both keep their quirks where users can observe them (blang drops one-character tokens, its
 //! `!=1.x` matches nothing; Masterminds' `>1` means `>=2.0.0`), so a range means here what it
@@ -240,101 +241,39 @@ fn blang_expand_wildcards(parts: &[String]) -> Result<Vec<String>, RangeError> {
     Ok(expanded)
 }
 
-/// A Masterminds/semver v3 constraint, the language of a requested version range in OLM v1.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A Masterminds/semver v3 constraint, the language of a requested version range in OLM v1
+/// (`opkit-semver` holds its rules, shared with Helm charts' `semverCompare`).
+#[derive(Debug, Clone)]
 pub struct VersionRange {
     source: String,
-    alternatives: Vec<Vec<Constraint>>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum ConstraintOp {
-    TildeOrEqual,
-    NotEqual,
-    Greater,
-    Less,
-    GreaterEqual,
-    LessEqual,
-    Tilde,
-    Caret,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Constraint {
-    op: ConstraintOp,
-    version: Version,
-    /// `1` or `1.x`: the minor (and patch) are wildcards.
-    minor_dirty: bool,
-    /// `1.2` or `1.2.x`: the patch is a wildcard.
-    patch_dirty: bool,
-    /// Any wildcard at all (also `*`).
-    dirty: bool,
-}
-
-/// One partial version of the constraint language: `v1`, `1.2`, `1.2.x`, `1.2.3-rc.1+b`.
-const PARTIAL_VERSION: &str = r"v?([0-9xX*]+)(\.[0-9xX*]+)?(\.[0-9xX*]+)?(-[0-9A-Za-z\-]+(?:\.[0-9A-Za-z\-]+)*)?(\+[0-9A-Za-z\-]+(?:\.[0-9A-Za-z\-]+)*)?";
-/// The comparators, in Masterminds' order: an earlier one wins when both could match.
-const OPERATORS: &str = r"=|!=|>|<|>=|=>|<=|=<|~|~>|\^";
-
-struct Grammar {
-    hyphen: regex::Regex,
-    conjunction: regex::Regex,
-    constraint: regex::Regex,
-    single: regex::Regex,
-}
-
-fn grammar() -> &'static Grammar {
-    static GRAMMAR: std::sync::OnceLock<Grammar> = std::sync::OnceLock::new();
-    GRAMMAR.get_or_init(|| {
-        let v = PARTIAL_VERSION.replace('(', "(?:").replace("(?:?:", "(?:");
-        let compile = |s: String| regex::Regex::new(&s).expect("the constraint grammar compiles");
-        Grammar {
-            hyphen: compile(format!(r"\s*({v})\s+-\s+({v})\s*")),
-            conjunction: compile(format!(
-                r"^(?:\s*(?:{OPERATORS})?\s*(?:{v})\s*)(?:(?:\s+|,\s*)(?:{OPERATORS})?\s*(?:{v})\s*)*$"
-            )),
-            constraint: compile(format!(r"(?:{OPERATORS})?\s*(?:{v})")),
-            single: compile(format!(r"^\s*({OPERATORS})?\s*({PARTIAL_VERSION})\s*$")),
-        }
-    })
+    constraints: opkit_semver::Constraints,
 }
 
 impl VersionRange {
     /// Parses a constraint such as `>=1.2.0, <2`, `~1.4`, `^2.x || 3.1.0` or `1.0 - 1.4`.
     pub fn parse(range: &str) -> Result<VersionRange, RangeError> {
-        let grammar = grammar();
-        let rewritten = grammar
-            .hyphen
-            .replace_all(range, |c: &regex::Captures<'_>| {
-                format!(">= {}, <= {}", &c[1], &c[2])
-            });
-        let mut alternatives = Vec::new();
-        for alternative in rewritten.split("||") {
-            if !grammar.conjunction.is_match(alternative) {
-                return Err(RangeError::new(format!(
-                    "improper constraint: {alternative}"
-                )));
-            }
-            let constraints = grammar
-                .constraint
-                .find_iter(alternative)
-                .map(|m| parse_constraint(m.as_str()))
-                .collect::<Result<Vec<_>, _>>()?;
-            alternatives.push(constraints);
-        }
+        let constraints =
+            opkit_semver::Constraints::parse(range).map_err(|e| RangeError::new(e.to_string()))?;
         Ok(VersionRange {
             source: range.to_string(),
-            alternatives,
+            constraints,
         })
     }
 
     /// Whether `version` satisfies the constraint.
     pub fn contains(&self, version: &Version) -> bool {
-        self.alternatives
-            .iter()
-            .any(|all| all.iter().all(|c| c.check(version)))
+        // Every strict semver version is also a Masterminds one.
+        opkit_semver::Version::parse(&version.to_string()).is_ok_and(|v| self.constraints.check(&v))
     }
 }
+
+impl PartialEq for VersionRange {
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source
+    }
+}
+
+impl Eq for VersionRange {}
 
 impl FromStr for VersionRange {
     type Err = RangeError;
@@ -346,162 +285,6 @@ impl FromStr for VersionRange {
 impl fmt::Display for VersionRange {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.source)
-    }
-}
-
-fn is_wildcard(field: &str) -> bool {
-    matches!(field, "x" | "X" | "*")
-}
-
-fn parse_constraint(text: &str) -> Result<Constraint, RangeError> {
-    let improper = || RangeError::new(format!("improper constraint: {text}"));
-    let m = grammar().single.captures(text).ok_or_else(improper)?;
-    let op = match m.get(1).map_or("", |o| o.as_str()) {
-        "" | "=" => ConstraintOp::TildeOrEqual,
-        "!=" => ConstraintOp::NotEqual,
-        ">" => ConstraintOp::Greater,
-        "<" => ConstraintOp::Less,
-        ">=" | "=>" => ConstraintOp::GreaterEqual,
-        "<=" | "=<" => ConstraintOp::LessEqual,
-        "~" | "~>" => ConstraintOp::Tilde,
-        "^" => ConstraintOp::Caret,
-        _ => return Err(improper()),
-    };
-    let group = |i: usize| m.get(i).map_or("", |g| g.as_str());
-    let (major, minor, patch, pre) = (
-        group(3),
-        group(4).trim_start_matches('.'),
-        group(5).trim_start_matches('.'),
-        group(6),
-    );
-    let (mut minor_dirty, mut patch_dirty, mut dirty) = (false, false, false);
-    let text = if is_wildcard(major) {
-        dirty = true;
-        format!("0.0.0{pre}")
-    } else if minor.is_empty() || is_wildcard(minor) {
-        (minor_dirty, dirty) = (true, true);
-        format!("{major}.0.0{pre}")
-    } else if patch.is_empty() || is_wildcard(patch) {
-        (patch_dirty, dirty) = (true, true);
-        format!("{major}.{minor}.0{pre}")
-    } else {
-        format!("{major}.{minor}.{patch}{pre}{}", group(7))
-    };
-    let version = lenient_version(&text).ok_or_else(improper)?;
-    Ok(Constraint {
-        op,
-        version,
-        minor_dirty,
-        patch_dirty,
-        dirty,
-    })
-}
-
-/// Masterminds reads numbers with leading zeros (`01.2.3`) that strict semver refuses.
-fn lenient_version(text: &str) -> Option<Version> {
-    Version::parse(text).ok().or_else(|| {
-        let (core, rest) = match text.find(['-', '+']) {
-            Some(at) => text.split_at(at),
-            None => (text, ""),
-        };
-        let fields = core
-            .split('.')
-            .map(|f| f.parse::<u64>().ok().map(|n| n.to_string()))
-            .collect::<Option<Vec<_>>>()?;
-        Version::parse(&format!("{}{rest}", fields.join("."))).ok()
-    })
-}
-
-impl Constraint {
-    fn check(&self, v: &Version) -> bool {
-        let c = &self.version;
-        // A prerelease only satisfies a comparator that names a prerelease (Masterminds' issue
-        // 21), except a plain `!=`, which Masterminds never asks.
-        let plain_not_equal = self.op == ConstraintOp::NotEqual && !self.dirty;
-        if !v.pre.is_empty() && c.pre.is_empty() && !plain_not_equal {
-            return false;
-        }
-        let ordering = v.cmp_precedence(c);
-        match self.op {
-            ConstraintOp::TildeOrEqual if self.dirty => self.tilde(v),
-            ConstraintOp::TildeOrEqual => ordering == Ordering::Equal,
-            ConstraintOp::NotEqual => self.not_equal(v, ordering),
-            ConstraintOp::Greater => self.greater(v, ordering),
-            ConstraintOp::Less => ordering == Ordering::Less,
-            ConstraintOp::GreaterEqual => ordering != Ordering::Less,
-            ConstraintOp::LessEqual if !self.dirty => ordering != Ordering::Greater,
-            ConstraintOp::LessEqual => {
-                !(v.major > c.major
-                    || (v.major == c.major && v.minor > c.minor && !self.minor_dirty))
-            }
-            ConstraintOp::Tilde => self.tilde(v),
-            ConstraintOp::Caret => self.caret(v, ordering),
-        }
-    }
-
-    fn not_equal(&self, v: &Version, ordering: Ordering) -> bool {
-        let c = &self.version;
-        if self.dirty {
-            if c.major != v.major {
-                return true;
-            }
-            if self.minor_dirty {
-                return false;
-            }
-            if c.minor != v.minor {
-                return true;
-            }
-            if self.patch_dirty {
-                // Same major and minor: equal to `1.2.x`, unless the prereleases differ.
-                return (!v.pre.is_empty() || !c.pre.is_empty()) && v.pre != c.pre;
-            }
-        }
-        ordering != Ordering::Equal
-    }
-
-    fn greater(&self, v: &Version, ordering: Ordering) -> bool {
-        let c = &self.version;
-        if !self.dirty {
-            return ordering == Ordering::Greater;
-        }
-        match v.major.cmp(&c.major) {
-            Ordering::Greater => true,
-            Ordering::Less => false,
-            Ordering::Equal if self.minor_dirty => false,
-            Ordering::Equal if self.patch_dirty => v.minor > c.minor,
-            Ordering::Equal => ordering == Ordering::Greater,
-        }
-    }
-
-    fn tilde(&self, v: &Version) -> bool {
-        let c = &self.version;
-        if v.cmp_precedence(c) == Ordering::Less {
-            return false;
-        }
-        if c.major == 0 && c.minor == 0 && c.patch == 0 && !self.minor_dirty && !self.patch_dirty {
-            return true;
-        }
-        v.major == c.major && (v.minor == c.minor || self.minor_dirty)
-    }
-
-    fn caret(&self, v: &Version, ordering: Ordering) -> bool {
-        let c = &self.version;
-        if ordering == Ordering::Less {
-            return false;
-        }
-        if c.major > 0 || self.minor_dirty {
-            return v.major == c.major;
-        }
-        if v.major > 0 {
-            return false;
-        }
-        if c.minor > 0 || self.patch_dirty {
-            return v.minor == c.minor;
-        }
-        if v.minor > 0 {
-            return false;
-        }
-        v.patch == c.patch
     }
 }
 
@@ -569,59 +352,12 @@ mod tests {
     }
 
     #[test]
-    fn requested_ranges_read_comparators_commas_and_spaces() {
-        assert!(requested(">=1.2.0, <2", "1.9.0"));
-        assert!(!requested(">=1.2.0, <2", "2.0.0"));
-        assert!(requested(">= 1.2.0 < 2.0.0", "1.2.0"));
-        assert!(requested("1.2.3", "1.2.3") && !requested("1.2.3", "1.2.4"));
-        assert!(requested("v1.2.3", "1.2.3"));
-        assert!(requested("!=1.2.3", "1.2.4") && !requested("!=1.2.3", "1.2.3"));
-        assert!(
-            requested("<1.0.0 || >=3.0.0", "3.1.0") && !requested("<1.0.0 || >=3.0.0", "2.0.0")
-        );
-    }
-
-    #[test]
-    fn requested_partial_versions_and_wildcards_are_ranges() {
-        assert!(requested("1.2", "1.2.7") && !requested("1.2", "1.3.0"));
-        assert!(requested("1", "1.9.0") && !requested("1", "2.0.0"));
-        assert!(
-            requested("1.2.x", "1.2.0") && requested("1.X", "1.4.0") && requested("*", "9.9.9")
-        );
-        assert!(!requested(">1", "1.9.9") && requested(">1", "2.0.0"));
-        assert!(!requested(">1.2", "1.2.9") && requested(">1.2", "1.3.0"));
-        assert!(requested("<=1.2", "1.2.9") && !requested("<=1.2", "1.3.0"));
-        assert!(!requested("!=1.x", "1.4.0") && requested("!=1.x", "2.0.0"));
-    }
-
-    #[test]
-    fn requested_tilde_caret_and_hyphen_ranges() {
-        assert!(requested("~1.2.3", "1.2.9") && !requested("~1.2.3", "1.3.0"));
-        assert!(requested("~>1.2", "1.2.0") && !requested("~1.2", "1.3.0"));
-        assert!(requested("~1", "1.9.0") && !requested("~1", "2.0.0"));
-        assert!(requested("^1.2.3", "1.9.0") && !requested("^1.2.3", "2.0.0"));
-        assert!(requested("^0.2.3", "0.2.9") && !requested("^0.2.3", "0.3.0"));
-        assert!(requested("^0.0.3", "0.0.3") && !requested("^0.0.3", "0.0.4"));
-        assert!(requested("^0", "0.9.0") && !requested("^0", "1.0.0"));
-        assert!(requested("1.2 - 1.4.5", "1.4.5") && !requested("1.2 - 1.4.5", "1.4.6"));
-        assert!(requested("1.2 - 1.4.5", "1.2.0") && !requested("1.2 - 1.4.5", "1.1.9"));
-    }
-
-    #[test]
-    fn requested_ranges_skip_prereleases_unless_a_comparator_names_one() {
+    fn requested_ranges_follow_masterminds_and_admit_prereleases_per_group() {
+        assert!(requested(">=1.2.0, <2", "1.9.0") && !requested(">=1.2.0, <2", "2.0.0"));
+        assert!(requested("~1.2", "1.2.7") && !requested("^1.2.3", "2.0.0"));
         assert!(!requested(">=1.0.0", "1.5.0-rc.1"));
-        assert!(requested(">=1.0.0-0", "1.5.0-rc.1"));
-        assert!(
-            !requested(">=1.0.0-0, <2.0.0", "1.5.0-rc.1"),
-            "each comparator decides"
-        );
-        assert!(requested(">=1.0.0-0, <2.0.0-0", "1.5.0-rc.1"));
-        assert!(!requested("*", "1.0.0-rc.1"));
-        assert!(
-            requested("!=1.2.3", "1.5.0-rc.1"),
-            "a plain != lets prereleases through"
-        );
-        assert!(!requested("!=1.x", "2.0.0-rc.1"));
+        assert!(requested(">=1.0.0-0, <2.0.0", "1.5.0-rc.1"));
+        assert_eq!(VersionRange::parse("~1.4").unwrap().to_string(), "~1.4");
     }
 
     fn release() -> impl proptest::strategy::Strategy<Value = Version> {
