@@ -1,5 +1,6 @@
 //! `opkit bundle validate` (operator-sdk's) and `opkit catalog render|validate|template` (opm's),
-//! offline, over opkit-olm. Bundle references are directories: pulling images from a registry
+//! offline, over opkit-olm; `opkit catalog serve` answers catalogd's HTTP API over catalog
+//! directories. Bundle references are directories: pulling images from a registry
 //! is not built yet, and a reference that is not a directory says so.
 
 use std::io::Write;
@@ -38,6 +39,20 @@ pub(crate) enum CatalogCommand {
     /// Render a catalog template (`opm alpha render-template`).
     #[command(subcommand)]
     Template(TemplateCommand),
+    /// Serve catalog directories over catalogd's HTTP API (`/catalogs/<name>/api/v1/all` and
+    /// `/api/v1/metas`) until interrupted.
+    Serve(ServeArgs),
+}
+
+/// `opkit catalog serve [NAME=]DIR...`.
+#[derive(Args)]
+pub(crate) struct ServeArgs {
+    /// File-based catalog directories, each served under its directory's name or under NAME.
+    #[arg(required = true, value_name = "[NAME=]DIR")]
+    catalogs: Vec<String>,
+    /// The address to listen on (port 0 picks a free one; the URLs are printed).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: std::net::SocketAddr,
 }
 
 /// `opm render`'s flags.
@@ -111,6 +126,7 @@ pub(crate) fn run_catalog(cmd: CatalogCommand, cwd: &Path) -> ExitCode {
         CatalogCommand::Validate(args) => validate_catalog(args, cwd),
         CatalogCommand::Template(TemplateCommand::Basic(args)) => template(args, cwd, false),
         CatalogCommand::Template(TemplateCommand::Semver(args)) => template(args, cwd, true),
+        CatalogCommand::Serve(args) => serve(args, cwd),
     };
     report(result)
 }
@@ -274,4 +290,91 @@ fn image_ref(template: &str, bundle: &Bundle) -> anyhow::Result<String> {
         );
     }
     Ok(out)
+}
+
+/// Loads every catalog, prints where each is served, and answers catalogd's API until Ctrl-C.
+fn serve(args: ServeArgs, cwd: &Path) -> anyhow::Result<bool> {
+    let mut server = opkit_olm::CatalogServer::new("/catalogs");
+    for spec in &args.catalogs {
+        let (name, dir) = match spec.split_once('=') {
+            Some((name, dir)) => (name.to_string(), cwd.join(dir)),
+            None => {
+                let dir = cwd.join(spec);
+                let name = dir
+                    .canonicalize()
+                    .ok()
+                    .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+                    .with_context(|| format!("{spec}: no such catalog directory"))?;
+                (name, dir)
+            }
+        };
+        if name.is_empty() || name.contains('/') {
+            bail!("{spec}: a catalog name must be non-empty and have no '/' (NAME=DIR)");
+        }
+        if server.catalogs().any(|(n, _)| n == name) {
+            bail!("two catalogs are named {name:?}: name one of them with NAME=DIR");
+        }
+        let content = opkit_olm::CatalogContent::from_dir(&dir, std::time::SystemTime::now())
+            .with_context(|| format!("catalog {name} ({})", dir.display()))?;
+        for e in opkit_olm::validate_catalog(&opkit_olm::load_dir(&dir)?) {
+            eprintln!("warning: catalog {name}: {e}");
+        }
+        server.insert(&name, content);
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", args.listen))?;
+        let addr = listener.local_addr()?;
+        {
+            let mut out = std::io::stdout().lock();
+            for (name, content) in server.catalogs() {
+                writeln!(
+                    out,
+                    "serving catalog {name} ({} documents) at http://{addr}{}/api/v1/all",
+                    content.len(),
+                    server.base_path(name)
+                )?;
+            }
+            out.flush()?;
+        }
+        let server = std::sync::Arc::new(server);
+        let app = axum::Router::new().fallback(move |req: axum::extract::Request| {
+            let server = server.clone();
+            async move { answer(&server, &req) }
+        });
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await
+            .context("the catalog server stopped")?;
+        Ok(true)
+    })
+}
+
+fn answer(
+    server: &opkit_olm::CatalogServer,
+    req: &axum::extract::Request,
+) -> axum::response::Response {
+    let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+    let r = server.respond(&opkit_olm::ServeRequest {
+        method: req.method().as_str(),
+        path: req.uri().path(),
+        query: req.uri().query(),
+        if_modified_since: header("if-modified-since"),
+    });
+    let mut response = axum::response::Response::new(axum::body::Body::from(r.body));
+    *response.status_mut() =
+        axum::http::StatusCode::from_u16(r.status).unwrap_or(axum::http::StatusCode::OK);
+    for (name, value) in r.headers {
+        if let Ok(value) = axum::http::HeaderValue::from_str(&value) {
+            response.headers_mut().insert(name, value);
+        }
+    }
+    response
 }

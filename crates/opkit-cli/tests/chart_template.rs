@@ -378,3 +378,82 @@ fn catalog_templates_render_bundle_directories() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("bundle reference \"quay.io/demo/bundle:v9\": not a bundle directory (pulling images from a registry is not supported yet"), "{stderr}");
 }
+
+/// One HTTP/1.1 request over a plain socket; the status and the body.
+fn http_get(addr: &str, path: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("the catalog server accepts");
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").expect("an HTTP response");
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, body.to_string())
+}
+
+#[test]
+fn catalog_serve_answers_catalogds_api_over_http() {
+    use std::io::BufRead;
+    let tmp = tempfile::tempdir().unwrap();
+    let cat = tmp.path().join("catalog");
+    std::fs::create_dir_all(&cat).unwrap();
+    let mut text = String::from(
+        "schema: olm.package\nname: demo\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: demo\nname: stable\nentries:\n- name: demo.v1.0.0\n- name: demo.v2.0.0\n  replaces: demo.v1.0.0\n",
+    );
+    for v in ["1.0.0", "2.0.0"] {
+        text.push_str(&format!("---\nschema: olm.bundle\npackage: demo\nname: demo.v{v}\nimage: example.com/demo-bundle:v{v}\nproperties:\n- type: olm.package\n  value:\n    packageName: demo\n    version: {v}\n"));
+    }
+    std::fs::write(cat.join("index.yaml"), &text).unwrap();
+
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut child = Kill(
+        Command::new(env!("CARGO_BIN_EXE_opkit"))
+            .args(["catalog", "serve", "ops=catalog", "--listen", "127.0.0.1:0"])
+            .current_dir(tmp.path())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("opkit runs"),
+    );
+    let mut line = String::new();
+    std::io::BufReader::new(child.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    // "serving catalog ops (4 documents) at http://127.0.0.1:PORT/catalogs/ops/api/v1/all"
+    assert!(
+        line.starts_with("serving catalog ops (4 documents) at http://"),
+        "{line}"
+    );
+    let url = line.trim().rsplit(' ').next().unwrap();
+    let addr = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+
+    let (status, body) = http_get(&addr, "/catalogs/ops/api/v1/all");
+    assert_eq!(status, 200);
+    assert_eq!(body.lines().count(), 4, "{body}");
+    let (status, body) = http_get(
+        &addr,
+        "/catalogs/ops/api/v1/metas?schema=olm.bundle&name=demo.v2.0.0",
+    );
+    assert_eq!(status, 200);
+    let doc: serde_json::Value = serde_json::from_str(body.trim()).unwrap();
+    assert_eq!(doc["image"], "example.com/demo-bundle:v2.0.0");
+    assert_eq!(
+        http_get(&addr, "/catalogs/ops/api/v1/metas?version=2").0,
+        400
+    );
+    assert_eq!(http_get(&addr, "/catalogs/nope/api/v1/all").0, 404);
+}

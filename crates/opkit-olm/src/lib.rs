@@ -28,6 +28,7 @@ pub use bundle::validate::{Finding, Report, Severity, Suite, validate_bundle};
 pub use bundle::{Bundle, BundleError};
 pub use catalog::render::{RenderError, RenderOptions, csv_metadata, render_bundle};
 pub use catalog::replaces_mode::{AssembleError, catalog_from_bundles};
+pub use catalog::serve::{CatalogContent, CatalogServer, ServeRequest, ServeResponse};
 pub use catalog::validate::{CatalogError, validate_catalog};
 pub use catalog::write::{Document, Format, WriteError, ordered_documents, write_catalog};
 pub use catalog::{Catalog, LoadError, load_dir};

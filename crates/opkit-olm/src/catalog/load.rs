@@ -39,15 +39,22 @@ pub enum LoadError {
 
 /// Reads the catalog under `dir`.
 pub fn load_dir(dir: &Path) -> Result<Catalog, LoadError> {
-    let mut files = Vec::new();
-    collect_files(dir, &mut files)?;
-    files.sort();
     let mut catalog = Catalog::default();
-    for path in files {
-        let docs = documents::read_documents(&path)?;
+    for (path, docs) in read_dir_documents(dir)? {
         add_documents(&mut catalog, docs, &path)?;
     }
     Ok(catalog)
+}
+
+/// Every document of every catalog file under `dir`, files in path order.
+pub(crate) fn read_dir_documents(dir: &Path) -> Result<Vec<(PathBuf, Vec<Value>)>, LoadError> {
+    let mut files = Vec::new();
+    collect_files(dir, &mut files)?;
+    files.sort();
+    files
+        .into_iter()
+        .map(|path| Ok((path.clone(), documents::read_documents(&path)?)))
+        .collect()
 }
 
 /// Reads catalog documents from YAML or JSON text (`origin` names it in errors).

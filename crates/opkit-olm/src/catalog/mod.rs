@@ -7,6 +7,7 @@
 pub(crate) mod load;
 pub(crate) mod render;
 pub(crate) mod replaces_mode;
+pub(crate) mod serve;
 pub(crate) mod validate;
 pub(crate) mod write;
 
