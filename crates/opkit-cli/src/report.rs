@@ -1,7 +1,8 @@
 //! `opkit report run QUERY --input FILE… --start T --end T [--format csv|json|tab]`: a built-in
 //! ReportQuery evaluated offline over samples in Operator Metering's data-source format, printed
 //! as Metering's report API printed it. Each input file is named after its data source
-//! (`pod-request-cpu-cores.json` feeds `pod-request-cpu-cores`). `report get` and `report list`
+//! (`pod-request-cpu-cores.json` feeds `pod-request-cpu-cores`). `--cost-per-core-hour`,
+//! `--cost-per-gib-hour` and `--cost-per-gib-month` (a rate card) add cost columns. `report get` and `report list`
 //! (reports stored on a cluster) come with the metering controller, which is not built yet.
 
 use std::collections::BTreeMap;
@@ -10,7 +11,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
-use opkit_metering::{Format, Period, builtin, parse_samples, render, run};
+use opkit_metering::{Format, Period, RateCard, builtin, parse_samples, price, render, run};
 
 /// `opkit report …`.
 #[derive(Subcommand)]
@@ -38,6 +39,16 @@ pub(crate) struct RunArgs {
     /// `csv`, `json` or `tab` (`tabular`), as Metering's `/api/v1/reports/get?format=`.
     #[arg(long, value_name = "FORMAT", default_value = "csv")]
     format: String,
+    /// Rate card: cost of one CPU core for one hour (adds a `_cost` column to each
+    /// `cpu_core_seconds` column).
+    #[arg(long, value_name = "PRICE")]
+    cost_per_core_hour: Option<f64>,
+    /// Rate card: cost of one GiB of memory for one hour.
+    #[arg(long, value_name = "PRICE")]
+    cost_per_gib_hour: Option<f64>,
+    /// Rate card: cost of one GiB of storage for one month (730 hours).
+    #[arg(long, value_name = "PRICE")]
+    cost_per_gib_month: Option<f64>,
 }
 
 /// Runs `opkit report …`.
@@ -91,7 +102,15 @@ fn run_query(args: RunArgs, cwd: &Path) -> anyhow::Result<String> {
             bail!("two inputs for data source {name:?}");
         }
     }
-    let table = run(&catalog, &args.query, &samples, period)?;
+    let mut table = run(&catalog, &args.query, &samples, period)?;
+    let card = RateCard {
+        per_core_hour: args.cost_per_core_hour,
+        per_gib_hour: args.cost_per_gib_hour,
+        per_gib_month: args.cost_per_gib_month,
+    };
+    if card != RateCard::default() {
+        table = price(&table, &card)?;
+    }
     Ok(render(&table, format))
 }
 

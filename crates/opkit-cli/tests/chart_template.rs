@@ -435,6 +435,34 @@ fn report_run_prints_a_pod_cpu_request_report_as_metering_csv() {
 }
 
 #[test]
+fn report_run_adds_cost_columns_from_a_rate_card() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_cpu_requests(tmp.path());
+    let out = opkit(
+        tmp.path(),
+        &[
+            "report",
+            "run",
+            "namespace-cpu-request",
+            "--input",
+            "pod-request-cpu-cores.json",
+            "--start",
+            "2026-01-01T10:00:00Z",
+            "--end",
+            "2026-01-01T10:02:00Z",
+            "--cost-per-core-hour",
+            "0.036",
+        ],
+    );
+    // 300 core-seconds = 1/12 core-hour; × 0.036 = 0.003.
+    assert_eq!(
+        stdout_of(&out),
+        "period_start,period_end,namespace,pod_request_cpu_core_seconds,pod_request_cpu_core_seconds_cost\n\
+         2026-01-01 10:00:00 +0000 UTC,2026-01-01 10:02:00 +0000 UTC,shop,300.000000,0.003000\n"
+    );
+}
+
+#[test]
 fn report_run_names_unknown_queries_missing_inputs_and_bad_rows() {
     let tmp = tempfile::tempdir().unwrap();
     write_cpu_requests(tmp.path());

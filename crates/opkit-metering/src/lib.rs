@@ -12,12 +12,14 @@
 //! - [`builtin`]: the queries Metering shipped, in SQLite's dialect;
 //! - [`report`]: evaluating a query over samples for a period → a typed [`Table`];
 //! - [`render`]: a table as Metering's report API printed it (csv, json, tab);
+//! - [`cost`]: a rate card (per core-hour, GiB-hour, GiB-month) adding cost columns;
 //! - [`lifetime`]: exact requested core-seconds and byte-seconds integrated from object
 //!   lifetimes, per pod, namespace and custom resource (no sampling).
 
 #![warn(missing_docs)]
 
 pub mod builtin;
+pub mod cost;
 mod engine;
 pub mod lifetime;
 pub mod query;
@@ -25,6 +27,7 @@ pub mod render;
 pub mod report;
 pub mod sample;
 
+pub use cost::{CostError, RateCard, price};
 pub use engine::EngineError;
 pub use query::{
     Catalog, Column, ColumnType, DataSource, DataSourceKind, Input, InputType, QueryError,
