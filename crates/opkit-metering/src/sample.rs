@@ -76,29 +76,52 @@ pub fn read_samples(path: &std::path::Path) -> Result<Vec<Sample>, SampleError> 
     parse_samples(&file, &text)
 }
 
-/// Parses data-source rows from JSON text; `file` names the source in errors.
+/// Parses data-source rows from JSON text; `file` names the source in errors. Rows are read
+/// one at a time (a file of millions of rows never exists as one JSON tree in memory).
 pub fn parse_samples(file: &str, text: &str) -> Result<Vec<Sample>, SampleError> {
-    let doc: Value = serde_json::from_str(text).map_err(|e| SampleError::Document {
+    let document = |e: serde_json::Error| SampleError::Document {
         file: file.to_owned(),
         message: e.to_string(),
-    })?;
-    let Value::Array(rows) = doc else {
-        return Err(SampleError::Document {
-            file: file.to_owned(),
-            message: format!("the document is {}, not an array", kind_of(&doc)),
-        });
     };
-    rows.iter()
-        .enumerate()
-        .map(|(row, value)| {
-            parse_row(value).map_err(|(field, message)| SampleError::Field {
-                file: file.to_owned(),
-                row,
-                field,
-                message,
-            })
-        })
-        .collect()
+    let mut de = serde_json::Deserializer::from_str(text);
+    let rows = serde::Deserializer::deserialize_seq(&mut de, Rows { file }).map_err(document)?;
+    de.end().map_err(document)?;
+    rows
+}
+
+/// Reads the array's rows one by one; the first bad row is the answer (the rest are skipped so
+/// that the array still parses to its end).
+struct Rows<'a> {
+    file: &'a str,
+}
+
+impl<'de> serde::de::Visitor<'de> for Rows<'_> {
+    type Value = Result<Vec<Sample>, SampleError>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an array of data-source rows")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut rows = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        let mut row = 0;
+        while let Some(value) = seq.next_element::<Value>()? {
+            match parse_row(&value) {
+                Ok(sample) => rows.push(sample),
+                Err((field, message)) => {
+                    while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                    return Ok(Err(SampleError::Field {
+                        file: self.file.to_owned(),
+                        row,
+                        field,
+                        message,
+                    }));
+                }
+            }
+            row += 1;
+        }
+        Ok(Ok(rows))
+    }
 }
 
 type FieldError = (&'static str, String);
@@ -207,7 +230,13 @@ mod tests {
         let err = parse_samples("in.json", "{}").unwrap_err().to_string();
         assert_eq!(
             err,
-            "in.json: not a JSON array of data-source rows: the document is an object, not an array"
+            "in.json: not a JSON array of data-source rows: \
+             invalid type: map, expected an array of data-source rows at line 1 column 0"
+        );
+        let err = parse_samples("in.json", "[] x").unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "in.json: not a JSON array of data-source rows: trailing characters at line 1 column 4"
         );
     }
 }
