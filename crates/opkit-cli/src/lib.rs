@@ -8,7 +8,8 @@
 //! operator; `chart template` is `helm template`; `kudo ...` (also built as the `kubectl-kudo`
 //! plugin) installs and runs KUDO packages; `test` runs kuttl end-to-end suites on an embedded
 //! control plane; `bundle validate` and `catalog render|validate|template` are
-//! operator-sdk's and opm's OLM bundle and catalog tools, offline.
+//! operator-sdk's and opm's OLM bundle and catalog tools, offline; `report run` evaluates
+//! Operator Metering's built-in report queries over data-source files, offline.
 //!
 //! The library holds the commands; the `opkit` and `kubectl-kudo` executables call [`main`].
 
@@ -28,6 +29,7 @@ mod manifests;
 mod olm;
 mod progress;
 mod project;
+mod report;
 mod run;
 mod scaffold;
 mod test;
@@ -103,6 +105,10 @@ enum Command {
     /// `opm` has them (offline: bundle references are directories).
     #[command(subcommand)]
     Catalog(olm::CatalogCommand),
+    /// Metering reports: `report run` evaluates a built-in ReportQuery (Operator Metering's)
+    /// over data-source files, offline.
+    #[command(subcommand)]
+    Report(report::ReportCommand),
 }
 
 /// The same `kudo` command tree as the `kubectl-kudo` plugin binary (this file is also
@@ -232,6 +238,7 @@ pub fn main(program: Program) -> ExitCode {
         Command::Chart(cmd) => return chart::run(cmd, &cwd),
         Command::Bundle(cmd) => return olm::run_bundle(cmd, &cwd),
         Command::Catalog(cmd) => return olm::run_catalog(cmd, &cwd),
+        Command::Report(cmd) => return report::run_report(cmd, &cwd),
         other => other,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -267,6 +274,7 @@ pub fn main(program: Program) -> ExitCode {
             Command::Test(args) => test::run(args, &cwd).await,
             Command::Bundle(cmd) => Ok(olm::run_bundle(cmd, &cwd)),
             Command::Catalog(cmd) => Ok(olm::run_catalog(cmd, &cwd)),
+            Command::Report(cmd) => Ok(report::run_report(cmd, &cwd)),
         }
     });
     match result {

@@ -7,7 +7,8 @@
 //!
 //! The OLM bundle and catalog tools (`opkit bundle validate`, `opkit catalog
 //! render|validate|template`), offline renderers like `chart template`, are checked here too,
-//! on bundles the tests write.
+//! on bundles the tests write; so is `opkit report run` (Metering's report queries, offline),
+//! on samples the tests write.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -456,4 +457,134 @@ fn catalog_serve_answers_catalogds_api_over_http() {
         400
     );
     assert_eq!(http_get(&addr, "/catalogs/nope/api/v1/all").0, 404);
+}
+
+// ---- Metering: `opkit report run` ----
+
+/// Writes `pod-request-cpu-cores.json`: pod `web` (0.5 cores) and `db` (2 cores) in namespace
+/// `shop` on node `n1`, sampled at 10:00, 10:01 and 10:02 with a 60 s step.
+fn write_cpu_requests(dir: &Path) {
+    let mut rows = Vec::new();
+    for minute in ["00", "01", "02"] {
+        for (pod, cores) in [("web", 0.5), ("db", 2.0)] {
+            rows.push(serde_json::json!({
+                "amount": cores,
+                "timestamp": format!("2026-01-01T10:{minute}:00Z"),
+                "stepSize": 60_000_000_000u64,
+                "labels": {"namespace": "shop", "pod": pod, "node": "n1"},
+            }));
+        }
+    }
+    std::fs::write(
+        dir.join("pod-request-cpu-cores.json"),
+        serde_json::to_string_pretty(&rows).unwrap(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn report_run_prints_a_pod_cpu_request_report_as_metering_csv() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_cpu_requests(tmp.path());
+    let args = [
+        "report",
+        "run",
+        "pod-cpu-request",
+        "--input",
+        "pod-request-cpu-cores.json",
+        "--start",
+        "2026-01-01T10:00:00Z",
+        "--end",
+        "2026-01-01T10:02:00Z",
+    ];
+    // Two samples of each pod fall in [10:00, 10:02): db 2 × 60 × 2 = 240, web 0.5 × 120 = 60.
+    assert_eq!(
+        stdout_of(&opkit(tmp.path(), &args)),
+        "period_start,period_end,pod,namespace,node,pod_request_cpu_core_seconds\n\
+         2026-01-01 10:00:00 +0000 UTC,2026-01-01 10:02:00 +0000 UTC,db,shop,n1,240.000000\n\
+         2026-01-01 10:00:00 +0000 UTC,2026-01-01 10:02:00 +0000 UTC,web,shop,n1,60.000000\n"
+    );
+    let mut json_args = args.to_vec();
+    json_args.extend(["--format", "json"]);
+    json_args[2] = "namespace-cpu-request";
+    assert_eq!(
+        stdout_of(&opkit(tmp.path(), &json_args)),
+        r#"[{"namespace":"shop","period_end":"2026-01-01T10:02:00Z","period_start":"2026-01-01T10:00:00Z","pod_request_cpu_core_seconds":300}]"#
+    );
+}
+
+#[test]
+fn report_run_adds_cost_columns_from_a_rate_card() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_cpu_requests(tmp.path());
+    let out = opkit(
+        tmp.path(),
+        &[
+            "report",
+            "run",
+            "namespace-cpu-request",
+            "--input",
+            "pod-request-cpu-cores.json",
+            "--start",
+            "2026-01-01T10:00:00Z",
+            "--end",
+            "2026-01-01T10:02:00Z",
+            "--cost-per-core-hour",
+            "0.036",
+        ],
+    );
+    // 300 core-seconds = 1/12 core-hour; × 0.036 = 0.003.
+    assert_eq!(
+        stdout_of(&out),
+        "period_start,period_end,namespace,pod_request_cpu_core_seconds,pod_request_cpu_core_seconds_cost\n\
+         2026-01-01 10:00:00 +0000 UTC,2026-01-01 10:02:00 +0000 UTC,shop,300.000000,0.003000\n"
+    );
+}
+
+#[test]
+fn report_run_names_unknown_queries_missing_inputs_and_bad_rows() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_cpu_requests(tmp.path());
+    let run = |query: &str, input: &str| {
+        let out = opkit(
+            tmp.path(),
+            &[
+                "report",
+                "run",
+                query,
+                "--input",
+                input,
+                "--start",
+                "2026-01-01T10:00:00Z",
+                "--end",
+                "2026-01-01T11:00:00Z",
+            ],
+        );
+        assert!(!out.status.success());
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let err = run("pod-gpu-request", "pod-request-cpu-cores.json");
+    assert!(
+        err.starts_with(
+            "error: unknown ReportQuery \"pod-gpu-request\"; known queries: cluster-cpu-usage, "
+        ),
+        "{err}"
+    );
+    assert!(err.contains("pod-cpu-request, "), "{err}");
+    let err = run("pod-memory-request", "pod-request-cpu-cores.json");
+    assert_eq!(
+        err,
+        "error: ReportQuery \"pod-memory-request-raw\" reads data source \"pod-request-memory-bytes\", \
+         but no input is named so (inputs given: pod-request-cpu-cores)\n"
+    );
+    std::fs::write(
+        tmp.path().join("pod-usage-cpu-cores.json"),
+        r#"[{"amount": 1, "timestamp": "2026-01-01T10:00:00Z", "labels": {}}]"#,
+    )
+    .unwrap();
+    let err = run("pod-cpu-usage", "pod-usage-cpu-cores.json");
+    assert_eq!(
+        err,
+        "error: pod-usage-cpu-cores.json: row 0: field \"stepSize\": missing\n"
+    );
 }
