@@ -10,12 +10,42 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use opkit_olm::{Bundle, Catalog, Format, RenderOptions, Rendered, Suite, TemplateError};
+use serde::Deserialize;
 
 /// `opkit bundle …`.
 #[derive(Subcommand)]
 pub(crate) enum BundleCommand {
     /// Validate a registry+v1 bundle directory as `operator-sdk bundle validate` does.
     Validate(ValidateBundleArgs),
+    /// Generate the project's registry+v1 bundle from `config/default` and `config/samples`
+    /// (`operator-sdk generate bundle`); run `opkit generate manifests` first.
+    Generate(GenerateBundleArgs),
+}
+
+/// `opkit bundle generate --version V`.
+#[derive(Args)]
+pub(crate) struct GenerateBundleArgs {
+    /// The bundle's version (semver: `0.1.0`).
+    #[arg(long)]
+    version: String,
+    /// The channels, comma-separated.
+    #[arg(long, default_value = "alpha", value_delimiter = ',')]
+    channels: Vec<String>,
+    /// The default channel (one of the channels).
+    #[arg(long)]
+    default_channel: Option<String>,
+    /// The operator's image, set on the manager container.
+    #[arg(long)]
+    image: Option<String>,
+    /// The package name (default: the project's name).
+    #[arg(long)]
+    package: Option<String>,
+    /// The CSV this bundle replaces (`<package>.v<version>`).
+    #[arg(long)]
+    replaces: Option<String>,
+    /// Where to write the bundle.
+    #[arg(long, default_value = "bundle")]
+    output_dir: PathBuf,
 }
 
 /// `opkit bundle validate DIR`.
@@ -116,6 +146,7 @@ pub(crate) struct TemplateArgs {
 pub(crate) fn run_bundle(cmd: BundleCommand, cwd: &Path) -> ExitCode {
     match cmd {
         BundleCommand::Validate(args) => report(validate_bundle(args, cwd)),
+        BundleCommand::Generate(args) => report(generate_bundle(args, cwd)),
     }
 }
 
@@ -377,4 +408,155 @@ fn answer(
         }
     }
     response
+}
+
+/// Generates `bundle/` (and `bundle.Dockerfile`) from the project's deployment manifests,
+/// writing the base CSV the user maintains when the project has none yet, then validates it.
+fn generate_bundle(args: GenerateBundleArgs, cwd: &Path) -> anyhow::Result<bool> {
+    let project = crate::project::Project::load(cwd)?;
+    let package = args.package.unwrap_or_else(|| project.project_name.clone());
+    let version = semver::Version::parse(args.version.trim_start_matches('v'))
+        .with_context(|| format!("--version {:?} is not a semantic version", args.version))?;
+    if !cwd.join(crate::manifests::CRD_BASES).is_dir() {
+        bail!(
+            "{} is missing: run `opkit generate manifests` first",
+            crate::manifests::CRD_BASES
+        );
+    }
+    let mut objects = crate::kustomize::build(&cwd.join("config/default"))?;
+    if let Some(image) = &args.image
+        && crate::kustomize::set_container_image(&mut objects, "manager", image) == 0
+    {
+        bail!("--image: no Deployment in config/default has a container named manager");
+    }
+    let objects = objects
+        .into_iter()
+        .map(serde_json::to_value)
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut samples = Vec::new();
+    let samples_dir = cwd.join("config/samples");
+    if samples_dir.is_dir() {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&samples_dir)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.extension().is_some_and(|e| e == "yaml" || e == "yml")
+                    && p.file_stem().is_some_and(|s| s != "kustomization")
+            })
+            .collect();
+        files.sort();
+        for file in files {
+            let text = std::fs::read_to_string(&file)?;
+            for doc in serde_yaml::Deserializer::from_str(&text) {
+                let value = serde_json::to_value(serde_yaml::Value::deserialize(doc)?)?;
+                if !value.is_null() {
+                    samples.push(value);
+                }
+            }
+        }
+    }
+    let base_path = cwd.join(format!(
+        "config/manifests/bases/{package}.clusterserviceversion.yaml"
+    ));
+    let base = if base_path.is_file() {
+        let text = std::fs::read_to_string(&base_path)?;
+        serde_json::to_value(serde_yaml::from_str::<serde_yaml::Value>(&text)?)
+            .with_context(|| format!("{} is not YAML", base_path.display()))?
+    } else {
+        let base = opkit_olm::base_csv(
+            &package,
+            &display_name(&package),
+            opkit_olm::converts_by_webhook(&objects),
+        );
+        std::fs::create_dir_all(base_path.parent().expect("a parent"))?;
+        std::fs::write(&base_path, serde_yaml::to_string(&base)?)?;
+        eprintln!(
+            "wrote {} — edit its description, icon, maintainers and provider; the next bundle keeps them",
+            base_path.strip_prefix(cwd).unwrap_or(&base_path).display()
+        );
+        base
+    };
+    let opts = opkit_olm::GenerateOptions {
+        package: package.clone(),
+        version,
+        channels: args.channels.clone(),
+        default_channel: args.default_channel.clone(),
+        replaces: args.replaces,
+        builder: format!("opkit-v{}", env!("CARGO_PKG_VERSION")),
+    };
+    let bundle = opkit_olm::generate_bundle(&objects, &samples, &base, &opts)?;
+    let out = cwd.join(&args.output_dir);
+    for sub in ["manifests", "metadata"] {
+        let dir = out.join(sub);
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir)
+                .with_context(|| format!("cannot replace {}", dir.display()))?;
+        }
+    }
+    for (path, text) in &bundle.files {
+        let file = out.join(path);
+        std::fs::create_dir_all(file.parent().expect("a parent"))?;
+        std::fs::write(&file, text).with_context(|| format!("cannot write {}", file.display()))?;
+    }
+    let rel = args.output_dir.display().to_string();
+    let mut dockerfile = String::from("FROM scratch\n\n");
+    for (key, value) in [
+        (
+            "operators.operatorframework.io.bundle.mediatype.v1",
+            "registry+v1".to_string(),
+        ),
+        (
+            "operators.operatorframework.io.bundle.manifests.v1",
+            "manifests/".into(),
+        ),
+        (
+            "operators.operatorframework.io.bundle.metadata.v1",
+            "metadata/".into(),
+        ),
+        (
+            "operators.operatorframework.io.bundle.package.v1",
+            package.clone(),
+        ),
+        (
+            "operators.operatorframework.io.bundle.channels.v1",
+            args.channels.join(","),
+        ),
+    ] {
+        dockerfile.push_str(&format!("LABEL {key}={value}\n"));
+    }
+    if let Some(d) = &args.default_channel {
+        dockerfile.push_str(&format!(
+            "LABEL operators.operatorframework.io.bundle.channel.default.v1={d}\n"
+        ));
+    }
+    dockerfile.push_str(&format!(
+        "\nCOPY {rel}/manifests /manifests/\nCOPY {rel}/metadata /metadata/\n"
+    ));
+    std::fs::write(cwd.join("bundle.Dockerfile"), dockerfile)?;
+    let report = opkit_olm::validate_bundle(&Bundle::load(&out)?, &[]);
+    let mut stdout = std::io::stdout().lock();
+    for f in &report.findings {
+        writeln!(stdout, "{f}")?;
+    }
+    writeln!(
+        stdout,
+        "bundle {} written to {rel}/ ({} files) and bundle.Dockerfile",
+        bundle.csv_name,
+        bundle.files.len()
+    )?;
+    Ok(report.is_valid())
+}
+
+/// `my-operator` → `My Operator`.
+fn display_name(package: &str) -> String {
+    package
+        .split(['-', '_'])
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_uppercase().chain(c).collect::<String>())
+                .unwrap_or_default()
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }

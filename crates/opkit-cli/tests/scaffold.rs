@@ -410,6 +410,58 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
     opkit_ok(&project, &["generate", "manifests"]);
     assert_eq!(snapshot(&project), generated, "regenerating changed files");
 
+    // The project's OLM bundle: the CSV installs the manager with its bound RBAC, owns both
+    // kinds, carries the webhooks (conversion too, so all namespaces only) and the samples.
+    let bundle = opkit_ok(
+        &project,
+        &[
+            "bundle",
+            "generate",
+            "--version",
+            "0.1.0",
+            "--image",
+            "example.com/guestbook:v0.1.0",
+        ],
+    );
+    assert!(
+        bundle
+            .stdout
+            .contains("bundle guestbook.v0.1.0 written to bundle/"),
+        "{bundle}"
+    );
+    let csv: serde_json::Value = serde_yaml::from_str(
+        &std::fs::read_to_string(
+            project.join("bundle/manifests/guestbook.clusterserviceversion.yaml"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let install = &csv["spec"]["install"]["spec"];
+    assert_eq!(
+        install["deployments"][0]["spec"]["template"]["spec"]["containers"][0]["image"],
+        "example.com/guestbook:v0.1.0"
+    );
+    assert!(
+        install["clusterPermissions"][0]["rules"]
+            .to_string()
+            .contains("guestbooks"),
+        "{install}"
+    );
+    let owned = csv["spec"]["customresourcedefinitions"]["owned"].to_string();
+    assert!(
+        owned.contains("Guestbook") && owned.contains("CronTask"),
+        "{owned}"
+    );
+    let webhooks = csv["spec"]["webhookdefinitions"].to_string();
+    assert!(webhooks.contains("ConversionWebhook"), "{webhooks}");
+    assert!(
+        csv["metadata"]["annotations"]["alm-examples"]
+            .as_str()
+            .unwrap()
+            .contains("Guestbook")
+    );
+    opkit_ok(&project, &["bundle", "validate", "bundle"]);
+
     // The CRDs are accepted; config/default deploys as kubectl kustomize renders it.
     let cluster = ControlPlane::start();
     let kubeconfig = cluster.kubeconfig.to_str().unwrap().to_string();

@@ -24,6 +24,9 @@ pub mod property;
 pub mod template;
 pub mod version;
 
+pub use bundle::generate::{
+    GenerateError, GenerateOptions, GeneratedBundle, base_csv, converts_by_webhook, generate_bundle,
+};
 pub use bundle::validate::{Finding, Report, Severity, Suite, validate_bundle};
 pub use bundle::{Bundle, BundleError};
 pub use catalog::render::{RenderError, RenderOptions, csv_metadata, render_bundle};

@@ -5,6 +5,7 @@
 //! is for [`validate`](crate::validate_bundle) to report.
 
 pub(crate) mod csv;
+pub(crate) mod generate;
 pub(crate) mod validate;
 
 use std::collections::BTreeMap;
