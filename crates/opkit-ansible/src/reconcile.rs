@@ -6,7 +6,8 @@
 //! outcome is written (`Successful`, or `Failure` with each failed task's name and message)
 //! — all three only with `manageStatus`. A failed run is an error, retried with the key's
 //! backoff. On deletion the finalizer's role or playbook runs (or the entry's own with the
-//! finalizer's vars), and the finalizer is removed once it succeeded.
+//! finalizer's vars), and the finalizer is removed once it succeeded; that run writes the
+//! status only when it fails (the finalizer comes off with a patch that must not conflict).
 //!
 //! Beyond operator-sdk, a custom resource that has not changed since its last successful run
 //! (same generation and, with `watchAnnotationsChanges`, the same annotations) is not run
@@ -273,7 +274,9 @@ async fn run_once(
     finalizer_run: bool,
 ) -> Result<Outcome, ReconcileError> {
     let watch = &ctx.watch;
-    mark(ctx, obj, Status::mark_running).await?;
+    if !finalizer_run {
+        mark(ctx, obj, Status::mark_running).await?;
+    }
     let value = serde_json::to_value(obj).map_err(|_| ReconcileError::Unnamed)?;
     let mut value = value;
     if !value["spec"].is_object() {
@@ -333,8 +336,12 @@ async fn run_once(
         "ansible run finished"
     );
     let failure = outcome.failure_message();
-    let result = outcome.result.clone();
-    mark(ctx, obj, |s| s.mark_done(result, failure.as_deref())).await?;
+    // The finalizer comes off with a patch on the object as cached: a successful deletion
+    // run writes no status, so that patch does not conflict.
+    if !finalizer_run || failure.is_some() {
+        let result = outcome.result.clone();
+        mark(ctx, obj, |s| s.mark_done(result, failure.as_deref())).await?;
+    }
     Ok(outcome)
 }
 

@@ -105,9 +105,9 @@ const MEMCACHED_TASKS: &str = r#"
         name: "{{ ansible_operator_meta.name }}-vars"
         namespace: "{{ ansible_operator_meta.namespace }}"
       data:
-        replica_count: "{{ replica_count | default('unset') }}"
+        replica_count: "{{ replica_count | default('unset') | string }}"
         disk_type: "{{ pod_template.node_selector.disk_type | default('unset') }}"
-        raw_spec_key: "{{ _cache_example_com_memcached_spec.replicaCount | default('unset') }}"
+        raw_spec_key: "{{ _cache_example_com_memcached_spec.replicaCount | default('unset') | string }}"
         cr_name: "{{ _cache_example_com_memcached.metadata.name }}"
         meta_name: "{{ ansible_operator_meta.name }}"
 
