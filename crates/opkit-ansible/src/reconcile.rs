@@ -147,7 +147,7 @@ pub(crate) fn selected(watch: &Watch, obj: &DynamicObject) -> bool {
             && watch
                 .finalizer
                 .as_ref()
-                .is_some_and(|f| obj.finalizers().iter().any(|n| *n == f.name)))
+                .is_some_and(|f| obj.finalizers().contains(&f.name)))
 }
 
 /// Reconciles one custom resource; see the [module docs](self).
