@@ -12,10 +12,16 @@ description:
   - The operator reads this task's result and applies it to the metric I(name) on its
     C(/metrics) endpoint (created on first use with I(description) as its help).
   - Exactly one of I(counter), I(gauge), I(histogram) or I(summary) is required. opkit does
-    not support summaries yet: a summary fails the task.
+    not support summaries yet, so a summary fails the task.
 options:
-  name: {type: str, required: true, description: The metric's name.}
-  description: {type: str, required: true, description: The metric's help text.}
+  name:
+    type: str
+    required: true
+    description: The name of the metric.
+  description:
+    type: str
+    required: true
+    description: The help text of the metric.
   counter:
     type: dict
     description: C(increment) (bool) or C(add) (a number, not negative).
@@ -39,7 +45,10 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
-name: {description: The metric's name., returned: success, type: str}
+name:
+  description: The name of the metric.
+  returned: success
+  type: str
 """
 
 from ansible.module_utils.basic import AnsibleModule
