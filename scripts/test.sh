@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The project's test command (the README's second command; .ci/run calls it).
-# Installs what the tests need (real kubectl v1.35 and helm v4), checks formatting and lints,
-# then runs every test of the workspace against real control planes over real HTTPS, and last
-# the timing tests (bounds on wall-clock time), whose failures are reported but do not gate.
+# Installs what the tests need (real kubectl v1.35, helm v4 and the Ansible venv), checks
+# formatting and lints, then runs every test of the workspace against real control planes over
+# real HTTPS, and last the timing tests (bounds on wall-clock time), whose failures are reported
+# but do not gate.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
-step "installing test tools (kubectl, helm)"
+step "installing test tools (kubectl, helm, the Ansible venv)"
 scripts/install-tools.sh
 
 if ! cargo nextest --version >/dev/null 2>&1; then

@@ -13,6 +13,7 @@
 //!
 //! The library holds the commands; the `opkit` and `kubectl-kudo` executables call [`main`].
 
+mod ansible_operator;
 mod build;
 mod chart;
 mod cluster;
@@ -90,6 +91,10 @@ enum Command {
     /// each custom resource with its chart (what a helm project's manager runs).
     #[command(subcommand)]
     HelmOperator(helm_operator::HelmOperatorCommand),
+    /// The generic Ansible operator: `ansible-operator run --watches-file watches.yaml` runs
+    /// each custom resource's role or playbook (what an ansible project's manager runs).
+    #[command(subcommand)]
+    AnsibleOperator(ansible_operator::AnsibleOperatorCommand),
     /// Declarative operators: KUDO's `kubectl kudo` commands (install KUDO packages, update
     /// and upgrade instances, plans, packages); also built as the `kubectl-kudo` plugin.
     Kudo(kudo::KudoArgs),
@@ -270,6 +275,7 @@ pub fn main(program: Program) -> ExitCode {
             Command::Undeploy(args) => done(cluster::undeploy(args, &cwd).await),
             Command::Chart(cmd) => Ok(chart::run(cmd, &cwd)),
             Command::HelmOperator(cmd) => done(helm_operator::run(cmd).await),
+            Command::AnsibleOperator(cmd) => done(ansible_operator::run(cmd).await),
             Command::Kudo(args) => done(kudo::run(args).await),
             Command::Test(args) => test::run(args, &cwd).await,
             Command::Bundle(cmd) => Ok(olm::run_bundle(cmd, &cwd)),

@@ -1,0 +1,454 @@
+//! The generic Ansible operator end to end: real `ansible-runner` and `kubernetes.core` from
+//! the project's venv (`scripts/install-tools.sh`), a real control plane (`TestEnv`), the
+//! operator-sdk tutorial's Memcached role with custom status, a failing task and its
+//! recovery, snake_case variables, a finalizer role, and no second run of an unchanged
+//! custom resource.
+
+use std::path::{Path, PathBuf};
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
+};
+use opkit::{ManagerSettings, Running};
+use opkit_ansible::{Ansible, OperatorOptions, start};
+use opkit_testenv::{TestEnv, eventually_within};
+use serde_json::json;
+
+const GROUP: &str = "cache.example.com";
+const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(90);
+
+/// The project's venv; a test that needs it fails loudly (naming the install script) when
+/// it is missing.
+fn venv() -> PathBuf {
+    let venv = std::env::var_os("OPKIT_ANSIBLE_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools/ansible"));
+    if let Err(e) = Ansible::new(&venv, &[]) {
+        panic!("these tests run real Ansible: {e}");
+    }
+    venv
+}
+
+fn crd() -> CustomResourceDefinition {
+    serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("memcacheds.{GROUP}")},
+        "spec": {
+            "group": GROUP,
+            "names": {"kind": "Memcached", "listKind": "MemcachedList", "plural": "memcacheds",
+                      "singular": "memcached"},
+            "scope": "Namespaced",
+            "versions": [{
+                "name": "v1alpha1", "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {
+                        "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                        "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                    },
+                }},
+            }],
+        },
+    }))
+    .expect("a CRD")
+}
+
+fn resource() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk(GROUP, "v1alpha1", "Memcached"),
+        "memcacheds",
+    )
+}
+
+/// The operator-sdk tutorial's role: a Deployment of `size` replicas (over a limit the run
+/// fails), the run's variables in a ConfigMap, and the custom status `nodes`.
+const MEMCACHED_TASKS: &str = r#"
+- name: Refuse sizes over the limit
+  ansible.builtin.fail:
+    msg: "size {{ size }} is over the limit of 5"
+  when: (size | int) > 5
+
+- name: Start memcached
+  kubernetes.core.k8s:
+    definition:
+      kind: Deployment
+      apiVersion: apps/v1
+      metadata:
+        name: "{{ ansible_operator_meta.name }}-memcached"
+        namespace: "{{ ansible_operator_meta.namespace }}"
+      spec:
+        replicas: "{{ size | int }}"
+        selector:
+          matchLabels: {app: memcached}
+        template:
+          metadata:
+            labels: {app: memcached}
+          spec:
+            containers:
+              - name: memcached
+                image: memcached:1.4.36-alpine
+                command: [memcached, -m=64, -o, modern, -v]
+                ports:
+                  - containerPort: 11211
+
+- name: Record the variables the run got
+  kubernetes.core.k8s:
+    definition:
+      kind: ConfigMap
+      apiVersion: v1
+      metadata:
+        name: "{{ ansible_operator_meta.name }}-vars"
+        namespace: "{{ ansible_operator_meta.namespace }}"
+      data:
+        replica_count: "{{ replica_count | default('unset') | string }}"
+        disk_type: "{{ pod_template.node_selector.disk_type | default('unset') }}"
+        raw_spec_key: "{{ _cache_example_com_memcached_spec.replicaCount | default('unset') | string }}"
+        cr_name: "{{ _cache_example_com_memcached.metadata.name }}"
+        meta_name: "{{ ansible_operator_meta.name }}"
+
+- name: Report the nodes
+  operator_sdk.util.k8s_status:
+    api_version: cache.example.com/v1alpha1
+    kind: Memcached
+    name: "{{ ansible_operator_meta.name }}"
+    namespace: "{{ ansible_operator_meta.namespace }}"
+    status:
+      nodes: ["{{ ansible_operator_meta.name }}-0"]
+    conditions:
+      - type: Available
+        status: "True"
+        reason: Deployed
+        message: "{{ size }} replicas"
+"#;
+
+/// The finalizer role: leaves a ConfigMap saying it ran.
+const CLEANUP_TASKS: &str = r#"
+- name: Say goodbye
+  kubernetes.core.k8s:
+    definition:
+      kind: ConfigMap
+      apiVersion: v1
+      metadata:
+        name: "{{ ansible_operator_meta.name }}-cleaned-up"
+        namespace: "{{ ansible_operator_meta.namespace }}"
+      data:
+        state: "{{ state }}"
+"#;
+
+struct Operator {
+    env: TestEnv,
+    running: Running,
+    api: Api<DynamicObject>,
+    work: tempfile::TempDir,
+}
+
+/// A control plane with the Memcached CRD and the operator serving it with `watches`
+/// (written beside the roles).
+async fn operator(watches: &str) -> Operator {
+    let venv = venv();
+    let env = TestEnv::start().await.expect("the control plane starts");
+    env.install_crd(crd()).await.expect("the CRD installs");
+    let work = tempfile::tempdir().expect("tempdir");
+    let project = work.path().join("project");
+    for (role, tasks) in [("memcached", MEMCACHED_TASKS), ("cleanup", CLEANUP_TASKS)] {
+        let dir = project.join("roles").join(role).join("tasks");
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::write(dir.join("main.yml"), tasks).expect("write tasks");
+    }
+    std::fs::write(project.join("watches.yaml"), watches).expect("write watches.yaml");
+    let kubeconfig = work.path().join("kubeconfig");
+    std::fs::write(&kubeconfig, env.kubeconfig()).expect("write kubeconfig");
+    let options = OperatorOptions {
+        watches_file: project.join("watches.yaml"),
+        manager: ManagerSettings {
+            metrics_bind_address: None,
+            health_probe_bind_address: None,
+            ..ManagerSettings::default()
+        },
+        max_concurrent_reconciles: Some(2),
+        reconcile_period: None,
+        ansible_verbosity: 0,
+        venv,
+        work_dir: Some(work.path().join("runs")),
+        kubeconfig: Some(kubeconfig),
+    };
+    let running = start(env.client(), options)
+        .await
+        .expect("the operator starts");
+    let api = Api::namespaced_with(env.client(), "default", &resource());
+    Operator {
+        env,
+        running,
+        api,
+        work,
+    }
+}
+
+const WATCHES: &str =
+    "- version: v1alpha1\n  group: cache.example.com\n  kind: Memcached\n  role: memcached\n";
+
+async fn create(api: &Api<DynamicObject>, name: &str, spec: serde_json::Value) {
+    let mut obj = DynamicObject::new(name, &resource());
+    obj.data = json!({ "spec": spec });
+    api.create(&PostParams::default(), &obj)
+        .await
+        .expect("create the custom resource");
+}
+
+/// The condition `type_` of a custom resource: (status, reason, message).
+fn condition(cr: &DynamicObject, type_: &str) -> Option<(String, String, String)> {
+    cr.data["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_)
+        .map(|c| {
+            let s = |k: &str| c[k].as_str().unwrap_or_default().to_string();
+            (s("status"), s("reason"), s("message"))
+        })
+}
+
+async fn wait_condition(
+    api: &Api<DynamicObject>,
+    name: &str,
+    type_: &str,
+    status: &str,
+) -> DynamicObject {
+    eventually_within(&format!("{name}: {type_}={status}"), TIMEOUT, || async {
+        let cr = api.get(name).await.ok()?;
+        let (s, _, _) = condition(&cr, type_)?;
+        (s == status).then_some(cr)
+    })
+    .await
+}
+
+async fn replicas(env: &TestEnv, name: &str) -> Option<i32> {
+    let deployments: Api<Deployment> = Api::namespaced(env.client(), "default");
+    deployments.get(name).await.ok()?.spec?.replicas
+}
+
+#[tokio::test]
+async fn the_memcached_role_deploys_size_replicas_and_reports_its_status() {
+    let op = operator(WATCHES).await;
+    create(&op.api, "web", json!({"size": 3})).await;
+    let cr = wait_condition(&op.api, "web", "Successful", "True").await;
+    let (_, reason, message) = condition(&cr, "Running").expect("Running");
+    assert_eq!(
+        (reason.as_str(), message.as_str()),
+        ("Successful", "Awaiting next reconciliation")
+    );
+    let result = cr.data["status"]["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == "Running"))
+        .map(|c| c["ansibleResult"].clone())
+        .expect("ansibleResult");
+    assert!(result["ok"].as_u64().unwrap_or(0) >= 3, "{result}");
+    assert_eq!(result["failures"], 0, "{result}");
+    assert!(
+        result["completion"].as_str().is_some_and(|c| !c.is_empty()),
+        "{result}"
+    );
+    assert_eq!(condition(&cr, "Failure").map(|c| c.0), Some("False".into()));
+    assert_eq!(
+        cr.data["status"]["nodes"],
+        json!(["web-0"]),
+        "k8s_status's custom status"
+    );
+    assert_eq!(
+        condition(&cr, "Available"),
+        Some(("True".into(), "Deployed".into(), "3 replicas".into())),
+        "k8s_status's custom condition"
+    );
+    assert_eq!(replicas(&op.env, "web-memcached").await, Some(3));
+
+    op.api
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"size": 4}})),
+        )
+        .await
+        .expect("scale");
+    eventually_within("the Deployment scales to 4", TIMEOUT, || async {
+        (replicas(&op.env, "web-memcached").await == Some(4)).then_some(())
+    })
+    .await;
+    op.running.shutdown().await.expect("clean shutdown");
+}
+
+#[tokio::test]
+async fn a_failing_task_sets_failure_with_its_name_and_message_then_recovers() {
+    let op = operator(WATCHES).await;
+    create(&op.api, "big", json!({"size": 9})).await;
+    let cr = wait_condition(&op.api, "big", "Failure", "True").await;
+    let (_, reason, message) = condition(&cr, "Failure").expect("Failure");
+    assert_eq!(reason, "Failed");
+    assert_eq!(
+        message,
+        "task \"Refuse sizes over the limit\" failed: size 9 is over the limit of 5"
+    );
+    assert_eq!(
+        condition(&cr, "Successful").map(|c| c.0),
+        Some("False".into())
+    );
+    assert_eq!(
+        replicas(&op.env, "big-memcached").await,
+        None,
+        "nothing deployed"
+    );
+
+    op.api
+        .patch(
+            "big",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"size": 2}})),
+        )
+        .await
+        .expect("fix the spec");
+    let cr = wait_condition(&op.api, "big", "Successful", "True").await;
+    assert_eq!(condition(&cr, "Failure").map(|c| c.0), Some("False".into()));
+    assert_eq!(replicas(&op.env, "big-memcached").await, Some(2));
+    op.running.shutdown().await.expect("clean shutdown");
+}
+
+#[tokio::test]
+async fn spec_keys_reach_the_run_in_snake_case_with_operator_sdks_variables() {
+    let op = operator(WATCHES).await;
+    create(
+        &op.api,
+        "vars",
+        json!({"size": 1, "replicaCount": 7, "podTemplate": {"nodeSelector": {"diskType": "ssd"}}}),
+    )
+    .await;
+    wait_condition(&op.api, "vars", "Successful", "True").await;
+    let cms: Api<ConfigMap> = Api::namespaced(op.env.client(), "default");
+    let data = cms
+        .get("vars-vars")
+        .await
+        .expect("the run's ConfigMap")
+        .data
+        .unwrap_or_default();
+    assert_eq!(data.get("replica_count").map(String::as_str), Some("7"));
+    assert_eq!(data.get("disk_type").map(String::as_str), Some("ssd"));
+    assert_eq!(data.get("raw_spec_key").map(String::as_str), Some("7"));
+    assert_eq!(data.get("cr_name").map(String::as_str), Some("vars"));
+    assert_eq!(data.get("meta_name").map(String::as_str), Some("vars"));
+    op.running.shutdown().await.expect("clean shutdown");
+}
+
+#[tokio::test]
+async fn the_finalizer_role_runs_on_deletion_before_the_custom_resource_goes() {
+    let watches = format!(
+        "{WATCHES}  finalizer:\n    name: cache.example.com/finalizer\n    role: cleanup\n    vars:\n      state: absent\n"
+    );
+    let op = operator(&watches).await;
+    create(&op.api, "gone", json!({"size": 1})).await;
+    let cr = wait_condition(&op.api, "gone", "Successful", "True").await;
+    assert!(
+        cr.metadata
+            .finalizers
+            .as_ref()
+            .is_some_and(|f| f.iter().any(|n| n == "cache.example.com/finalizer")),
+        "the finalizer is on"
+    );
+    op.api
+        .delete("gone", &DeleteParams::default())
+        .await
+        .expect("delete");
+    eventually_within("the custom resource goes", TIMEOUT, || async {
+        matches!(op.api.get_opt("gone").await, Ok(None)).then_some(())
+    })
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(op.env.client(), "default");
+    let cm = cms
+        .get("gone-cleaned-up")
+        .await
+        .expect("the finalizer role ran");
+    assert_eq!(
+        cm.data.unwrap_or_default().get("state").map(String::as_str),
+        Some("absent"),
+        "the finalizer's vars reach its run"
+    );
+    op.running.shutdown().await.expect("clean shutdown");
+}
+
+/// The sum of a metric's samples.
+fn metric(running: &Running, name: &str) -> f64 {
+    running
+        .metrics()
+        .render()
+        .lines()
+        .filter(|l| l.starts_with(&format!("{name}{{")))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// The runs made so far (ansible-runner's artifact directories).
+fn runs(work: &Path, name: &str) -> usize {
+    let dir = work.join(format!(
+        "runs/runner/{GROUP}/v1alpha1/Memcached/default/{name}/artifacts"
+    ));
+    std::fs::read_dir(dir).map_or(0, |d| d.flatten().filter(|e| e.path().is_dir()).count())
+}
+
+#[tokio::test]
+async fn an_unchanged_custom_resource_is_not_run_again() {
+    let op = operator(WATCHES).await;
+    create(&op.api, "calm", json!({"size": 1})).await;
+    wait_condition(&op.api, "calm", "Successful", "True").await;
+    assert_eq!(runs(op.work.path(), "calm"), 1);
+    eventually_within("the first reconcile ends", TIMEOUT, || async {
+        (metric(&op.running, "controller_runtime_reconcile_total") >= 1.0).then_some(())
+    })
+    .await;
+    let before = metric(&op.running, "controller_runtime_reconcile_total");
+    // A label change reaches the reconciler (the predicate lets label changes through) …
+    op.api
+        .patch(
+            "calm",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"touched": "yes"}}})),
+        )
+        .await
+        .expect("label");
+    eventually_within("the label change is reconciled", TIMEOUT, || async {
+        (metric(&op.running, "controller_runtime_reconcile_total") > before).then_some(())
+    })
+    .await;
+    // … which does not run the role again: same generation, no period.
+    assert_eq!(runs(op.work.path(), "calm"), 1, "no second run");
+    op.api
+        .patch(
+            "calm",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"size": 2}})),
+        )
+        .await
+        .expect("spec change");
+    eventually_within("a spec change runs it again", TIMEOUT, || async {
+        (runs(op.work.path(), "calm") == 2).then_some(())
+    })
+    .await;
+    op.running.shutdown().await.expect("clean shutdown");
+}
+
+#[tokio::test]
+async fn a_missing_venv_stops_the_operator_naming_the_install_script() {
+    let env = TestEnv::start().await.expect("the control plane starts");
+    let work = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(work.path().join("roles/memcached")).expect("mkdir");
+    std::fs::write(work.path().join("watches.yaml"), WATCHES).expect("write");
+    let options = OperatorOptions {
+        watches_file: work.path().join("watches.yaml"),
+        venv: work.path().join("no-venv"),
+        work_dir: Some(work.path().join("runs")),
+        ..OperatorOptions::default()
+    };
+    let err = start(env.client(), options).await.expect_err("no venv");
+    let text = err.to_string();
+    assert!(text.contains("scripts/install-tools.sh"), "{text}");
+}
