@@ -31,6 +31,7 @@ mod project;
 mod run;
 mod scaffold;
 mod test;
+mod test_chaos;
 mod test_project;
 mod webhook_manifests;
 
