@@ -377,7 +377,8 @@ fn a_crash_campaign_names_the_write_after_which_a_crash_loses_the_output_and_rep
         replay,
         "test --chaos-settle 500ms --chaos-replay flag:crash@1"
     );
-    let args: Vec<&str> = replay.split(' ').collect();
+    // (`opkit_chaos` says `test` itself.)
+    let args: Vec<&str> = replay.split(' ').skip(1).collect();
     let again = opkit_chaos(dir.path(), &args);
     assert_eq!(again.code, Some(1), "{again}");
     assert!(
@@ -387,12 +388,37 @@ fn a_crash_campaign_names_the_write_after_which_a_crash_loses_the_output_and_rep
         "{again}"
     );
     assert!(again.stdout.contains("chaos: 1 fault runs in"), "{again}");
+
+    // A refused create is never retried either: the flag is already set.
+    let refused = opkit_chaos(
+        dir.path(),
+        &[
+            "--chaos-settle",
+            "500ms",
+            "--chaos-replay",
+            "flag:refuse409@2",
+        ],
+    );
+    assert_eq!(refused.code, Some(1), "{refused}");
+    assert!(
+        refused.stdout.contains(
+            "  fault: refuse the operator's write 2 with 409 (nothing committed)\n  injection \
+             point: write 2: create configmaps\n"
+        ),
+        "{refused}"
+    );
+    assert!(
+        refused
+            .stdout
+            .contains("create configmaps $NAMESPACE: 1 in the reference, 0 in this run"),
+        "{refused}"
+    );
 }
 
 #[test]
-fn a_crash_campaign_passes_the_fixed_operator_without_a_false_alarm() {
+fn a_campaign_of_every_fault_passes_the_fixed_operator_without_a_false_alarm() {
     let dir = chaos_suite(FIXED_OPERATOR);
-    let out = opkit_chaos(dir.path(), &["--chaos", "crash", "--chaos-settle", "500ms"]);
+    let out = opkit_chaos(dir.path(), &["--chaos", "all", "--chaos-settle", "500ms"]);
     assert!(out.success(), "{out}");
     assert!(
         out.stdout
@@ -410,7 +436,14 @@ fn a_crash_campaign_passes_the_fixed_operator_without_a_false_alarm() {
             "the operator was killed and restarted after each write, and recovered: {out}"
         );
     }
-    assert!(out.stdout.contains("chaos: 2 fault runs in"), "{out}");
+    // Two writes: per write a crash, four refusals and two lost responses.
+    assert!(out.stdout.contains("chaos: 14 fault runs in"), "{out}");
+    for point in ["refuse409@1", "refuse503@2", "lose500@1", "lose504@2"] {
+        assert!(
+            out.stdout.contains(&format!("chaos: flag:{point} (")),
+            "{point}: {out}"
+        );
+    }
 }
 
 #[test]

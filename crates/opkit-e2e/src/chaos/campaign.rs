@@ -538,3 +538,52 @@ fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
         .open(path)?;
     file.write_all(contents.as_bytes())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reference() -> Reference {
+        Reference {
+            writes: Vec::new(),
+            snapshot: Snapshot::new(),
+            mask: Mask::new(),
+            counts: Counts::new(),
+            quiet_bound: QUIET_SLACK,
+        }
+    }
+
+    fn run(after_tests: usize) -> RunResult {
+        RunResult {
+            failures: Vec::new(),
+            snapshot: Snapshot::new(),
+            writes: Vec::new(),
+            after_tests,
+            fired: true,
+            namespace: "ns".into(),
+            lines: Vec::new(),
+            restarts: 0,
+        }
+    }
+
+    #[test]
+    fn an_operator_that_keeps_writing_after_the_last_step_is_not_quiet() {
+        assert!(judge(&reference(), &run(QUIET_SLACK)).is_empty());
+        let failures = judge(&reference(), &run(QUIET_SLACK + 5));
+        assert_eq!(failures.len(), 1);
+        assert_eq!(failures[0].oracle, "quiet");
+        assert_eq!(
+            failures[0].details,
+            ["the operator made 7 writes after the last step (the reference runs at most 0)"]
+        );
+    }
+
+    #[test]
+    fn a_run_whose_asserts_fail_is_judged_by_that_oracle_first() {
+        let mut failed = run(0);
+        failed.failures = vec!["failed in step 0-request".into()];
+        let failures = judge(&reference(), &failed);
+        assert_eq!(failures[0].oracle, "asserts");
+        assert_eq!(failures[0].details, ["failed in step 0-request"]);
+    }
+}
