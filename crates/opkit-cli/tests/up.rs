@@ -362,7 +362,7 @@ fn a_crash_campaign_names_the_write_after_which_a_crash_loses_the_output_and_rep
     );
     assert!(
         out.stdout
-            .contains("chaos: flag:crash@2 (create configmaps): ok (restarted 1 times, "),
+            .contains("chaos: flag:crash@2 (create configmaps output): ok (restarted 1 times, "),
         "a crash after the last write is harmless: {out}"
     );
     assert!(out.stdout.contains(", 1 findings"), "{out}");
@@ -403,14 +403,14 @@ fn a_crash_campaign_names_the_write_after_which_a_crash_loses_the_output_and_rep
     assert!(
         refused.stdout.contains(
             "  fault: refuse the operator's write 2 with 409 (nothing committed)\n  injection \
-             point: write 2: create configmaps\n"
+             point: write 2: create configmaps output\n"
         ),
         "{refused}"
     );
     assert!(
         refused
             .stdout
-            .contains("create configmaps $NAMESPACE: 1 in the reference, 0 in this run"),
+            .contains("create configmaps $NAMESPACE/output: 1 in the reference, 0 in this run"),
         "{refused}"
     );
 }
@@ -427,7 +427,7 @@ fn a_campaign_of_every_fault_passes_the_fixed_operator_without_a_false_alarm() {
     );
     assert!(out.stdout.contains(", 0 findings"), "{out}");
     for point in [
-        "crash@1 (create configmaps)",
+        "crash@1 (create configmaps output)",
         "crash@2 (patch configmaps request)",
     ] {
         assert!(

@@ -5,7 +5,7 @@
 //! test) running as a user of their own that the server's faults target, restarted after an
 //! injected crash.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -136,6 +136,7 @@ struct Reference {
     snapshot: Snapshot,
     mask: Mask,
     counts: Counts,
+    unstable: BTreeSet<String>,
     quiet_bound: usize,
 }
 
@@ -254,8 +255,12 @@ impl Campaign {
                 });
             }
         }
+        let counts = oracle::counts(&first.writes, &first.namespace);
+        let unstable =
+            oracle::unstable_groups(&counts, &oracle::counts(&second.writes, &second.namespace));
         Ok(Reference {
-            counts: oracle::counts(&first.writes, &first.namespace),
+            counts: oracle::collapse(&counts, &unstable),
+            unstable,
             mask: oracle::learn_mask(&first.snapshot, &second.snapshot),
             quiet_bound: first.after_tests.max(second.after_tests) + QUIET_SLACK,
             writes: first.writes,
@@ -427,7 +432,10 @@ fn judge(reference: &Reference, run: &RunResult) -> Vec<OracleFailure> {
     }
     let counts = oracle::compare_counts(
         &reference.counts,
-        &oracle::counts(&run.writes, &run.namespace),
+        &oracle::collapse(
+            &oracle::counts(&run.writes, &run.namespace),
+            &reference.unstable,
+        ),
     );
     if !counts.is_empty() {
         out.push(OracleFailure {
@@ -549,6 +557,7 @@ mod tests {
             snapshot: Snapshot::new(),
             mask: Mask::new(),
             counts: Counts::new(),
+            unstable: BTreeSet::new(),
             quiet_bound: QUIET_SLACK,
         }
     }
