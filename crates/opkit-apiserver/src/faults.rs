@@ -29,7 +29,8 @@ pub struct TraceEntry {
     pub subresource: Option<String>,
     /// The namespace, if namespaced.
     pub namespace: Option<String>,
-    /// The object's name, if the request named one (a create names it in its body: `None`).
+    /// The object's name: the request's, or for a create the name of the object created
+    /// (`None` for a collection delete).
     pub name: Option<String>,
     /// The HTTP status the server answered (before a fault replaced it).
     pub code: u16,

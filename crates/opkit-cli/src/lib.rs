@@ -34,6 +34,7 @@ mod report;
 mod run;
 mod scaffold;
 mod test;
+mod test_chaos;
 mod test_project;
 mod webhook_manifests;
 

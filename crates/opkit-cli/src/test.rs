@@ -110,6 +110,25 @@ pub struct TestArgs {
     /// Variables of templated step files (not supported yet: templated files are refused).
     #[arg(long, value_name = "K=V", value_delimiter = ',')]
     template_var: Vec<String>,
+    /// A fault-injection campaign: crash, errors or all (comma-separated). Each test runs
+    /// without faults, then once per injection point with the server misbehaving toward the
+    /// suite's background commands (the operator under test) alone.
+    #[arg(long, value_name = "KINDS")]
+    chaos: Option<String>,
+    /// The campaign's seed (the order of its runs).
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Stop starting the campaign's runs after this long (e.g. 90s, 5m).
+    #[arg(long, value_name = "DURATION", value_parser = crate::parse_duration)]
+    budget: Option<std::time::Duration>,
+    /// Replay one run of a campaign, as its report prints it: TEST:crash@K, TEST:refuseCODE@K
+    /// or TEST:loseCODE@K.
+    #[arg(long, value_name = "PLAN")]
+    chaos_replay: Option<String>,
+    /// How long the operator keeps running after a chaos run's last step (the window in which
+    /// it must become quiet).
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = crate::parse_duration)]
+    chaos_settle: std::time::Duration,
 }
 
 /// A configuration problem: exit 255, as kuttl's flag errors.
@@ -181,6 +200,24 @@ async fn run_inner(args: TestArgs, cwd: &Path) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
+    let chaos = args.chaos.is_some() || args.chaos_replay.is_some();
+    if !chaos && (args.seed.is_some() || args.budget.is_some()) {
+        return Err(invalid(
+            "--seed and --budget belong to a campaign: add --chaos",
+        ));
+    }
+    if chaos && args.kubeconfig.is_some() {
+        return Err(invalid(
+            "--chaos injects faults in opkit's own API server: it needs the embedded control \
+             plane, drop --kubeconfig",
+        ));
+    }
+    if chaos && project.is_some() {
+        return Err(invalid(
+            "--chaos in an operator project is not supported yet: give the suite's directory, \
+             with the operator started by a background command of its kuttl-test.yaml",
+        ));
+    }
     let (config, workdir, arg_dirs) = match &project {
         Some(p) => locate_in_project(p),
         None => locate(&args, cwd)?,
@@ -227,6 +264,33 @@ async fn run_inner(args: TestArgs, cwd: &Path) -> anyhow::Result<ExitCode> {
     };
     for w in embedded_warnings(&suite, args.kubeconfig.is_some()) {
         eprintln!("warning: {w}");
+    }
+    if chaos {
+        let kinds = match &args.chaos {
+            Some(spec) => {
+                opkit_e2e::chaos::parse_kinds(spec).map_err(|e| invalid(e.to_string()))?
+            }
+            None => Vec::new(),
+        };
+        let replay = match &args.chaos_replay {
+            Some(plan) => Some(
+                plan.parse()
+                    .map_err(|e: opkit_e2e::chaos::PlanError| invalid(e.to_string()))?,
+            ),
+            None => None,
+        };
+        return crate::test_chaos::run(crate::test_chaos::ChaosRun {
+            suite,
+            cwd: workdir,
+            kinds,
+            replay,
+            seed: args.seed.unwrap_or(1),
+            budget: args.budget,
+            settle: args.chaos_settle,
+            test_filter,
+            run_labels,
+        })
+        .await;
     }
 
     // In a project on the embedded plane, the operator is built before anything starts: a

@@ -281,3 +281,188 @@ fn opkit_test_runs_a_chainsaw_test_found_under_a_test_dir() {
     assert!(xml.contains("name=\"step greet\""), "{xml}");
     assert!(xml.contains("failures=\"0\""), "{xml}");
 }
+
+/// The operator under test of the chaos suites: a shell loop over `kubectl` that, for each
+/// ConfigMap labelled `chaos-demo=request`, writes a ConfigMap `output` holding the request's
+/// value and marks the request `done`. `BUGGY` marks the request first and writes the output
+/// second, and never recomputes a request marked done: a crash between the two writes loses the
+/// output for good. `FIXED` writes the output first (idempotently) and marks the request last.
+const BUGGY_OPERATOR: &str = r#"while true; do
+  kubectl get configmaps -A -l chaos-demo=request -o jsonpath='{range .items[*]}{.metadata.namespace} {.data.value} {.metadata.annotations.done}{"\n"}{end}' |
+  while read -r ns value done; do
+    [ "$done" = "true" ] && continue
+    kubectl annotate configmap request -n "$ns" done=true --overwrite
+    kubectl create configmap output -n "$ns" --from-literal=value="$value"
+  done
+  sleep 0.2
+done
+"#;
+
+const FIXED_OPERATOR: &str = r#"while true; do
+  kubectl get configmaps -A -l chaos-demo=request -o jsonpath='{range .items[*]}{.metadata.namespace} {.data.value} {.metadata.annotations.done}{"\n"}{end}' |
+  while read -r ns value done; do
+    [ "$done" = "true" ] && continue
+    kubectl create configmap output -n "$ns" --from-literal=value="$value" --dry-run=client -o yaml | kubectl apply -n "$ns" -f - || continue
+    kubectl annotate configmap request -n "$ns" done=true --overwrite
+  done
+  sleep 0.2
+done
+"#;
+
+/// A suite whose background command is `operator` and whose one test (`flag`) asks for an
+/// output and asserts it.
+fn chaos_suite(operator: &str) -> tempfile::TempDir {
+    kuttl_suite(&[
+        (
+            "kuttl-test.yaml",
+            "apiVersion: kuttl.dev/v1beta1\nkind: TestSuite\ntestDirs: [e2e]\ntimeout: 6\n\
+             startControlPlane: true\ncommands:\n- command: sh operator.sh\n  background: true\n",
+        ),
+        ("operator.sh", operator),
+        (
+            "e2e/flag/00-request.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: request, labels: {chaos-demo: \
+             request}}\ndata: {value: \"42\"}\n",
+        ),
+        (
+            "e2e/flag/00-assert.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: output}\ndata: {value: \"42\"}\n\
+             ---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: request, annotations: {done: \
+             \"true\"}}\n",
+        ),
+    ])
+}
+
+fn opkit_chaos(dir: &std::path::Path, args: &[&str]) -> Output {
+    let mut cmd = opkit();
+    cmd.arg("test")
+        .args(args)
+        .current_dir(dir)
+        .env_remove("KUBECONFIG");
+    run(cmd, None, Duration::from_secs(300))
+}
+
+#[test]
+fn a_crash_campaign_names_the_write_after_which_a_crash_loses_the_output_and_replays_it() {
+    let dir = chaos_suite(BUGGY_OPERATOR);
+    let out = opkit_chaos(dir.path(), &["--chaos", "crash", "--chaos-settle", "500ms"]);
+    assert_eq!(out.code, Some(1), "{out}");
+    assert!(
+        out.stdout.contains(
+            "FINDING 1: test flag under crash@1\n  fault: crash and restart the operator after \
+             its write 1 committed\n  injection point: write 1: patch configmaps request\n"
+        ),
+        "{out}"
+    );
+    assert!(out.stdout.contains("  oracle \"asserts\" failed:"), "{out}");
+    assert!(
+        out.stdout
+            .contains("ConfigMap/output: in the reference, missing in this run"),
+        "the end-state oracle names the lost object: {out}"
+    );
+    assert!(
+        out.stdout
+            .contains("chaos: flag:crash@2 (create configmaps output): ok (restarted 1 times, "),
+        "a crash after the last write is harmless: {out}"
+    );
+    assert!(out.stdout.contains(", 1 findings"), "{out}");
+
+    // The replay command the report prints reproduces exactly that run.
+    let replay = out
+        .stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("replay: opkit "))
+        .expect("a replay command");
+    assert_eq!(
+        replay,
+        "test --chaos-settle 500ms --chaos-replay flag:crash@1"
+    );
+    // (`opkit_chaos` says `test` itself.)
+    let args: Vec<&str> = replay.split(' ').skip(1).collect();
+    let again = opkit_chaos(dir.path(), &args);
+    assert_eq!(again.code, Some(1), "{again}");
+    assert!(
+        again
+            .stdout
+            .contains("FINDING 1: test flag under crash@1\n"),
+        "{again}"
+    );
+    assert!(again.stdout.contains("chaos: 1 fault runs in"), "{again}");
+
+    // A refused create is never retried either: the flag is already set.
+    let refused = opkit_chaos(
+        dir.path(),
+        &[
+            "--chaos-settle",
+            "500ms",
+            "--chaos-replay",
+            "flag:refuse409@2",
+        ],
+    );
+    assert_eq!(refused.code, Some(1), "{refused}");
+    assert!(
+        refused.stdout.contains(
+            "  fault: refuse the operator's write 2 with 409 (nothing committed)\n  injection \
+             point: write 2: create configmaps output\n"
+        ),
+        "{refused}"
+    );
+    assert!(
+        refused
+            .stdout
+            .contains("create configmaps $NAMESPACE/output: 1 in the reference, 0 in this run"),
+        "{refused}"
+    );
+}
+
+#[test]
+fn a_campaign_of_every_fault_passes_the_fixed_operator_without_a_false_alarm() {
+    let dir = chaos_suite(FIXED_OPERATOR);
+    let out = opkit_chaos(dir.path(), &["--chaos", "all", "--chaos-settle", "500ms"]);
+    assert!(out.success(), "{out}");
+    assert!(
+        out.stdout
+            .contains("chaos: flag: the operator made 2 writes without faults"),
+        "{out}"
+    );
+    assert!(out.stdout.contains(", 0 findings"), "{out}");
+    for point in [
+        "crash@1 (create configmaps output)",
+        "crash@2 (patch configmaps request)",
+    ] {
+        assert!(
+            out.stdout
+                .contains(&format!("chaos: flag:{point}: ok (restarted 1 times, ")),
+            "the operator was killed and restarted after each write, and recovered: {out}"
+        );
+    }
+    // Two writes: per write a crash, four refusals and two lost responses.
+    assert!(out.stdout.contains("chaos: 14 fault runs in"), "{out}");
+    for point in ["refuse409@1", "refuse503@2", "lose500@1", "lose504@2"] {
+        assert!(
+            out.stdout.contains(&format!("chaos: flag:{point} (")),
+            "{point}: {out}"
+        );
+    }
+}
+
+#[test]
+fn chaos_refuses_fault_kinds_not_built_yet_and_an_existing_cluster() {
+    let dir = chaos_suite(FIXED_OPERATOR);
+    let out = opkit_chaos(dir.path(), &["--chaos", "crash,stale"]);
+    assert_eq!(out.code, Some(255), "{out}");
+    assert!(
+        out.stderr
+            .contains("the fault kind \"stale\" is not supported yet"),
+        "{out}"
+    );
+    let out = opkit_chaos(
+        dir.path(),
+        &["--chaos", "crash", "--kubeconfig", "kubeconfig"],
+    );
+    assert_eq!(out.code, Some(255), "{out}");
+    assert!(out.stderr.contains("drop --kubeconfig"), "{out}");
+    let out = opkit_chaos(dir.path(), &["--chaos-replay", "flag:nap@1"]);
+    assert_eq!(out.code, Some(255), "{out}");
+    assert!(out.stderr.contains("is not a run plan"), "{out}");
+}

@@ -85,7 +85,10 @@ async fn the_targets_writes_are_refused_or_lose_their_responses_at_the_armed_poi
         .iter()
         .map(|w| (w.verb.as_str(), w.name.as_deref(), w.code))
         .collect();
-    assert_eq!(verbs, [("create", None, 201), ("patch", Some("a"), 200)]);
+    assert_eq!(
+        verbs,
+        [("create", Some("a"), 201), ("patch", Some("a"), 200)]
+    );
     let fired: Vec<u16> = faults.fired().iter().map(|f| f.entry.code).collect();
     assert_eq!(
         fired,

@@ -70,6 +70,8 @@ pub struct CaseRecord {
     pub steps: Vec<StepRecord>,
     /// Cleanup failures.
     pub cleanup_failures: Vec<String>,
+    /// The namespace the test ran in (`None` when it failed before having one).
+    pub namespace: Option<String>,
 }
 
 impl CaseRecord {
@@ -93,6 +95,7 @@ pub(crate) async fn run(test: &TestDir, settings: &CaseSettings) -> CaseRecord {
         setup_failure: None,
         steps: Vec::new(),
         cleanup_failures: Vec::new(),
+        namespace: None,
     };
     let log = &settings.log;
     let name = test.name.as_str();
@@ -141,6 +144,7 @@ pub(crate) async fn run(test: &TestDir, settings: &CaseSettings) -> CaseRecord {
         }
     };
     record.setup_duration = start.elapsed();
+    record.namespace = Some(namespace.clone());
     let target = Target {
         cluster: settings.cluster.clone(),
         namespace: namespace.clone(),

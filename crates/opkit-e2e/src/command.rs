@@ -46,6 +46,9 @@ pub(crate) struct CommandEnv {
     pub log: Log,
     /// The logger prefix (`test/0-step`).
     pub prefix: String,
+    /// Start each process in a process group of its own, so that killing the group ends
+    /// everything it started (a supervised operator under test).
+    pub own_group: bool,
 }
 
 impl CommandEnv {
@@ -231,6 +234,9 @@ pub(crate) async fn run(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    if env.own_group {
+        process.process_group(0);
+    }
     let mut child = process
         .spawn()
         .map_err(|e| CommandError::Exec(format!("exec: {:?}: {e}", args[0])))?;
@@ -364,6 +370,7 @@ mod tests {
             cwd: ".".into(),
             log: Log::new(|_| {}),
             prefix: String::new(),
+            own_group: false,
         };
         let c = |s: &str| Command {
             command: s.into(),

@@ -26,6 +26,7 @@ use crate::log::Log;
 use crate::observe::{ProcessLog, ProcessLogs, Progress, ProgressFn};
 use crate::operation::Target;
 use crate::report::{Granularity, Report, ReportFormat};
+use crate::supervise::{self, Supervision, Supervisor};
 
 /// What a run needs besides the suite.
 pub struct Options {
@@ -73,6 +74,8 @@ pub struct Outcome {
     pub report: Option<PathBuf>,
     /// The whole run.
     pub duration: Duration,
+    /// How many times supervised background commands were restarted after injected crashes.
+    pub restarts: usize,
 }
 
 impl Outcome {
@@ -88,6 +91,7 @@ pub struct Harness {
     ignore: Vec<Glob>,
     progress: Option<ProgressFn>,
     process_logs: Option<ProcessLogs>,
+    supervision: Option<Supervision>,
 }
 
 fn go_secs(d: Duration) -> String {
@@ -112,6 +116,7 @@ impl Harness {
             ignore,
             progress: None,
             process_logs: None,
+            supervision: None,
         })
     }
 
@@ -128,13 +133,27 @@ impl Harness {
         self
     }
 
+    /// Runs the suite's background commands (the operator under test) as a chaos run needs
+    /// them: with a kubeconfig of their own, restarted after each injected crash, and kept
+    /// running for a settle time after the last test.
+    pub fn with_supervision(mut self, supervision: Supervision) -> Harness {
+        self.supervision = Some(supervision);
+        self
+    }
+
+    /// The names of the kuttl tests the run would run (chainsaw tests not included).
+    pub fn kuttl_tests(&self) -> Result<Vec<String>, String> {
+        Ok(self.tests()?.0.into_iter().map(|t| t.name).collect())
+    }
+
     fn path(&self, p: &str) -> PathBuf {
         self.options.cwd.join(p)
     }
 
     /// Runs the suite.
-    pub async fn run(self) -> Outcome {
+    pub async fn run(mut self) -> Outcome {
         let start = Instant::now();
+        let mut supervision = self.supervision.take();
         let log = self.options.log.clone();
         let cluster = Cluster {
             client: self.options.client.clone(),
@@ -144,7 +163,16 @@ impl Harness {
         let mut cases = Vec::new();
         let mut shared_owned = None;
         log.line("=== RUN   kuttl");
-        let fatal = match self.setup(&cluster, &mut background).await {
+        let mut supervisor = None;
+        let fatal = match self
+            .setup(
+                &cluster,
+                &mut background,
+                &mut supervisor,
+                supervision.as_ref(),
+            )
+            .await
+        {
             Err(e) => Some(e),
             Ok(()) => match self.shared_namespace(&cluster).await {
                 Err(e) => Some(e),
@@ -175,6 +203,19 @@ impl Harness {
                 log.log("", &e);
             }
         }
+        let mut restarts = 0;
+        if let Some(s) = &mut supervision {
+            if let Some(done) = s.tests_done.take() {
+                let _ = done.send(());
+            }
+            if supervisor.is_some() {
+                tokio::time::sleep(s.settle).await;
+            }
+        }
+        if let Some(supervisor) = supervisor {
+            restarts = supervisor.stop().await;
+            supervise::note_restarts(&log, restarts);
+        }
         for mut child in background {
             let _ = child.kill().await;
         }
@@ -187,6 +228,7 @@ impl Harness {
             fatal,
             report: None,
             duration,
+            restarts,
         };
         self.summary(&outcome);
         if let Some(format) = self.options.report_format {
@@ -244,6 +286,8 @@ impl Harness {
         &self,
         cluster: &Cluster,
         background: &mut Vec<tokio::process::Child>,
+        supervisor: &mut Option<Supervisor>,
+        supervision: Option<&Supervision>,
     ) -> Result<(), String> {
         let suite = &self.options.suite;
         let log = &self.options.log;
@@ -291,13 +335,34 @@ impl Harness {
                 cwd: self.options.cwd.clone(),
                 log: log.clone(),
                 prefix: String::new(),
+                own_group: false,
             };
             let raw = (suite.timeout > 0).then(|| Duration::from_secs(suite.timeout as u64));
-            background.extend(
-                command::run_all(&suite.commands, &env, raw, true)
-                    .await
-                    .map_err(|e| e.to_string())?,
-            );
+            match supervision {
+                None => background.extend(
+                    command::run_all(&suite.commands, &env, raw, true)
+                        .await
+                        .map_err(|e| e.to_string())?,
+                ),
+                Some(s) => {
+                    // Foreground commands keep the suite's credentials; background ones (the
+                    // operator under test) get their own and run supervised.
+                    let (fore, back): (Vec<_>, Vec<_>) =
+                        suite.commands.iter().cloned().partition(|c| !c.background);
+                    command::run_all(&fore, &env, raw, false)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    let env = CommandEnv {
+                        kubeconfig: s.kubeconfig.clone(),
+                        own_group: true,
+                        ..env
+                    };
+                    let children = command::run_all(&back, &env, raw, true)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    *supervisor = Some(Supervisor::start(back, env, children, s.crashes.clone()));
+                }
+            }
         }
         Ok(())
     }

@@ -26,6 +26,7 @@
 
 mod case;
 mod chainsaw;
+pub mod chaos;
 mod cluster;
 mod command;
 pub mod config;
@@ -40,6 +41,7 @@ mod poll;
 pub mod report;
 mod step;
 mod subset;
+mod supervise;
 mod types;
 mod yaml;
 
@@ -49,4 +51,5 @@ pub use harness::{Harness, HarnessError, Options, Outcome};
 pub use log::Log;
 pub use observe::{ProcessLog, Progress, ProgressFn};
 pub use report::{Granularity, ReportFormat};
+pub use supervise::Supervision;
 pub use types::Command;

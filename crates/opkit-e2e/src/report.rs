@@ -423,6 +423,7 @@ mod tests {
                 }),
             }],
             cleanup_failures: Vec::new(),
+            namespace: None,
         }
     }
 

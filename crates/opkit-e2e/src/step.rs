@@ -52,6 +52,7 @@ impl StepContext<'_> {
             cwd: self.cwd.to_path_buf(),
             log: self.log.clone(),
             prefix: self.prefix(step),
+            own_group: false,
         }
     }
 

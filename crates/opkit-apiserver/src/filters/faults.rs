@@ -15,7 +15,7 @@ use super::{Body, Filter, Identity, Info, Next};
 use crate::error::{ApiError, qualified};
 use crate::faults::{Action, Faults, TraceEntry};
 use crate::request::Attributes;
-use crate::response::{ResponseBody, error_response};
+use crate::response::{ResponseBody, error_response, full};
 
 /// Applies the armed faults to the target's requests.
 pub(crate) struct FaultInjection(pub(crate) Faults);
@@ -50,11 +50,16 @@ impl Filter for FaultInjection {
         if let Some(status) = faults.take_refusal(entry.clone()) {
             return error_response(&status.error());
         }
-        let resp = next.run(req).await;
+        let mut resp = next.run(req).await;
         if !resp.status().is_success() {
             return resp;
         }
         entry.code = resp.status().as_u16();
+        if entry.name.is_none() && entry.verb == "create" {
+            let (name, named) = created_name(resp).await;
+            entry.name = name;
+            resp = named;
+        }
         match faults.committed(entry).map(|f| f.action) {
             Some(Action::LoseResponse(status)) => error_response(&status.error()),
             Some(Action::Crash) => signal_when_sent(resp, faults.clone()),
@@ -89,6 +94,32 @@ fn entry_of(attrs: &Attributes) -> Option<TraceEntry> {
         name: name.clone(),
         code: 0,
     })
+}
+
+/// The name of the object a create answered with (JSON or protobuf), and the response as it
+/// was: the trace names what the target created. Only the target's creates are read so.
+async fn created_name(resp: Response<ResponseBody>) -> (Option<String>, Response<ResponseBody>) {
+    let (parts, body) = resp.into_parts();
+    let bytes = match body.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(never) => match never {},
+    };
+    let protobuf = parts
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("application/vnd.kubernetes.protobuf"));
+    let object = if protobuf {
+        opkit_protobuf::decode(&bytes).ok()
+    } else {
+        serde_json::from_slice::<serde_json::Value>(&bytes).ok()
+    };
+    let name = object
+        .as_ref()
+        .and_then(|o| o.pointer("/metadata/name"))
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_string);
+    (name, Response::from_parts(parts, full(bytes)))
 }
 
 /// Signals the crash once the answer's body has been handed over (dropped by the transport).

@@ -51,6 +51,7 @@ fn fail_record(name: &str, suite: &str, started: jiff::Timestamp, e: String) -> 
         setup_failure: Some(e),
         steps: Vec::new(),
         cleanup_failures: Vec::new(),
+        namespace: None,
     }
 }
 
@@ -105,6 +106,7 @@ pub(crate) async fn run(
             return fail_record(name, suite, started, e);
         }
     };
+    record.namespace = Some(ns.clone());
     log.log(
         name,
         &format!(
