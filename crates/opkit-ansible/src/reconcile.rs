@@ -160,7 +160,7 @@ pub(crate) async fn reconcile(
     }
     let op: &Context<PlaybookOperator> = &ctx;
     let period = match annotation(&obj, RECONCILE_PERIOD_ANNOTATION) {
-        Some(text) => match crate::watches::go_duration(text) {
+        Some(text) => match opkit_apimachinery::duration::parse_std(text) {
             Ok(d) => Some(d).filter(|d| !d.is_zero()),
             Err(message) => {
                 let message = format!("Unable to parse reconcile period annotation: {message}");

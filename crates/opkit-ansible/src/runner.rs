@@ -378,7 +378,7 @@ pub(crate) fn outcome<'a>(events: impl Iterator<Item = &'a Value>) -> Option<Out
             }
             "runner_on_ok" if is_module(action, "requeue_after") => {
                 if let Some(period) = data["res"]["period"].as_str() {
-                    match crate::watches::go_duration(period) {
+                    match opkit_apimachinery::duration::parse_std(period) {
                         Ok(d) => out.requeue_after = Some(d),
                         Err(e) => {
                             tracing::warn!(period, error = %e, "unreadable requeue_after period")

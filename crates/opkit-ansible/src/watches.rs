@@ -307,7 +307,7 @@ fn check(
     let reconcile_period = raw
         .reconcile_period
         .as_deref()
-        .map(go_duration)
+        .map(opkit_apimachinery::duration::parse_std)
         .transpose()
         .map_err(|e| ("reconcilePeriod", e))?
         .filter(|d| !d.is_zero());
@@ -445,50 +445,12 @@ fn role_candidates(role: &str, base: &Path, role_paths: &RolePaths) -> Vec<PathB
     out
 }
 
-/// A Go duration (`time.ParseDuration`: `90s`, `1m30s`, `1.5h`), not negative.
-pub(crate) fn go_duration(text: &str) -> Result<Duration, String> {
-    opkit_apimachinery::Duration::parse(text)
-        .map_err(|e| e.to_string())
-        .and_then(|d| d.to_std().map_err(|e| e.to_string()))
-}
-
 /// Upstream's `replaceEnvVariables`: Go's `os.Expand` over the whole file, where a variable
 /// that is not set keeps its reference (`${NAME}`).
 pub(crate) fn expand_env(s: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(at) = rest.find('$') {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + 1..];
-        let (name, width) = if let Some(inner) = after.strip_prefix('{') {
-            match inner.find('}') {
-                Some(end) if end > 0 => (&inner[..end], end + 2),
-                _ => ("", 0),
-            }
-        } else {
-            let len = after
-                .bytes()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == b'_')
-                .count();
-            (&after[..len], len)
-        };
-        if name.is_empty() {
-            out.push('$');
-            rest = after;
-            continue;
-        }
-        match env(name) {
-            Some(value) => out.push_str(&value),
-            None => {
-                out.push_str("${");
-                out.push_str(name);
-                out.push('}');
-            }
-        }
-        rest = &after[width..];
-    }
-    out.push_str(rest);
-    out
+    opkit_apimachinery::go_expand(s, &|name| {
+        env(name).unwrap_or_else(|| format!("${{{name}}}"))
+    })
 }
 
 #[cfg(test)]
@@ -692,6 +654,7 @@ mod tests {
             expand_env("x: ${UNSET} $UNSET", &env),
             "x: ${UNSET} ${UNSET}"
         );
-        assert_eq!(expand_env("cost: 5$ ${}", &env), "cost: 5$ ${}");
+        // Go's os.Expand: a lone `$` stays, bad syntax (`${}`) is dropped.
+        assert_eq!(expand_env("cost: 5$ ${}", &env), "cost: 5$ ");
     }
 }

@@ -191,6 +191,15 @@ impl Duration {
     }
 }
 
+/// A non-negative Go duration as a `std::time::Duration` (`watches.yaml`'s
+/// `reconcilePeriod`, chainsaw's timeouts): Go's parse error or the range error, as text.
+pub fn parse_std(s: &str) -> Result<std::time::Duration, String> {
+    Duration::parse(s)
+        .map_err(|e| e.to_string())?
+        .to_std()
+        .map_err(|e| e.to_string())
+}
+
 /// The value parser of command-line duration flags (clap's `value_parser`): a Go duration
 /// (`250ms`, `2s`, `1m30s`, `1h`) or a bare number of seconds; not negative.
 pub fn parse_flag(s: &str) -> Result<std::time::Duration, String> {

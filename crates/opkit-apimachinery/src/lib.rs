@@ -32,6 +32,7 @@ mod gofmt;
 
 pub mod duration;
 pub mod fields;
+mod goos;
 pub mod jsonpath;
 pub mod labels;
 pub mod quantity;
@@ -44,6 +45,7 @@ pub use fields::{
     FieldOp, FieldRequirement, FieldSelector, FieldSelectorError, field_value, supported_fields,
 };
 pub use gofmt::{go_quote, go_sprint, go_type_name, json_encode as go_json};
+pub use goos::go_expand;
 pub use jsonpath::{JsonPath, JsonPathError};
 pub use labels::{LabelSelector, Operator, Requirement, SelectorError};
 pub use quantity::Quantity;

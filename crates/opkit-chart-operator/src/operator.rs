@@ -164,7 +164,7 @@ fn reconcile_period(
     op: &ChartOperator,
 ) -> Result<Option<Duration>, ReconcileError> {
     match annotation(obj, RECONCILE_PERIOD_ANNOTATION) {
-        Some(text) => crate::watches::go_duration(text)
+        Some(text) => opkit_apimachinery::duration::parse_std(text)
             .map(Some)
             .map_err(|message| ReconcileError::Annotation {
                 annotation: RECONCILE_PERIOD_ANNOTATION,

@@ -198,7 +198,7 @@ fn check(
     let reconcile_period = raw
         .reconcile_period
         .as_deref()
-        .map(go_duration)
+        .map(opkit_apimachinery::duration::parse_std)
         .transpose()
         .map_err(|e| ("reconcilePeriod", e))?;
     if raw.max_concurrent_reconciles == Some(0) {
@@ -224,13 +224,6 @@ fn check(
     })
 }
 
-/// A Go duration (`time.ParseDuration`: `90s`, `1m30s`, `1.5h`), not negative.
-pub(crate) fn go_duration(text: &str) -> Result<Duration, String> {
-    opkit_apimachinery::Duration::parse(text)
-        .map_err(|e| e.to_string())
-        .and_then(|d| d.to_std().map_err(|e| e.to_string()))
-}
-
 /// An override value as operator-sdk computes it: `$VAR`/`${VAR}` from the environment (Go's
 /// `os.ExpandEnv`), then the result executed as a Go template with Sprig's functions.
 fn expand_value(
@@ -238,7 +231,7 @@ fn expand_value(
     value: &str,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<String, String> {
-    let expanded = expand_env(value, env);
+    let expanded = opkit_apimachinery::go_expand(value, &|name| env(name).unwrap_or_default());
     let mut templates = opkit_template::Templates::new(key);
     templates.add_funcs(opkit_template::sprig::functions());
     templates
@@ -247,57 +240,6 @@ fn expand_value(
     templates
         .execute(key, &opkit_template::Value::Nil)
         .map_err(|e| format!("{key}: failed to execute template {expanded:?}: {e}"))
-}
-
-/// Go's `os.Expand`: `${NAME}`, `$NAME` (letters, digits, `_`) and the one-character shell
-/// specials (`$1`, `$?`…); an unset variable is empty, a lone `$` stays, bad syntax (`${}`,
-/// an unclosed `${`) is dropped.
-pub(crate) fn expand_env(s: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
-    let special = |c: u8| b"*#$@!?-".contains(&c) || c.is_ascii_digit();
-    let bytes = s.as_bytes();
-    let mut out = String::with_capacity(s.len());
-    let mut i = 0;
-    let mut j = 0;
-    while j < bytes.len() {
-        if bytes[j] == b'$' && j + 1 < bytes.len() {
-            out.push_str(&s[i..j]);
-            let rest = &s[j + 1..];
-            let (name, width) = shell_name(rest, special);
-            match (name, width) {
-                ("", w) if w > 0 => {}
-                ("", _) => out.push('$'),
-                (name, _) => out.push_str(&env(name).unwrap_or_default()),
-            }
-            j += width;
-            i = j + 1;
-        }
-        j += 1;
-    }
-    out.push_str(&s[i.min(s.len())..]);
-    out
-}
-
-/// The variable name at the start of `s` (after a `$`) and how many bytes it takes.
-fn shell_name(s: &str, special: impl Fn(u8) -> bool) -> (&str, usize) {
-    let b = s.as_bytes();
-    if b[0] == b'{' {
-        if b.len() > 2 && special(b[1]) && b[2] == b'}' {
-            return (&s[1..2], 3);
-        }
-        return match s[1..].find('}') {
-            Some(0) => ("", 2),
-            Some(end) => (&s[1..end + 1], end + 2),
-            None => ("", 1),
-        };
-    }
-    if special(b[0]) {
-        return (&s[0..1], 1);
-    }
-    let len = b
-        .iter()
-        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
-        .count();
-    (&s[..len], len)
 }
 
 #[cfg(test)]
@@ -321,18 +263,6 @@ mod tests {
 
     fn load_text(dir: &Path, text: &str) -> Result<Vec<Watch>, WatchesError> {
         parse(text, &dir.join("watches.yaml"), dir, &env)
-    }
-
-    #[test]
-    fn expand_env_follows_go_os_expand() {
-        assert_eq!(expand_env("$IMAGE:${TAG}", &env), "quay.io/app:v2");
-        assert_eq!(expand_env("a-$UNSET-b", &env), "a--b");
-        assert_eq!(expand_env("${1}$1x", &env), "oneonex");
-        assert_eq!(expand_env("cost: 5$", &env), "cost: 5$");
-        assert_eq!(expand_env("$ sign", &env), "$ sign");
-        assert_eq!(expand_env("bad${}syntax", &env), "badsyntax");
-        assert_eq!(expand_env("open${IMAGE", &env), "openIMAGE");
-        assert_eq!(expand_env("plain", &env), "plain");
     }
 
     #[test]

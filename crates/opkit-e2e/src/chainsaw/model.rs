@@ -136,40 +136,9 @@ impl Resolved {
     }
 }
 
-/// A Go duration (`300ms`, `1.5s`, `2m`, `1h30m`).
+/// A Go duration (`300ms`, `1.5s`, `2m`, `1h30m`), not negative.
 pub(crate) fn go_duration(text: &str) -> Result<Duration, String> {
-    let bad = || format!("invalid duration {text:?}");
-    let s = text.trim();
-    if s == "0" {
-        return Ok(Duration::ZERO);
-    }
-    if s.is_empty() || s.starts_with('-') {
-        return Err(bad());
-    }
-    let mut total = 0f64;
-    let mut rest = s.trim_start_matches('+');
-    while !rest.is_empty() {
-        let n = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(bad)?;
-        let number: f64 = rest[..n].parse().map_err(|_| bad())?;
-        rest = &rest[n..];
-        let u = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let scale = match &rest[..u] {
-            "ns" => 1e-9,
-            "us" | "µs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return Err(bad()),
-        };
-        total += number * scale;
-        rest = &rest[u..];
-    }
-    Ok(Duration::from_secs_f64(total))
+    opkit_apimachinery::duration::parse_std(text.trim())
 }
 
 /// A resource taken from a file (path or glob, relative to the test) or written inline.
