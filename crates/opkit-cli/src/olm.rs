@@ -345,9 +345,10 @@ fn serve(args: ServeArgs, cwd: &Path) -> anyhow::Result<bool> {
         if server.catalogs().any(|(n, _)| n == name) {
             bail!("two catalogs are named {name:?}: name one of them with NAME=DIR");
         }
-        let content = opkit_olm::CatalogContent::from_dir(&dir, std::time::SystemTime::now())
-            .with_context(|| format!("catalog {name} ({})", dir.display()))?;
-        for e in opkit_olm::validate_catalog(&opkit_olm::load_dir(&dir)?) {
+        let (content, catalog) =
+            opkit_olm::CatalogContent::from_dir(&dir, std::time::SystemTime::now())
+                .with_context(|| format!("catalog {name} ({})", dir.display()))?;
+        for e in opkit_olm::validate_catalog(&catalog) {
             eprintln!("warning: catalog {name}: {e}");
         }
         server.insert(&name, content);

@@ -263,7 +263,14 @@ impl VersionRange {
     /// Whether `version` satisfies the constraint.
     pub fn contains(&self, version: &Version) -> bool {
         // Every strict semver version is also a Masterminds one.
-        opkit_semver::Version::parse(&version.to_string()).is_ok_and(|v| self.constraints.check(&v))
+        opkit_semver::Version::from_parts(
+            version.major,
+            version.minor,
+            version.patch,
+            version.pre.as_str(),
+            version.build.as_str(),
+        )
+        .is_ok_and(|v| self.constraints.check(&v))
     }
 }
 

@@ -75,6 +75,28 @@ impl Version {
         Ok(version)
     }
 
+    /// A version from its parts, checked as [`Version::parse`] checks them; the original is
+    /// the canonical form. For callers that hold a parsed version already (OLM's bundles).
+    pub fn from_parts(
+        major: u64,
+        minor: u64,
+        patch: u64,
+        pre: &str,
+        metadata: &str,
+    ) -> Result<Version, Error> {
+        let mut v = Version {
+            major,
+            minor,
+            patch,
+            pre: String::new(),
+            metadata: String::new(),
+            original: String::new(),
+        };
+        v = v.set_prerelease(pre)?.set_metadata(metadata)?;
+        v.recanonicalise();
+        Ok(v)
+    }
+
     /// The major number.
     pub fn major(&self) -> u64 {
         self.major
@@ -301,6 +323,12 @@ mod tests {
         );
         assert_eq!(v.set_prerelease("").unwrap().original(), "v1.2.3+b7");
         assert!(v.set_metadata("a..b").is_err());
+        let built = Version::from_parts(1, 2, 3, "rc.1", "b7").unwrap();
+        assert_eq!(
+            (built.to_string(), built.original()),
+            ("1.2.3-rc.1+b7".into(), "1.2.3-rc.1+b7")
+        );
+        assert!(Version::from_parts(1, 0, 0, "01", "").is_err());
     }
 
     #[test]

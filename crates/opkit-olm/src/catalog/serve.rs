@@ -40,23 +40,28 @@ struct Indexed {
 }
 
 impl CatalogContent {
-    /// Reads and checks the file-based catalog under `dir` (every document must have the
-    /// shape its schema requires, as [`super::load_dir`] reads it).
-    pub fn from_dir(dir: &Path, modified: SystemTime) -> Result<CatalogContent, LoadError> {
+    /// Reads the file-based catalog under `dir` once: the content to serve, and the typed
+    /// catalog (every document must have the shape its schema requires, as
+    /// [`super::load_dir`] reads it) for the caller to validate.
+    pub fn from_dir(
+        dir: &Path,
+        modified: SystemTime,
+    ) -> Result<(CatalogContent, Catalog), LoadError> {
         let files = read_dir_documents(dir)?;
-        let mut check = Catalog::default();
-        for (path, docs) in &files {
-            add_documents(&mut check, docs.clone(), path)?;
-        }
-        Ok(CatalogContent::from_documents(
-            files.into_iter().flat_map(|(_, docs)| docs),
+        let content = CatalogContent::from_documents(
+            files.iter().flat_map(|(_, docs)| docs.iter()),
             modified,
-        ))
+        );
+        let mut catalog = Catalog::default();
+        for (path, docs) in files {
+            add_documents(&mut catalog, docs, &path)?;
+        }
+        Ok((content, catalog))
     }
 
     /// Serves these documents, in this order.
-    pub fn from_documents(
-        docs: impl IntoIterator<Item = Value>,
+    pub fn from_documents<'a>(
+        docs: impl IntoIterator<Item = &'a Value>,
         modified: SystemTime,
     ) -> CatalogContent {
         let mut all = Vec::new();
@@ -72,7 +77,7 @@ impl CatalogContent {
             };
             let start = all.len();
             // A Value always serialises.
-            serde_json::to_writer(&mut all, &doc).expect("a JSON value serialises");
+            serde_json::to_writer(&mut all, doc).expect("a JSON value serialises");
             all.push(b'\n');
             index.push(Indexed {
                 schema,
@@ -285,7 +290,7 @@ mod tests {
         let mut s = CatalogServer::new("/catalogs/");
         s.insert(
             "ops",
-            CatalogContent::from_documents(docs, SystemTime::UNIX_EPOCH),
+            CatalogContent::from_documents(&docs, SystemTime::UNIX_EPOCH),
         );
         s
     }
