@@ -198,6 +198,46 @@ fn generated_ca_signs_generated_certificates_with_sprigs_fields() {
 }
 
 #[test]
+fn a_generated_certificate_is_one_certificate_however_often_it_is_read() {
+    // Keys are generated when the certificate is first read; every later read, printing
+    // and JSON must see that same certificate and key.
+    let out = render(
+        r#"{{ $ca := genCA "ca" 1 }}{{ $ca.Cert }}|{{ $ca.Key }}|{{ $ca.Cert }}|{{ $ca.Key }}|{{ (toJson $ca | fromJson).Cert }}|{{ $ca }}"#,
+        &[],
+    )
+    .expect("renders");
+    let parts: Vec<&str> = out.split('|').collect();
+    assert_eq!(parts[0], parts[2]);
+    assert_eq!(parts[1], parts[3]);
+    assert_eq!(parts[0], parts[4]);
+    assert_eq!(parts[5], format!("{{{} {}}}", parts[0], parts[1]));
+    pem_der(parts[0], "CERTIFICATE");
+}
+
+#[test]
+fn certificate_argument_errors_stop_the_call_even_when_its_result_is_never_read() {
+    let err = render(
+        r#"{{ $ca := genCA "ca" 1 }}{{ $c := genSignedCert "svc" (list "not-an-ip") nil 1 $ca }}done"#,
+        &[],
+    )
+    .expect_err("a bad IP address is the call's error");
+    assert!(err.contains("error parsing ip: not-an-ip"), "{err}");
+    let err = render(
+        r#"{{ $c := genSelfSignedCert "svc" nil (list 1) 1 }}done"#,
+        &[],
+    )
+    .expect_err("a DNS name that is no string is the call's error");
+    assert!(
+        err.contains("error processing alternate dns name: 1 is not a string"),
+        "{err}"
+    );
+    assert_eq!(
+        render(r#"{{ $ca := genCA "unused" 1 }}done"#, &[]).as_deref(),
+        Ok("done")
+    );
+}
+
+#[test]
 fn helm_made_keys_sign_certificates_and_come_back_as_go_wrote_them() {
     let h = helm_made();
     let ca_der = pem_der(&h["ca_cert"], "CERTIFICATE");

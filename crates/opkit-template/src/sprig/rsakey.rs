@@ -3,7 +3,8 @@
 //! 2048-bit key (Go's takes ~65 ms), most of a Bitnami chart's render. Here the prime search
 //! sieves consecutive odd candidates by the small primes (remainders computed once per
 //! starting point), runs Miller–Rabin with `num-bigint`'s Montgomery exponentiation only on
-//! survivors, and hands the primes to `rsa` to build and check the key.
+//! survivors, and hands the primes to `rsa` to build and check the key. The two primes are
+//! searched on two threads.
 
 use std::sync::OnceLock;
 
@@ -25,8 +26,13 @@ pub(crate) fn generate(bits: usize) -> Result<rsa::RsaPrivateKey, rsa::Error> {
         return Err(rsa::Error::InvalidModulus);
     }
     loop {
-        let p = random_prime(bits / 2);
-        let q = random_prime(bits - bits / 2);
+        // The two searches are independent: the second runs beside the first.
+        let (p, q) = std::thread::scope(|scope| {
+            let q = scope.spawn(|| random_prime(bits - bits / 2));
+            let p = random_prime(bits / 2);
+            // A panic in the search is a bug; it is the caller's panic either way.
+            (p, q.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+        });
         if p == q {
             continue;
         }
