@@ -148,9 +148,13 @@ impl Engine {
             MissingKey::Zero
         });
         set.add_funcs(funcs);
-        for r in &renderables {
-            set.parse(&r.name, &r.text)
-                .map_err(|e| RenderError(cleanup_parse_error(&r.name, e.message())))?;
+        if let Err((i, e)) = set.parse_all(
+            renderables
+                .iter()
+                .map(|r| (r.name.as_str(), r.text.as_str())),
+        ) {
+            let name = renderables.get(i).map_or("", |r| r.name.as_str());
+            return Err(RenderError(cleanup_parse_error(name, e.message())));
         }
         let mut rendered = BTreeMap::new();
         for r in &renderables {

@@ -140,6 +140,10 @@ static SEP: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:^|[\t\n\x0C\r ]*\n)---[\t\n\x0C\r ]*").expect("the separator compiles")
 });
 
+/// Below this much rendered text, [`sort_manifests`] reads the documents' heads on the
+/// calling thread.
+const PARALLEL_HEAD_BYTES: usize = 64 * 1024;
+
 /// Go's `strings.TrimSpace`: Unicode white space at both ends.
 pub(crate) fn trim_space(s: &str) -> &str {
     s.trim_matches(char::is_whitespace)
@@ -185,60 +189,72 @@ pub fn sort_manifests(
 ) -> Result<(Vec<Hook>, Vec<Manifest>), ManifestError> {
     let mut hooks = Vec::new();
     let mut generic = Vec::new();
-    for (path, content) in files {
-        let base = path.rsplit('/').next().unwrap_or(path);
-        if base.starts_with('_') || trim_space(content).is_empty() {
+    let docs: Vec<(&String, String)> = files
+        .iter()
+        .filter(|(path, content)| {
+            let base = path.rsplit('/').next().unwrap_or(path);
+            !base.starts_with('_') && !trim_space(content).is_empty()
+        })
+        .flat_map(|(path, content)| split_manifests(content).into_iter().map(move |d| (path, d)))
+        .collect();
+    // Reading a head decodes the whole document (a CRD can be a megabyte of YAML): the
+    // documents are read on rayon's threads when there is enough text, then taken in order,
+    // so the first bad document in order gives the error, as reading them one by one would.
+    let total: usize = docs.iter().map(|(_, d)| d.len()).sum();
+    let heads: Vec<Result<Head, String>> = if total < PARALLEL_HEAD_BYTES {
+        docs.iter().map(|(_, d)| read_head(d)).collect()
+    } else {
+        use rayon::prelude::*;
+        docs.par_iter().map(|(_, d)| read_head(d)).collect()
+    };
+    for ((path, doc), head) in docs.into_iter().zip(heads) {
+        let head = head.map_err(|message| ManifestError {
+            path: path.clone(),
+            message,
+        })?;
+        let Some(hook_types) = head.annotations.get(HOOK_ANNOTATION) else {
+            generic.push(Manifest {
+                name: path.clone(),
+                content: doc,
+                head,
+            });
+            continue;
+        };
+        let mut events = Vec::new();
+        let known = hook_types.split(',').all(|t| {
+            let t = t.trim().to_lowercase();
+            match HOOK_EVENTS.iter().find(|(name, _)| *name == t) {
+                Some((_, event)) => {
+                    events.push(event.to_string());
+                    true
+                }
+                None => false,
+            }
+        });
+        if !known {
             continue;
         }
-        for doc in split_manifests(content) {
-            let head = read_head(&doc).map_err(|message| ManifestError {
-                path: path.clone(),
-                message,
-            })?;
-            let Some(hook_types) = head.annotations.get(HOOK_ANNOTATION) else {
-                generic.push(Manifest {
-                    name: path.clone(),
-                    content: doc,
-                    head,
-                });
-                continue;
-            };
-            let mut events = Vec::new();
-            let known = hook_types.split(',').all(|t| {
-                let t = t.trim().to_lowercase();
-                match HOOK_EVENTS.iter().find(|(name, _)| *name == t) {
-                    Some((_, event)) => {
-                        events.push(event.to_string());
-                        true
-                    }
-                    None => false,
-                }
-            });
-            if !known {
-                continue;
-            }
-            let policies = |key: &str| -> Vec<String> {
+        let policies = |key: &str| -> Vec<String> {
+            head.annotations
+                .get(key)
+                .map(|v| v.split(',').map(|p| p.trim().to_lowercase()).collect())
+                .unwrap_or_default()
+        };
+        hooks.push(Hook {
+            weight: go_atoi(
                 head.annotations
-                    .get(key)
-                    .map(|v| v.split(',').map(|p| p.trim().to_lowercase()).collect())
-                    .unwrap_or_default()
-            };
-            hooks.push(Hook {
-                weight: go_atoi(
-                    head.annotations
-                        .get(HOOK_WEIGHT_ANNOTATION)
-                        .map_or("", String::as_str),
-                )
-                .unwrap_or(0),
-                delete_policies: policies(HOOK_DELETE_ANNOTATION),
-                output_log_policies: policies(HOOK_OUTPUT_LOG_ANNOTATION),
-                name: head.name,
-                kind: head.kind,
-                path: path.clone(),
-                manifest: doc,
-                events,
-            });
-        }
+                    .get(HOOK_WEIGHT_ANNOTATION)
+                    .map_or("", String::as_str),
+            )
+            .unwrap_or(0),
+            delete_policies: policies(HOOK_DELETE_ANNOTATION),
+            output_log_policies: policies(HOOK_OUTPUT_LOG_ANNOTATION),
+            name: head.name,
+            kind: head.kind,
+            path: path.clone(),
+            manifest: doc,
+            events,
+        });
     }
     hooks.sort_by(|a, b| kind_order(&a.kind, &b.kind));
     generic.sort_by(|a, b| kind_order(&a.head.kind, &b.head.kind));

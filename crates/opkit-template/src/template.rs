@@ -16,6 +16,10 @@ const _: fn() = || {
     send_sync::<Templates>();
 };
 
+/// Below this much text, [`Templates::parse_all`] parses on the calling thread: starting a
+/// thread costs about as much as parsing a few kilobytes.
+const PARALLEL_PARSE_BYTES: usize = 64 * 1024;
+
 /// Go's `text/template` execution depth limit (`maxExecDepth`).
 pub const MAX_EXEC_DEPTH: usize = 100_000;
 
@@ -161,13 +165,44 @@ impl Templates {
     pub fn parse(&mut self, name: &str, text: &str) -> Result<&mut Self, Error> {
         let this = &*self;
         let trees = parse(name, text, &|f| this.has_function(f))?;
+        self.insert_trees(trees);
+        Ok(self)
+    }
+
+    /// Parses several files into the set, as [`Templates::parse`] on each in order would: a
+    /// later file's definitions replace an earlier one's, and the first file (in order) that
+    /// fails to parse gives the error (with its position in `files`), with the files before
+    /// it added. Parsing is pure, so a
+    /// large set (a chart's templates can hold megabytes of CRDs) is parsed on rayon's
+    /// threads; only the insertion into the set is sequential.
+    pub fn parse_all<'a>(
+        &mut self,
+        files: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<&mut Self, (usize, Error)> {
+        let files: Vec<(&str, &str)> = files.into_iter().collect();
+        let this = &*self;
+        let has_func = |f: &str| this.has_function(f);
+        let parse_one = |(name, text): &(&str, &str)| parse(name, text, &has_func);
+        let total: usize = files.iter().map(|(_, text)| text.len()).sum();
+        let results: Vec<Result<Vec<Tree>, Error>> = if total < PARALLEL_PARSE_BYTES {
+            files.iter().map(parse_one).collect()
+        } else {
+            use rayon::prelude::*;
+            files.par_iter().map(parse_one).collect()
+        };
+        for (i, trees) in results.into_iter().enumerate() {
+            self.insert_trees(trees.map_err(|e| (i, e))?);
+        }
+        Ok(self)
+    }
+
+    fn insert_trees(&mut self, trees: Vec<Tree>) {
         for tree in trees {
             let keep_old = tree.is_empty() && self.trees.contains_key(&tree.name);
             if !keep_old {
                 self.trees.insert(tree.name.clone(), Arc::new(tree));
             }
         }
-        Ok(self)
     }
 
     /// The names of the templates in the set, sorted.

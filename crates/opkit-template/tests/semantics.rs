@@ -521,3 +521,42 @@ fn endless_include_recursion_is_bounded() {
         "{err}"
     );
 }
+
+#[test]
+fn parse_all_on_many_threads_builds_the_set_parsing_in_order_builds() {
+    // Enough text to be parsed on several threads; later files redefine earlier ones.
+    let filler = "x".repeat(40 * 1024);
+    let files: Vec<(String, String)> = (0..8)
+        .map(|i| {
+            (
+                format!("f{i}"),
+                format!(r#"{filler}{{{{define "shared"}}}}{i}{{{{end}}}}[{{{{template "shared"}}}}]"#),
+            )
+        })
+        .collect();
+    let mut in_order = Templates::new("set");
+    for (name, text) in &files {
+        in_order.parse(name, text).unwrap();
+    }
+    let mut all = Templates::new("set");
+    all.parse_all(files.iter().map(|(n, t)| (n.as_str(), t.as_str())))
+        .unwrap();
+    assert_eq!(all.names(), in_order.names());
+    for (name, _) in &files {
+        let out = all.execute(name, &Value::Nil).unwrap();
+        assert_eq!(out, in_order.execute(name, &Value::Nil).unwrap());
+        assert!(out.ends_with("[7]"), "the last definition wins: {}", &out[out.len() - 3..]);
+    }
+
+    // The first broken file in order gives the error; the files before it are in the set.
+    let mut broken = files.clone();
+    broken[5].1.push_str("{{ end }}");
+    broken[6].1.push_str("{{ if }}");
+    let mut set = Templates::new("set");
+    let (at, e) = set
+        .parse_all(broken.iter().map(|(n, t)| (n.as_str(), t.as_str())))
+        .unwrap_err();
+    assert_eq!(at, 5);
+    assert!(e.to_string().contains("f5"), "{e}");
+    assert!(set.contains("f4") && !set.contains("f5") && !set.contains("f6"));
+}
