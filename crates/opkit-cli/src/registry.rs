@@ -14,6 +14,7 @@ use anyhow::{Context, anyhow};
 use base64::Engine;
 use oci_client::client::{ClientConfig, ClientProtocol, Config, ImageLayer};
 use oci_client::errors::{OciDistributionError, OciErrorCode};
+use oci_client::manifest::{OCI_IMAGE_MEDIA_TYPE, OciImageManifest};
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 use opkit_olm::image::{self, Image};
@@ -87,8 +88,12 @@ impl Registry {
             image::CONFIG_MEDIA_TYPE.to_string(),
             None,
         );
+        let layers = [layer];
+        // The manifest names its media type, as docker's and opm's do (the client leaves it out).
+        let mut manifest = OciImageManifest::build(&layers, &config, None);
+        manifest.media_type = Some(OCI_IMAGE_MEDIA_TYPE.to_string());
         self.client
-            .push(&self.reference, &[layer], config, &self.auth, None)
+            .push(&self.reference, &layers, config, &self.auth, Some(manifest))
             .await
             .map_err(|e| self.explain(e, "push"))?;
         self.client
