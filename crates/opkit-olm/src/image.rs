@@ -452,8 +452,13 @@ mod tests {
             ],
         );
         let first = catalog_image(tmp.path()).unwrap();
-        // A later mtime changes nothing.
-        std::fs::write(tmp.path().join("b.json"), "{}").unwrap();
+        // Another mtime changes nothing.
+        std::fs::File::options()
+            .write(true)
+            .open(tmp.path().join("b.json"))
+            .unwrap()
+            .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000))
+            .unwrap();
         let second = catalog_image(tmp.path()).unwrap();
         assert_eq!(first.layer, second.layer);
         assert_eq!(first.config, second.config);
