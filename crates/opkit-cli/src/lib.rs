@@ -30,6 +30,7 @@ mod manifests;
 mod olm;
 mod progress;
 mod project;
+mod registry;
 mod report;
 mod run;
 mod scaffold;

@@ -1,6 +1,8 @@
 //! `opkit bundle validate` (operator-sdk's) and `opkit catalog render|validate|template` (opm's),
 //! offline, over opkit-olm; `opkit catalog serve` answers catalogd's HTTP API over catalog
-//! directories. Bundle references are directories: pulling images from a registry
+//! directories; `opkit bundle|catalog push|pull` move bundle and catalog images to and from an
+//! OCI registry (the image layout is `opkit_olm::image`'s, the protocol the `registry`
+//! module's). Render and template references are directories: rendering images from a registry
 //! is not built yet, and a reference that is not a directory says so.
 
 use std::io::Write;
@@ -20,6 +22,35 @@ pub(crate) enum BundleCommand {
     /// Generate the project's registry+v1 bundle from `config/default` and `config/samples`
     /// (`operator-sdk generate bundle`); run `opkit generate manifests` first.
     Generate(GenerateBundleArgs),
+    /// Validate a bundle directory and push it as a bundle image (one layer with manifests/
+    /// and metadata/, its annotations as labels); prints the digest.
+    Push(PushArgs),
+    /// Pull a bundle image into a new directory (manifests/ and metadata/).
+    Pull(PullArgs),
+}
+
+/// `opkit bundle|catalog push DIR IMAGE_REF`.
+#[derive(Args)]
+pub(crate) struct PushArgs {
+    /// The bundle or catalog directory.
+    dir: PathBuf,
+    /// Where to push: `host[:port]/repository:tag`.
+    image_ref: String,
+    /// Talk plain HTTP to the registry (automatic for localhost and loopback addresses).
+    #[arg(long)]
+    plain_http: bool,
+}
+
+/// `opkit bundle|catalog pull IMAGE_REF DIR`.
+#[derive(Args)]
+pub(crate) struct PullArgs {
+    /// What to pull: `host[:port]/repository:tag` or `…@sha256:…`.
+    image_ref: String,
+    /// The directory to unpack into (must not exist, or be empty).
+    dir: PathBuf,
+    /// Talk plain HTTP to the registry (automatic for localhost and loopback addresses).
+    #[arg(long)]
+    plain_http: bool,
 }
 
 /// `opkit bundle generate --version V`.
@@ -72,6 +103,12 @@ pub(crate) enum CatalogCommand {
     /// Serve catalog directories over catalogd's HTTP API (`/catalogs/<name>/api/v1/all` and
     /// `/api/v1/metas`) until interrupted.
     Serve(ServeArgs),
+    /// Validate a file-based catalog directory and push it as a catalog image (the catalog
+    /// under /configs, labelled operators.operatorframework.io.index.configs.v1); prints the
+    /// digest.
+    Push(PushArgs),
+    /// Pull a catalog image's file-based catalog into a new directory.
+    Pull(PullArgs),
 }
 
 /// `opkit catalog serve [NAME=]DIR...`.
@@ -147,6 +184,8 @@ pub(crate) fn run_bundle(cmd: BundleCommand, cwd: &Path) -> ExitCode {
     match cmd {
         BundleCommand::Validate(args) => report(validate_bundle(args, cwd)),
         BundleCommand::Generate(args) => report(generate_bundle(args, cwd)),
+        BundleCommand::Push(args) => report(push(args, cwd, Kind::Bundle)),
+        BundleCommand::Pull(args) => report(pull(args, cwd, Kind::Bundle)),
     }
 }
 
@@ -158,6 +197,8 @@ pub(crate) fn run_catalog(cmd: CatalogCommand, cwd: &Path) -> ExitCode {
         CatalogCommand::Template(TemplateCommand::Basic(args)) => template(args, cwd, false),
         CatalogCommand::Template(TemplateCommand::Semver(args)) => template(args, cwd, true),
         CatalogCommand::Serve(args) => serve(args, cwd),
+        CatalogCommand::Push(args) => push(args, cwd, Kind::Catalog),
+        CatalogCommand::Pull(args) => pull(args, cwd, Kind::Catalog),
     };
     report(result)
 }
@@ -191,6 +232,120 @@ fn validate_bundle(args: ValidateBundleArgs, cwd: &Path) -> anyhow::Result<bool>
     } else {
         Ok(false)
     }
+}
+
+/// Which of OLM's two images a push or pull moves.
+#[derive(Clone, Copy)]
+enum Kind {
+    Bundle,
+    Catalog,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Bundle => "bundle",
+            Kind::Catalog => "catalog",
+        }
+    }
+}
+
+/// Validates the directory (refusing an invalid one before any network call), builds its image
+/// and pushes it; prints the digest.
+fn push(args: PushArgs, cwd: &Path, kind: Kind) -> anyhow::Result<bool> {
+    let dir = cwd.join(&args.dir);
+    let (image, what) = match kind {
+        Kind::Bundle => {
+            let bundle = Bundle::load(&dir)?;
+            let report = opkit_olm::validate_bundle(&bundle, &[]);
+            if !report.is_valid() {
+                for f in &report.findings {
+                    eprintln!("{f}");
+                }
+                bail!(
+                    "bundle {} is invalid (the errors above): fix it, `opkit bundle validate {}` to check, then push",
+                    bundle.name(),
+                    args.dir.display()
+                );
+            }
+            let what = format!("bundle {}", bundle.name());
+            (opkit_olm::image::bundle_image(&bundle)?, what)
+        }
+        Kind::Catalog => {
+            let catalog = opkit_olm::load_dir(&dir)?;
+            let errors = opkit_olm::validate_catalog(&catalog);
+            if !errors.is_empty() {
+                for e in &errors {
+                    eprintln!("{e}");
+                }
+                bail!(
+                    "catalog {} is invalid (the errors above): fix it, `opkit catalog validate {}` to check, then push",
+                    args.dir.display(),
+                    args.dir.display()
+                );
+            }
+            let what = format!("catalog {}", args.dir.display());
+            (opkit_olm::image::catalog_image(&dir)?, what)
+        }
+    };
+    let registry = crate::registry::Registry::new(&args.image_ref, args.plain_http)?;
+    let digest = block_on(registry.push(&image))?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "pushed {what} to {}", args.image_ref)?;
+    writeln!(out, "digest: {digest}")?;
+    Ok(true)
+}
+
+/// Pulls the image, checks it is a bundle (catalog) image and unpacks its content into a new
+/// directory.
+fn pull(args: PullArgs, cwd: &Path, kind: Kind) -> anyhow::Result<bool> {
+    let dir = cwd.join(&args.dir);
+    if dir.exists()
+        && std::fs::read_dir(&dir)
+            .with_context(|| format!("{} is not a directory", args.dir.display()))?
+            .next()
+            .is_some()
+    {
+        bail!(
+            "{} is not empty: pull into a new or empty directory",
+            args.dir.display()
+        );
+    }
+    let registry = crate::registry::Registry::new(&args.image_ref, args.plain_http)?;
+    let pulled = block_on(registry.pull())?;
+    let layers = pulled.layers();
+    let files = match kind {
+        Kind::Bundle => opkit_olm::image::bundle_files(&pulled.config, &layers),
+        Kind::Catalog => opkit_olm::image::catalog_files(&pulled.config, &layers),
+    }
+    .with_context(|| format!("{} ({})", args.image_ref, pulled.digest))?;
+    for (path, data) in &files {
+        let file = dir.join(path);
+        if let Some(parent) = file.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        std::fs::write(&file, data).with_context(|| format!("cannot write {}", file.display()))?;
+    }
+    writeln!(
+        std::io::stdout().lock(),
+        "pulled {} {} ({}) into {}: {} files",
+        kind.name(),
+        args.image_ref,
+        pulled.digest,
+        args.dir.display(),
+        files.len()
+    )?;
+    Ok(true)
+}
+
+/// Runs one registry call on a runtime of its own (these commands are otherwise synchronous).
+fn block_on<T>(future: impl std::future::Future<Output = anyhow::Result<T>>) -> anyhow::Result<T> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?
+        .block_on(future)
 }
 
 fn render(args: RenderArgs, cwd: &Path) -> anyhow::Result<bool> {

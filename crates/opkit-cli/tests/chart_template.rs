@@ -7,8 +7,12 @@
 //!
 //! The OLM bundle and catalog tools (`opkit bundle validate`, `opkit catalog
 //! render|validate|template`), offline renderers like `chart template`, are checked here too,
-//! on bundles the tests write; so is `opkit report run` (Metering's report queries, offline),
-//! on samples the tests write.
+//! on bundles the tests write, and so are `opkit bundle|catalog push|pull` against a real
+//! registry (Debian's docker-registry, one process per test); so is `opkit report run`
+//! (Metering's report queries, offline), on samples the tests write.
+
+#[path = "common/process.rs"]
+mod process;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -382,58 +386,74 @@ fn catalog_templates_render_bundle_directories() {
 
 /// One HTTP/1.1 request over a plain socket; the status and the body.
 fn http_get(addr: &str, path: &str) -> (u16, String) {
+    try_http_get(addr, path).expect("the server answers")
+}
+
+/// [`http_get`], or what went wrong (nothing listening yet, a torn response).
+fn try_http_get(addr: &str, path: &str) -> Result<(u16, String), String> {
     use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(addr).expect("the catalog server accepts");
+    let mut stream = std::net::TcpStream::connect(addr).map_err(|e| e.to_string())?;
     write!(
         stream,
         "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
     )
-    .unwrap();
+    .map_err(|e| e.to_string())?;
     let mut raw = String::new();
-    stream.read_to_string(&mut raw).unwrap();
-    let (head, body) = raw.split_once("\r\n\r\n").expect("an HTTP response");
-    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-    (status, body.to_string())
+    stream.read_to_string(&mut raw).map_err(|e| e.to_string())?;
+    let (head, body) = raw.split_once("\r\n\r\n").ok_or("not an HTTP response")?;
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| format!("no status in {head:?}"))?;
+    Ok((status, body.to_string()))
 }
 
-#[test]
-fn catalog_serve_answers_catalogds_api_over_http() {
-    use std::io::BufRead;
-    let tmp = tempfile::tempdir().unwrap();
-    let cat = tmp.path().join("catalog");
-    std::fs::create_dir_all(&cat).unwrap();
+/// A child process killed (and reaped) when dropped.
+struct Kill(std::process::Child);
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Writes catalog `demo` (channel `stable`: 1.0.0, then 2.0.0 replacing it) to `dir/index.yaml`.
+fn write_catalog(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
     let mut text = String::from(
         "schema: olm.package\nname: demo\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: demo\nname: stable\nentries:\n- name: demo.v1.0.0\n- name: demo.v2.0.0\n  replaces: demo.v1.0.0\n",
     );
     for v in ["1.0.0", "2.0.0"] {
         text.push_str(&format!("---\nschema: olm.bundle\npackage: demo\nname: demo.v{v}\nimage: example.com/demo-bundle:v{v}\nproperties:\n- type: olm.package\n  value:\n    packageName: demo\n    version: {v}\n"));
     }
-    std::fs::write(cat.join("index.yaml"), &text).unwrap();
+    std::fs::write(dir.join("index.yaml"), &text).unwrap();
+}
 
-    struct Kill(std::process::Child);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
+/// Runs `opkit catalog serve SPECS… --listen 127.0.0.1:0` in `dir`; the process and the
+/// address it serves on and its first line.
+fn serve_catalogs(dir: &Path, specs: &[&str]) -> (Kill, String, String) {
+    use std::io::BufRead;
     let mut child = Kill(
         Command::new(env!("CARGO_BIN_EXE_opkit"))
-            .args(["catalog", "serve", "ops=catalog", "--listen", "127.0.0.1:0"])
-            .current_dir(tmp.path())
+            .args(["catalog", "serve"])
+            .args(specs)
+            .args(["--listen", "127.0.0.1:0"])
+            .current_dir(dir)
             .stdout(std::process::Stdio::piped())
             .spawn()
             .expect("opkit runs"),
     );
-    let mut line = String::new();
-    std::io::BufReader::new(child.0.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    // "serving catalog ops (4 documents) at http://127.0.0.1:PORT/catalogs/ops/api/v1/all"
-    assert!(
-        line.starts_with("serving catalog ops (4 documents) at http://"),
-        "{line}"
-    );
+    // One line per catalog, all read: the server must not write into a closed pipe.
+    let mut lines = std::io::BufReader::new(child.0.stdout.take().unwrap()).lines();
+    let mut read = || lines.next().expect("a line per catalog").unwrap();
+    let line = read();
+    for _ in 1..specs.len() {
+        read();
+    }
+    // "serving catalog NAME (N documents) at http://127.0.0.1:PORT/catalogs/NAME/api/v1/all"
+    assert!(line.starts_with("serving catalog "), "{line}");
     let url = line.trim().rsplit(' ').next().unwrap();
     let addr = url
         .trim_start_matches("http://")
@@ -441,6 +461,18 @@ fn catalog_serve_answers_catalogds_api_over_http() {
         .next()
         .unwrap()
         .to_string();
+    (child, addr, line)
+}
+
+#[test]
+fn catalog_serve_answers_catalogds_api_over_http() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_catalog(&tmp.path().join("catalog"));
+    let (_server, addr, line) = serve_catalogs(tmp.path(), &["ops=catalog"]);
+    assert!(
+        line.starts_with("serving catalog ops (4 documents) at http://"),
+        "{line}"
+    );
 
     let (status, body) = http_get(&addr, "/catalogs/ops/api/v1/all");
     assert_eq!(status, 200);
@@ -586,5 +618,258 @@ fn report_run_names_unknown_queries_missing_inputs_and_bad_rows() {
     assert_eq!(
         err,
         "error: pod-usage-cpu-cores.json: row 0: field \"stepSize\": missing\n"
+    );
+}
+
+// ---- OLM images: `opkit bundle|catalog push|pull` against a real registry ----
+
+/// Where Debian's docker-registry package puts the registry.
+const REGISTRY_BIN: &str = "/usr/bin/docker-registry";
+
+/// A registry process of the test's own: a free port on 127.0.0.1, storage in a temporary
+/// directory, killed when dropped.
+struct Registry {
+    addr: String,
+    process: Kill,
+    dir: tempfile::TempDir,
+}
+
+impl Registry {
+    fn start() -> Registry {
+        assert!(
+            Path::new(REGISTRY_BIN).is_file(),
+            "{REGISTRY_BIN} is missing: run `scripts/start-registry.sh --install-only` at the repository root (installs Debian's docker-registry package)"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let config = dir.path().join("config.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {addr}\n",
+                dir.path().join("data").display()
+            ),
+        )
+        .unwrap();
+        let log = std::fs::File::create(dir.path().join("registry.log")).unwrap();
+        let process = Kill(
+            Command::new(REGISTRY_BIN)
+                .arg("serve")
+                .arg(&config)
+                .stdout(log.try_clone().unwrap())
+                .stderr(log)
+                .spawn()
+                .expect("docker-registry starts"),
+        );
+        let mut registry = Registry { addr, process, dir };
+        process::eventually("the registry to answer GET /v2/", || {
+            if let Ok(Some(status)) = registry.process.0.try_wait() {
+                panic!(
+                    "docker-registry exited ({status}):\n{}",
+                    std::fs::read_to_string(registry.dir.path().join("registry.log"))
+                        .unwrap_or_default()
+                );
+            }
+            match try_http_get(&registry.addr, "/v2/") {
+                Ok((200, _)) => Ok(()),
+                Ok((status, body)) => Err(format!("{status} {body}")),
+                Err(e) => Err(e),
+            }
+        });
+        registry
+    }
+
+    /// `ADDR/REPOSITORY` (with a tag or digest).
+    fn image(&self, repository: &str) -> String {
+        format!("{}/{repository}", self.addr)
+    }
+}
+
+/// Every file under `dir`, by relative path.
+fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut std::collections::BTreeMap<String, Vec<u8>>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let rel = path.strip_prefix(root).unwrap().display().to_string();
+                out.insert(rel, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// The `digest: sha256:…` line of a push.
+fn pushed_digest(out: &Output) -> String {
+    let stdout = stdout_of(out);
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("digest: "))
+        .unwrap_or_else(|| panic!("no digest line in {stdout:?}"))
+        .to_string()
+}
+
+#[test]
+fn bundle_push_and_pull_round_trip_byte_identical_with_one_digest_per_content() {
+    let registry = Registry::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let src = write_bundle(tmp.path(), "b1", "1.0.0", "", "Widget");
+    let image = registry.image("demo/bundle:v1.0.0");
+    let out = opkit(tmp.path(), &["bundle", "push", "b1", &image]);
+    let digest = pushed_digest(&out);
+    assert!(digest.starts_with("sha256:"), "{digest}");
+    assert!(
+        stdout_of(&out).contains(&format!("pushed bundle demo.v1.0.0 to {image}")),
+        "{}",
+        stdout_of(&out)
+    );
+
+    // The same content under another tag is the same image.
+    let again = opkit(
+        tmp.path(),
+        &["bundle", "push", "b1", &registry.image("demo/bundle:again")],
+    );
+    assert_eq!(pushed_digest(&again), digest);
+
+    let out = opkit(tmp.path(), &["bundle", "pull", &image, "pulled"]);
+    assert!(
+        stdout_of(&out).contains(&format!("({digest}) into pulled: 3 files")),
+        "{}",
+        stdout_of(&out)
+    );
+    assert_eq!(tree(&tmp.path().join("pulled")), tree(&src));
+    let by_digest = registry.image(&format!("demo/bundle@{digest}"));
+    let out = opkit(tmp.path(), &["bundle", "pull", &by_digest, "by-digest"]);
+    stdout_of(&out);
+    assert_eq!(tree(&tmp.path().join("by-digest")), tree(&src));
+    let out = opkit(tmp.path(), &["bundle", "validate", "pulled"]);
+    assert!(stdout_of(&out).contains("All validation tests have completed successfully"));
+
+    // A bundle image is no catalog image, and a pull never writes over a directory's files.
+    let out = opkit(tmp.path(), &["catalog", "pull", &image, "as-catalog"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("not a catalog image: its config has no label operators.operatorframework.io.index.configs.v1"),
+        "{stderr}"
+    );
+    assert!(!tmp.path().join("as-catalog").exists());
+    let out = opkit(tmp.path(), &["bundle", "pull", &image, "pulled"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("pulled is not empty"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_pulled_catalog_image_serves_what_its_source_directory_serves() {
+    let registry = Registry::start();
+    let tmp = tempfile::tempdir().unwrap();
+    write_catalog(&tmp.path().join("catalog"));
+    std::fs::create_dir_all(tmp.path().join("catalog/extra")).unwrap();
+    std::fs::write(
+        tmp.path().join("catalog/extra/deprecations.json"),
+        r#"{"schema":"olm.deprecations","package":"demo","entries":[{"reference":{"schema":"olm.bundle","name":"demo.v1.0.0"},"message":"use 2.0.0"}]}"#,
+    )
+    .unwrap();
+    let image = registry.image("demo/catalog:latest");
+    let first = pushed_digest(&opkit(tmp.path(), &["catalog", "push", "catalog", &image]));
+    let second = pushed_digest(&opkit(tmp.path(), &["catalog", "push", "catalog", &image]));
+    assert_eq!(first, second, "the same catalog pushed twice");
+
+    let out = opkit(tmp.path(), &["catalog", "pull", &image, "pulled"]);
+    assert!(stdout_of(&out).contains("into pulled: 2 files"));
+    assert_eq!(
+        tree(&tmp.path().join("pulled")),
+        tree(&tmp.path().join("catalog"))
+    );
+    let (_server, addr, _) = serve_catalogs(tmp.path(), &["src=catalog", "back=pulled"]);
+    for query in ["/api/v1/all", "/api/v1/metas?schema=olm.bundle"] {
+        let (status, source) = http_get(&addr, &format!("/catalogs/src{query}"));
+        assert_eq!(status, 200);
+        let (status, pulled) = http_get(&addr, &format!("/catalogs/back{query}"));
+        assert_eq!(status, 200);
+        assert!(source.contains("demo.v2.0.0"), "{source}");
+        assert_eq!(pulled, source, "{query}");
+    }
+}
+
+#[test]
+fn push_refuses_an_invalid_bundle_or_catalog_before_any_network_call() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_bundle(tmp.path(), "bad", "1.0.0", "", "Gadget");
+    // Nothing listens on port 1: a push that got as far as the network would say so.
+    let out = opkit(
+        tmp.path(),
+        &["bundle", "push", "bad", "127.0.0.1:1/demo/bundle:v1"],
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("ERROR: manifests/demo.clusterserviceversion.yaml: spec.customresourcedefinitions.owned[0]: owned CRD Gadget (demo.example.com/v1) not found in the bundle"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("error: bundle demo.v1.0.0 is invalid"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("unreachable"), "{stderr}");
+
+    let cat = tmp.path().join("catalog");
+    std::fs::create_dir_all(&cat).unwrap();
+    std::fs::write(
+        cat.join("index.yaml"),
+        "schema: olm.package\nname: demo\ndefaultChannel: nope\n",
+    )
+    .unwrap();
+    let out = opkit(
+        tmp.path(),
+        &["catalog", "push", "catalog", "127.0.0.1:1/demo/catalog:v1"],
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("error: catalog catalog is invalid"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("unreachable"), "{stderr}");
+}
+
+#[test]
+fn pull_names_the_reference_of_a_missing_image_and_an_unreachable_registry() {
+    let registry = Registry::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = registry.image("demo/nothing:v9");
+    let out = opkit(tmp.path(), &["bundle", "pull", &missing, "out"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "error: cannot pull {missing}: no such image (unknown repository or tag)"
+        )),
+        "{stderr}"
+    );
+    assert!(!tmp.path().join("out").exists());
+
+    let out = opkit(
+        tmp.path(),
+        &["catalog", "pull", "127.0.0.1:1/demo/catalog:v1", "out"],
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("error: cannot pull 127.0.0.1:1/demo/catalog:v1: the registry 127.0.0.1:1 is unreachable"),
+        "{stderr}"
     );
 }

@@ -10,7 +10,8 @@
 //! bundle directories (`operator-sdk bundle validate`); [`catalog`] loads, validates, renders
 //! and writes file-based catalogs (`opm render`, `opm validate`); [`template`] renders the
 //! basic and semver catalog templates; [`graph`] answers upgrade questions; [`property`] is the
-//! properties vocabulary. Only reading the files given to it is I/O.
+//! properties vocabulary; [`image`] builds and reads bundle and catalog images (the layer and
+//! config, not the registry). Only reading the files given to it is I/O.
 
 #![warn(missing_docs)]
 
@@ -19,6 +20,7 @@ pub mod catalog;
 pub mod crd_safety;
 mod documents;
 pub mod graph;
+pub mod image;
 mod names;
 pub mod property;
 pub mod template;
