@@ -146,7 +146,7 @@ pub fn render_release(
         for (name, data) in crd_objects(chart, chart.name()) {
             let data = String::from_utf8_lossy(data);
             match &opts.output_dir {
-                None => manifest.push_str(&format!("---\n# Source: {name}\n{data}\n")),
+                None => push_document(&mut manifest, &name, &data),
                 Some(dir) => out
                     .write(&dir.to_string_lossy(), &name, &data)
                     .map_err(TemplateError::Render)?,
@@ -155,7 +155,7 @@ pub fn render_release(
     }
     for m in &manifests {
         match &out.dir {
-            None => manifest.push_str(&format!("---\n# Source: {}\n{}\n", m.name, m.content)),
+            None => push_document(&mut manifest, &m.name, &m.content),
             Some(dir) => {
                 let dir = dir.clone();
                 out.write(&dir, &m.name, &m.content)
@@ -180,7 +180,9 @@ pub fn template_output(release: &Release, opts: &TemplateOptions) -> Result<Stri
         .iter()
         .map(|w| format!("wrote {w}\n"))
         .collect();
-    let mut manifests = format!("{}\n", trim_space(&release.manifest));
+    let mut manifests = String::with_capacity(release.manifest.len() + 1);
+    manifests.push_str(trim_space(&release.manifest));
+    manifests.push('\n');
     if !opts.no_hooks {
         let mut out = Output::new(opts);
         for h in &release.hooks {
@@ -188,7 +190,7 @@ pub fn template_output(release: &Release, opts: &TemplateOptions) -> Result<Stri
                 continue;
             }
             match &out.dir {
-                None => manifests.push_str(&format!("---\n# Source: {}\n{}\n", h.path, h.manifest)),
+                None => push_document(&mut manifests, &h.path, &h.manifest),
                 Some(dir) => {
                     let dir = dir.clone();
                     out.append_if_exists = true;
@@ -200,6 +202,9 @@ pub fn template_output(release: &Release, opts: &TemplateOptions) -> Result<Stri
         stdout.extend(out.written.iter().map(|w| format!("wrote {w}\n")));
     }
     if opts.show_only.is_empty() {
+        if stdout.is_empty() {
+            return Ok(manifests);
+        }
         stdout.push_str(&manifests);
         return Ok(stdout);
     }
@@ -360,6 +365,16 @@ pub fn crd_objects<'c>(chart: &'c Chart, full_path: &str) -> Vec<(String, &'c [u
         ));
     }
     out
+}
+
+/// Appends one document of `helm template`'s stream: `---`, its `# Source:` line, the text.
+fn push_document(out: &mut String, source: &str, text: &str) {
+    out.reserve(text.len() + source.len() + 16);
+    out.push_str("---\n# Source: ");
+    out.push_str(source);
+    out.push('\n');
+    out.push_str(text);
+    out.push('\n');
 }
 
 /// Files written under `--output-dir`, as Helm's `writeToFile` writes them.

@@ -148,11 +148,8 @@ impl Engine {
             MissingKey::Zero
         });
         set.add_funcs(funcs);
-        if let Err((i, e)) = set.parse_all(
-            renderables
-                .iter()
-                .map(|r| (r.name.as_str(), r.text.as_str())),
-        ) {
+        if let Err((i, e)) = set.parse_all(renderables.iter().map(|r| (r.name.as_str(), &*r.text)))
+        {
             let name = renderables.get(i).map_or("", |r| r.name.as_str());
             return Err(RenderError(cleanup_parse_error(name, e.message())));
         }
@@ -174,7 +171,7 @@ impl Engine {
                 .map_err(|e| RenderError(reformat_exec_error(&r.name, e.message())))?;
             rendered.insert(r.name.clone(), drop_no_value(out));
         }
-        free_later((set, renderables));
+        free_later(set);
         Ok(rendered)
     }
 }
@@ -206,22 +203,23 @@ struct Scope {
     to_yaml: Option<Function>,
 }
 
-/// One template file with the scope it runs in.
-struct Renderable {
+/// One template file with the scope it runs in; the text is the chart's own bytes unless
+/// they are not UTF-8.
+struct Renderable<'c> {
     name: String,
-    text: String,
+    text: std::borrow::Cow<'c, str>,
     scope: opkit_template::Dict,
     base_path: String,
 }
 
 /// Helm's `recAllTpls`: collects the templates of `chart` (whose parent scope is
 /// `parent`) and its subcharts, and returns the chart's scope (what `.Subcharts` holds).
-fn all_templates(
-    chart: &Chart,
+fn all_templates<'c>(
+    chart: &'c Chart,
     parent: Option<(&str, &opkit_template::Dict)>,
     root_values: &Value,
     top: &Scope,
-    out: &mut Vec<Renderable>,
+    out: &mut Vec<Renderable<'c>>,
 ) -> opkit_template::Dict {
     let full_path = match parent {
         None => chart.name().to_string(),
@@ -263,10 +261,7 @@ fn all_templates(
         }
         out.push(Renderable {
             name: format!("{full_path}/{}", t.name),
-            text: match std::str::from_utf8(&t.data) {
-                Ok(text) => text.to_owned(),
-                Err(_) => String::from_utf8_lossy(&t.data).into_owned(),
-            },
+            text: String::from_utf8_lossy(&t.data),
             scope: scope.clone(),
             base_path: format!("{full_path}/templates"),
         });
