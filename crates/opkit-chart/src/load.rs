@@ -319,43 +319,58 @@ fn from_files(files: Vec<File>) -> Result<Chart, LoadError> {
     }
     chart.metadata = metadata.ok_or(LoadError::MissingChartYaml)?;
     validate(&mut chart.metadata, null_maintainer, null_dependency)?;
-    let parent = chart.metadata.name.clone();
-    for (name, files) in subcharts {
-        if name.starts_with('_') || name.starts_with('.') {
-            continue;
-        }
-        let sub_err = |source: LoadError| LoadError::Subchart {
-            name: name.clone(),
-            parent: parent.clone(),
-            source: Box::new(source),
-        };
-        let sub = if name.ends_with(".tgz") {
-            let file = &files[0];
-            if file.name != name {
-                return Err(LoadError::Archive(format!(
-                    "error unpacking subchart tar in {parent}: expected {name}, got {}",
-                    file.name
-                )));
-            }
-            archive_files(&file.data)
-                .and_then(from_files)
-                .map_err(sub_err)?
-        } else {
-            let inner = files
-                .into_iter()
-                .filter_map(|f| {
-                    let (_, rest) = f.name.split_once('/')?;
-                    Some(File {
-                        name: rest.to_string(),
-                        data: f.data,
-                    })
-                })
-                .collect();
-            from_files(inner).map_err(sub_err)?
-        };
-        chart.dependencies.push(sub);
+    let parent = chart.metadata.name.as_str();
+    let subcharts: Vec<(String, Vec<File>)> = subcharts
+        .into_iter()
+        .filter(|(name, _)| !name.starts_with('_') && !name.starts_with('.'))
+        .collect();
+    // Subcharts load independently (each reads and parses its own values and templates):
+    // on rayon's threads, then taken in name order, so the first broken one in order is the
+    // error, as loading them one by one would give.
+    let loaded: Vec<Result<Chart, LoadError>> = {
+        use rayon::prelude::*;
+        subcharts
+            .into_par_iter()
+            .map(|(name, files)| load_subchart(parent, &name, files))
+            .collect()
+    };
+    for sub in loaded {
+        chart.dependencies.push(sub?);
     }
     Ok(chart)
+}
+
+/// The subchart `name` of `parent`: the archive `charts/NAME.tgz` or the directory
+/// `charts/NAME/`, from the files under `charts/` whose first path element is `name`.
+fn load_subchart(parent: &str, name: &str, files: Vec<File>) -> Result<Chart, LoadError> {
+    let sub_err = |source: LoadError| LoadError::Subchart {
+        name: name.to_string(),
+        parent: parent.to_string(),
+        source: Box::new(source),
+    };
+    if name.ends_with(".tgz") {
+        let file = &files[0];
+        if file.name != name {
+            return Err(LoadError::Archive(format!(
+                "error unpacking subchart tar in {parent}: expected {name}, got {}",
+                file.name
+            )));
+        }
+        return archive_files(&file.data)
+            .and_then(from_files)
+            .map_err(sub_err);
+    }
+    let inner = files
+        .into_iter()
+        .filter_map(|f| {
+            let (_, rest) = f.name.split_once('/')?;
+            Some(File {
+                name: rest.to_string(),
+                data: f.data,
+            })
+        })
+        .collect();
+    from_files(inner).map_err(sub_err)
 }
 
 /// Go's `unicode.IsSpace` / `IsPrint` clean-up Helm applies to metadata strings.
