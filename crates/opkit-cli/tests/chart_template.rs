@@ -1004,6 +1004,20 @@ fn a_cluster_catalog_with_a_bad_ref_retries_naming_it_and_keeps_serving_the_last
     pushed_digest(&opkit(tmp.path(), &["catalog", "push", "catalog", &image]));
     let cp = common::ControlPlane::start_with(&["--olm"]);
 
+    // A digest never changes: polling one is refused at admission.
+    let pinned = format!(
+        "{}      pollIntervalMinutes: 5\n",
+        cluster_catalog("pinned", &registry.image("demo/catalog@sha256:0123"))
+    );
+    let out = cp.kubectl_stdin(&["apply", "-f", "-"], &pinned);
+    assert!(
+        !out.success()
+            && out
+                .stderr
+                .contains("pollIntervalMinutes is for tag references"),
+        "{out}"
+    );
+
     // Never pulled: not served.
     let missing = registry.image("demo/nothing:v9");
     let out = cp.kubectl_stdin(&["apply", "-f", "-"], &cluster_catalog("missing", &missing));
