@@ -22,7 +22,7 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::wait::{await_condition, conditions::is_crd_established};
 use kube::{Client, ResourceExt};
 use opkit::finalizer::{Event, FinalizerError};
-use opkit::{Action, Context, Controller, Manager, Running};
+use opkit::{Action, Context, Controller, Manager, Predicate, Running};
 use opkit_olm::cluster_catalog::{self, Outcome};
 use opkit_olm::{CatalogContent, CatalogServer};
 
@@ -138,6 +138,7 @@ pub async fn start(client: Client, options: CatalogdOptions) -> Result<Catalogd,
     manager.add(
         Controller::<ClusterCatalog>::new(NAME)
             .finalizer(DELETE_FINALIZER)
+            .with_predicate(not_status_only())
             .build(reconcile, state),
     );
     let running = manager.start(client).await?;
@@ -146,6 +147,16 @@ pub async fn start(client: Client, options: CatalogdOptions) -> Result<Catalogd,
         running,
         stop,
         http,
+    })
+}
+
+/// Passes every change but the controller's own status writes, so writing a failure into the
+/// status does not pull the image again at once (the backoff decides when).
+fn not_status_only() -> Predicate<ClusterCatalog> {
+    Predicate::on_update(|old: &ClusterCatalog, new: &ClusterCatalog| {
+        old.spec != new.spec
+            || old.metadata.deletion_timestamp != new.metadata.deletion_timestamp
+            || old.metadata.finalizers != new.metadata.finalizers
     })
 }
 
