@@ -30,7 +30,6 @@ mod manifests;
 mod olm;
 mod progress;
 mod project;
-mod registry;
 mod report;
 mod run;
 mod scaffold;
@@ -194,6 +193,20 @@ struct UpArgs {
     /// Watches one user may hold open at once.
     #[arg(long, value_name = "N", default_value_t = 1000)]
     max_watches_per_user: usize,
+    /// Run OLM v1's ClusterCatalog controller in this process: installs the ClusterCatalog
+    /// CRD, pulls each catalog's image and serves its content (catalogd's HTTP API) on
+    /// --olm-catalogs-listen.
+    #[arg(long)]
+    olm: bool,
+    /// Where --olm serves catalogs (`status.urls.base` of each ClusterCatalog is below it;
+    /// port 0 picks a free port).
+    #[arg(
+        long,
+        value_name = "ADDR:PORT",
+        default_value = "127.0.0.1:0",
+        requires = "olm"
+    )]
+    olm_catalogs_listen: SocketAddr,
 }
 
 /// The value parser of duration flags: a Go duration (`250ms`, `2s`, `1m30s`, `1h`) or a bare
@@ -326,6 +339,19 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
     // Before the ready line (see `opkit::signals`).
     let mut signals = opkit::signals::Signals::install()?;
     let plane = opkit_controlplane::ControlPlane::start(config).await?;
+    let catalogd = if args.olm {
+        let client =
+            opkit_controlplane::in_process_client(plane.server(), plane.token(), "opkit-catalogd");
+        let options = opkit_lifecycle::CatalogdOptions {
+            listen: args.olm_catalogs_listen,
+            advertise: None,
+        };
+        let catalogd = opkit_lifecycle::catalogd::start(client, options).await?;
+        println!("serving ClusterCatalogs at {}", catalogd.url());
+        Some(catalogd)
+    } else {
+        None
+    };
     let path = plane
         .kubeconfig_path()
         .map(|p| p.display().to_string())
@@ -336,6 +362,11 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
     );
     signals.recv().await;
     eprintln!("stopping");
+    if let Some(catalogd) = catalogd
+        && let Err(e) = catalogd.shutdown().await
+    {
+        eprintln!("error: {e}");
+    }
     plane.shutdown().await;
     Ok(())
 }

@@ -288,7 +288,7 @@ fn push(args: PushArgs, cwd: &Path, kind: Kind) -> anyhow::Result<bool> {
             (opkit_olm::image::catalog_image(&dir)?, what)
         }
     };
-    let registry = crate::registry::Registry::new(&args.image_ref, args.plain_http)?;
+    let registry = opkit_lifecycle::registry::Registry::new(&args.image_ref, args.plain_http)?;
     let digest = block_on(registry.push(&image))?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "pushed {what} to {}", args.image_ref)?;
@@ -311,7 +311,7 @@ fn pull(args: PullArgs, cwd: &Path, kind: Kind) -> anyhow::Result<bool> {
             args.dir.display()
         );
     }
-    let registry = crate::registry::Registry::new(&args.image_ref, args.plain_http)?;
+    let registry = opkit_lifecycle::registry::Registry::new(&args.image_ref, args.plain_http)?;
     let pulled = block_on(registry.pull())?;
     let layers = pulled.layers();
     let files = match kind {
@@ -532,7 +532,7 @@ fn serve(args: ServeArgs, cwd: &Path) -> anyhow::Result<bool> {
         let server = std::sync::Arc::new(server);
         let app = axum::Router::new().fallback(move |req: axum::extract::Request| {
             let server = server.clone();
-            async move { answer(&server, &req) }
+            async move { opkit_lifecycle::http::answer(&server, &req) }
         });
         axum::serve(listener, app)
             .with_graceful_shutdown(async {
@@ -542,28 +542,6 @@ fn serve(args: ServeArgs, cwd: &Path) -> anyhow::Result<bool> {
             .context("the catalog server stopped")?;
         Ok(true)
     })
-}
-
-fn answer(
-    server: &opkit_olm::CatalogServer,
-    req: &axum::extract::Request,
-) -> axum::response::Response {
-    let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
-    let r = server.respond(&opkit_olm::ServeRequest {
-        method: req.method().as_str(),
-        path: req.uri().path(),
-        query: req.uri().query(),
-        if_modified_since: header("if-modified-since"),
-    });
-    let mut response = axum::response::Response::new(axum::body::Body::from(r.body));
-    *response.status_mut() =
-        axum::http::StatusCode::from_u16(r.status).unwrap_or(axum::http::StatusCode::OK);
-    for (name, value) in r.headers {
-        if let Ok(value) = axum::http::HeaderValue::from_str(&value) {
-            response.headers_mut().insert(name, value);
-        }
-    }
-    response
 }
 
 /// Generates `bundle/` (and `bundle.Dockerfile`) from the project's deployment manifests,

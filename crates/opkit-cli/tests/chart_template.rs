@@ -8,11 +8,11 @@
 //! The OLM bundle and catalog tools (`opkit bundle validate`, `opkit catalog
 //! render|validate|template`), offline renderers like `chart template`, are checked here too,
 //! on bundles the tests write, and so are `opkit bundle|catalog push|pull` against a real
-//! registry (Debian's docker-registry, one process per test); so is `opkit report run`
+//! registry (Debian's docker-registry, one process per test), and so is `opkit up --olm`'s
+//! ClusterCatalog controller serving a pushed catalog; so is `opkit report run`
 //! (Metering's report queries, offline), on samples the tests write.
 
-#[path = "common/process.rs"]
-mod process;
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -667,7 +667,7 @@ impl Registry {
                 .expect("docker-registry starts"),
         );
         let mut registry = Registry { addr, process, dir };
-        process::eventually("the registry to answer GET /v2/", || {
+        common::eventually("the registry to answer GET /v2/", || {
             if let Ok(Some(status)) = registry.process.0.try_wait() {
                 panic!(
                     "docker-registry exited ({status}):\n{}",
@@ -871,5 +871,198 @@ fn pull_names_the_reference_of_a_missing_image_and_an_unreachable_registry() {
     assert!(
         stderr.contains("error: cannot pull 127.0.0.1:1/demo/catalog:v1: the registry 127.0.0.1:1 is unreachable"),
         "{stderr}"
+    );
+}
+
+// ---- `opkit up --olm`: the ClusterCatalog controller, against a real registry ----
+
+/// A ClusterCatalog named `name` of image `image`.
+fn cluster_catalog(name: &str, image: &str) -> String {
+    format!(
+        "apiVersion: olm.operatorframework.io/v1\nkind: ClusterCatalog\nmetadata:\n  name: {name}\nspec:\n  source:\n    type: Image\n    image:\n      ref: {image}\n"
+    )
+}
+
+/// The ClusterCatalog `name` as JSON.
+fn get_catalog(cp: &common::ControlPlane, name: &str) -> serde_json::Value {
+    let text = cp.kubectl_ok(&["get", "clustercatalog", name, "-o", "json"]);
+    serde_json::from_str(&text).expect("kubectl prints JSON")
+}
+
+/// The condition `type_` of ClusterCatalog `catalog`, as (status, reason, message).
+fn catalog_condition(catalog: &serde_json::Value, type_: &str) -> Option<(String, String, String)> {
+    let conditions = catalog["status"]["conditions"].as_array()?;
+    let c = conditions.iter().find(|c| c["type"] == type_)?;
+    let field = |k: &str| c[k].as_str().unwrap_or_default().to_string();
+    Some((field("status"), field("reason"), field("message")))
+}
+
+/// Waits until ClusterCatalog `name`'s condition `type_` has `status` and `reason`; the
+/// catalog then.
+fn wait_for_catalog(
+    cp: &common::ControlPlane,
+    name: &str,
+    type_: &str,
+    status: &str,
+    reason: &str,
+) -> serde_json::Value {
+    common::eventually(
+        &format!("ClusterCatalog {name}: {type_}={status}/{reason}"),
+        || {
+            let catalog = get_catalog(cp, name);
+            match catalog_condition(&catalog, type_) {
+                Some((s, r, _)) if s == status && r == reason => Ok(catalog),
+                _ => Err(catalog["status"].to_string()),
+            }
+        },
+    )
+}
+
+/// `http://ADDR/PATH` split into the address and the path.
+fn split_url(url: &str) -> (String, String) {
+    let rest = url.strip_prefix("http://").expect("an http URL");
+    let (addr, path) = rest.split_once('/').expect("a path");
+    (addr.to_string(), format!("/{path}"))
+}
+
+#[test]
+fn a_cluster_catalog_serves_its_image_as_catalog_serve_serves_the_source_until_made_unavailable() {
+    let registry = Registry::start();
+    let tmp = tempfile::tempdir().unwrap();
+    write_catalog(&tmp.path().join("catalog"));
+    let image = registry.image("demo/catalog:v1");
+    let digest = pushed_digest(&opkit(tmp.path(), &["catalog", "push", "catalog", &image]));
+    let cp = common::ControlPlane::start_with(&["--olm"]);
+    let out = cp.kubectl_stdin(&["apply", "-f", "-"], &cluster_catalog("ops", &image));
+    assert!(out.success(), "{out}");
+
+    let catalog = wait_for_catalog(&cp, "ops", "Serving", "True", "Available");
+    assert_eq!(
+        catalog_condition(&catalog, "Progressing").map(|c| (c.0, c.1)),
+        Some(("True".into(), "Succeeded".into()))
+    );
+    let status = &catalog["status"];
+    assert_eq!(
+        status["resolvedSource"]["image"]["ref"],
+        registry.image(&format!("demo/catalog@{digest}"))
+    );
+    assert!(status["lastUnpacked"].is_string(), "{status}");
+    let base = status["urls"]["base"]
+        .as_str()
+        .expect("urls.base")
+        .to_string();
+    assert!(base.ends_with("/catalogs/ops"), "{base}");
+    let (addr, path) = split_url(&base);
+
+    let (_serve, serve_addr, _) = serve_catalogs(tmp.path(), &["src=catalog"]);
+    for query in [
+        "/api/v1/all",
+        "/api/v1/metas?schema=olm.bundle&name=demo.v2.0.0",
+    ] {
+        let (status, served) = http_get(&addr, &format!("{path}{query}"));
+        assert_eq!(status, 200, "{served}");
+        let (_, source) = http_get(&serve_addr, &format!("/catalogs/src{query}"));
+        assert!(source.contains("demo.v2.0.0"), "{source}");
+        assert_eq!(served, source, "{query}");
+    }
+
+    let out = cp.kubectl(&[
+        "patch",
+        "clustercatalog",
+        "ops",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"availabilityMode":"Unavailable"}}"#,
+    ]);
+    assert!(out.success(), "{out}");
+    let catalog = wait_for_catalog(&cp, "ops", "Serving", "False", "UserSpecifiedUnavailable");
+    assert!(catalog["status"]["urls"].is_null(), "{}", catalog["status"]);
+    assert_eq!(http_get(&addr, &format!("{path}/api/v1/all")).0, 404);
+
+    // Available again, then deleted: deletion (under the finalizer) stops serving.
+    let out = cp.kubectl(&[
+        "patch",
+        "clustercatalog",
+        "ops",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"availabilityMode":"Available"}}"#,
+    ]);
+    assert!(out.success(), "{out}");
+    wait_for_catalog(&cp, "ops", "Serving", "True", "Available");
+    assert_eq!(http_get(&addr, &format!("{path}/api/v1/all")).0, 200);
+    cp.kubectl_ok(&["delete", "clustercatalog", "ops", "--wait=true"]);
+    assert_eq!(http_get(&addr, &format!("{path}/api/v1/all")).0, 404);
+}
+
+#[test]
+fn a_cluster_catalog_with_a_bad_ref_retries_naming_it_and_keeps_serving_the_last_good_content() {
+    let registry = Registry::start();
+    let tmp = tempfile::tempdir().unwrap();
+    write_catalog(&tmp.path().join("catalog"));
+    let image = registry.image("demo/catalog:v1");
+    pushed_digest(&opkit(tmp.path(), &["catalog", "push", "catalog", &image]));
+    let cp = common::ControlPlane::start_with(&["--olm"]);
+
+    // A digest never changes: polling one is refused at admission.
+    let pinned = format!(
+        "{}      pollIntervalMinutes: 5\n",
+        cluster_catalog("pinned", &registry.image("demo/catalog@sha256:0123"))
+    );
+    let out = cp.kubectl_stdin(&["apply", "-f", "-"], &pinned);
+    assert!(
+        !out.success()
+            && out
+                .stderr
+                .contains("pollIntervalMinutes is for tag references"),
+        "{out}"
+    );
+
+    // Never pulled: not served.
+    let missing = registry.image("demo/nothing:v9");
+    let out = cp.kubectl_stdin(&["apply", "-f", "-"], &cluster_catalog("missing", &missing));
+    assert!(out.success(), "{out}");
+    let catalog = wait_for_catalog(&cp, "missing", "Progressing", "True", "Retrying");
+    let (_, _, message) = catalog_condition(&catalog, "Progressing").unwrap();
+    assert!(
+        message.starts_with(&format!("cannot unpack {missing}: "))
+            && message.contains("no such image"),
+        "{message}"
+    );
+    assert_eq!(
+        catalog_condition(&catalog, "Serving").map(|c| (c.0, c.1)),
+        Some(("False".into(), "Unavailable".into()))
+    );
+    assert!(catalog["status"]["urls"].is_null(), "{}", catalog["status"]);
+
+    // Served, then pointed at an image that is not a catalog: the old content stays served.
+    let out = cp.kubectl_stdin(&["apply", "-f", "-"], &cluster_catalog("ops", &image));
+    assert!(out.success(), "{out}");
+    let catalog = wait_for_catalog(&cp, "ops", "Serving", "True", "Available");
+    let base = catalog["status"]["urls"]["base"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (addr, path) = split_url(&base);
+    let (_, before) = http_get(&addr, &format!("{path}/api/v1/all"));
+    write_bundle(tmp.path(), "b1", "1.0.0", "", "Widget");
+    let bundle = registry.image("demo/bundle:v1");
+    pushed_digest(&opkit(tmp.path(), &["bundle", "push", "b1", &bundle]));
+    let out = cp.kubectl_stdin(&["apply", "-f", "-"], &cluster_catalog("ops", &bundle));
+    assert!(out.success(), "{out}");
+    let catalog = wait_for_catalog(&cp, "ops", "Progressing", "True", "Retrying");
+    let (_, _, message) = catalog_condition(&catalog, "Progressing").unwrap();
+    assert!(
+        message.starts_with(&format!("cannot unpack {bundle}: "))
+            && message.contains("not a catalog image"),
+        "{message}"
+    );
+    assert_eq!(
+        catalog_condition(&catalog, "Serving").map(|c| (c.0, c.1)),
+        Some(("True".into(), "Available".into()))
+    );
+    assert_eq!(
+        http_get(&addr, &format!("{path}/api/v1/all")),
+        (200, before)
     );
 }

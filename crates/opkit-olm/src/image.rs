@@ -9,9 +9,9 @@
 //! a gzip header without a time — so the same directory always gives the same layer, config
 //! and so manifest digest. Reading applies every layer in order (whiteouts included, for
 //! images built on a base such as opm's) and keeps only the files under the directories the
-//! labels name. Moving the bytes to and from a registry is the caller's job (the CLI's
-//! `registry` module), so the lifecycle controller can unpack `ClusterCatalog` images with the
-//! same rules.
+//! labels name. Moving the bytes to and from a registry is the caller's job
+//! (`opkit_lifecycle::registry`), so the CLI and the `ClusterCatalog` controller unpack images
+//! with the same rules.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;

@@ -11,12 +11,14 @@
 //! and writes file-based catalogs (`opm render`, `opm validate`); [`template`] renders the
 //! basic and semver catalog templates; [`graph`] answers upgrade questions; [`property`] is the
 //! properties vocabulary; [`image`] builds and reads bundle and catalog images (the layer and
-//! config, not the registry). Only reading the files given to it is I/O.
+//! config, not the registry); [`cluster_catalog`] is the status logic of the `ClusterCatalog`
+//! controller. Only reading the files given to it is I/O.
 
 #![warn(missing_docs)]
 
 pub mod bundle;
 pub mod catalog;
+pub mod cluster_catalog;
 pub mod crd_safety;
 mod documents;
 pub mod graph;

@@ -40,6 +40,11 @@ impl ControlPlane {
     /// Starts `opkit up --ephemeral --listen 127.0.0.1:0 --kubeconfig
     /// <tempdir>/kubeconfig` and waits for its ready line.
     pub fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// [`ControlPlane::start`] with more flags of `opkit up` (e.g. `--olm`).
+    pub fn start_with(flags: &[&str]) -> Self {
         let dir = tempfile::Builder::new()
             .prefix("opkit-e2e-")
             .tempdir()
@@ -51,6 +56,7 @@ impl ControlPlane {
             .args(["--listen", "127.0.0.1:0"])
             .arg("--kubeconfig")
             .arg(&kubeconfig_arg)
+            .args(flags)
             .current_dir(dir.path())
             .env("HOME", dir.path())
             .env_remove("KUBECONFIG")

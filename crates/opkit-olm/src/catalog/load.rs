@@ -57,6 +57,38 @@ pub(crate) fn read_dir_documents(dir: &Path) -> Result<Vec<(PathBuf, Vec<Value>)
         .collect()
 }
 
+/// Every document of every catalog file of `files` (contents by path relative to the catalog's
+/// root, as an image unpacks them), in the path order [`read_dir_documents`] uses, so a catalog
+/// served from an image answers byte for byte what its source directory answers.
+pub(crate) fn files_documents(
+    files: &std::collections::BTreeMap<String, Vec<u8>>,
+) -> Result<Vec<(PathBuf, Vec<Value>)>, LoadError> {
+    let mut paths: Vec<PathBuf> = files
+        .keys()
+        .map(PathBuf::from)
+        .filter(|p| is_catalog_file(p))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|path| {
+            let bytes = &files[path.to_str().unwrap_or_default()];
+            let text = std::str::from_utf8(bytes).map_err(|e| DocumentError::Read {
+                path: path.clone(),
+                source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+            })?;
+            let docs = documents::parse_documents(text).map_err(|(index, message)| {
+                DocumentError::Parse {
+                    path: path.clone(),
+                    index,
+                    message,
+                }
+            })?;
+            Ok((path, docs))
+        })
+        .collect()
+}
+
 /// Reads catalog documents from YAML or JSON text (`origin` names it in errors).
 pub fn parse_documents(text: &str, origin: &Path) -> Result<Catalog, LoadError> {
     let docs =
@@ -129,14 +161,19 @@ fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), LoadError> {
         let path = entry.path();
         if entry.file_type().map_err(read)?.is_dir() {
             collect_files(&path, out)?;
-        } else if matches!(
-            path.extension().and_then(|e| e.to_str()),
-            Some("yaml" | "yml" | "json")
-        ) {
+        } else if is_catalog_file(&path) {
             out.push(path);
         }
     }
     Ok(())
+}
+
+/// A `.yaml`, `.yml` or `.json` file: the files a catalog's documents are read from.
+fn is_catalog_file(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml" | "json")
+    )
 }
 
 #[cfg(test)]

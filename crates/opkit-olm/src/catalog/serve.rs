@@ -19,7 +19,7 @@ use std::time::SystemTime;
 use bytes::Bytes;
 use serde_json::Value;
 
-use super::load::{LoadError, add_documents, read_dir_documents};
+use super::load::{LoadError, add_documents, files_documents, read_dir_documents};
 use super::{Catalog, SCHEMA_PACKAGE};
 
 /// One catalog's documents as catalogd serves them: JSON lines, indexed by schema, package
@@ -47,7 +47,23 @@ impl CatalogContent {
         dir: &Path,
         modified: SystemTime,
     ) -> Result<(CatalogContent, Catalog), LoadError> {
-        let files = read_dir_documents(dir)?;
+        CatalogContent::from_documents_of_files(read_dir_documents(dir)?, modified)
+    }
+
+    /// As [`CatalogContent::from_dir`], for a catalog held in memory: files by path relative
+    /// to its root, as [`crate::image::catalog_files`] unpacks a catalog image. Files are read
+    /// in the order `from_dir` reads them, so both answer the same bytes.
+    pub fn from_files(
+        files: &crate::image::Files,
+        modified: SystemTime,
+    ) -> Result<(CatalogContent, Catalog), LoadError> {
+        CatalogContent::from_documents_of_files(files_documents(files)?, modified)
+    }
+
+    fn from_documents_of_files(
+        files: Vec<(std::path::PathBuf, Vec<Value>)>,
+        modified: SystemTime,
+    ) -> Result<(CatalogContent, Catalog), LoadError> {
         let content = CatalogContent::from_documents(
             files.iter().flat_map(|(_, docs)| docs.iter()),
             modified,
@@ -362,6 +378,43 @@ mod tests {
             if_modified_since: None,
         });
         assert_eq!(post.status, 405);
+    }
+
+    #[test]
+    fn files_held_in_memory_serve_what_their_directory_serves() {
+        // "a-c.yaml" sorts before "a/b.yaml" as a string, after it as a path.
+        let files = [
+            (
+                "a/b.yaml",
+                "schema: olm.package\nname: foo\ndefaultChannel: stable\n",
+            ),
+            (
+                "a-c.yaml",
+                "schema: olm.package\nname: bar\ndefaultChannel: alpha\n",
+            ),
+            (
+                "z.json",
+                r#"{"schema": "olm.channel", "package": "foo", "name": "stable", "entries": [{"name": "foo.v1"}]}"#,
+            ),
+            ("README.md", "not a catalog file"),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let mut held = crate::image::Files::new();
+        for (path, text) in files {
+            let file = dir.path().join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(&file, text).unwrap();
+            held.insert(path.to_string(), text.as_bytes().to_vec());
+        }
+        let (from_dir, _) = CatalogContent::from_dir(dir.path(), SystemTime::UNIX_EPOCH).unwrap();
+        let (from_files, catalog) =
+            CatalogContent::from_files(&held, SystemTime::UNIX_EPOCH).unwrap();
+        assert_eq!(from_files.all(), from_dir.all());
+        assert_eq!(from_files.len(), 3);
+        assert_eq!(catalog.packages[0].name, "foo");
+        held.insert("bad.yaml".into(), vec![0xff, 0xfe]);
+        let err = CatalogContent::from_files(&held, SystemTime::UNIX_EPOCH).unwrap_err();
+        assert!(err.to_string().contains("bad.yaml"), "{err}");
     }
 
     #[test]

@@ -1,10 +1,9 @@
-//! Moves OLM images to and from OCI registries (oci-client): `opkit bundle push|pull` and
-//! `opkit catalog push|pull`. What the images hold is `opkit_olm::image`'s business; this
+//! Moves OLM images to and from OCI registries (oci-client), for `opkit bundle|catalog
+//! push|pull` and for the `ClusterCatalog` controller alike (one client, here, so both reach
+//! registries the same way). What the images hold is `opkit_olm::image`'s business; this
 //! module only speaks the distribution protocol — the reference, the scheme (plain HTTP for
 //! loopback registries and under `--plain-http`), the credentials (anonymous, or basic auth from
 //! the Docker config file) — and turns the client's errors into ones that say what to do.
-//! It depends on nothing else of the CLI, so the lifecycle controller can take it over to pull
-//! `ClusterCatalog` images.
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -20,7 +19,7 @@ use oci_client::{Client, Reference};
 use opkit_olm::image::{self, Image};
 
 /// One image reference and how to reach its registry.
-pub(crate) struct Registry {
+pub struct Registry {
     client: Client,
     reference: Reference,
     auth: RegistryAuth,
@@ -28,16 +27,18 @@ pub(crate) struct Registry {
 }
 
 /// A pulled image: its config and its layers (media type, bytes), base first.
-pub(crate) struct Pulled {
+pub struct Pulled {
     /// The manifest digest.
-    pub(crate) digest: String,
-    pub(crate) config: Vec<u8>,
-    pub(crate) layers: Vec<(String, Vec<u8>)>,
+    pub digest: String,
+    /// The image config.
+    pub config: Vec<u8>,
+    /// The layers (media type, bytes), base first.
+    pub layers: Vec<(String, Vec<u8>)>,
 }
 
 impl Pulled {
     /// The layers as `opkit_olm::image` reads them.
-    pub(crate) fn layers(&self) -> Vec<image::Layer<'_>> {
+    pub fn layers(&self) -> Vec<image::Layer<'_>> {
         self.layers
             .iter()
             .map(|(media_type, data)| image::Layer { media_type, data })
@@ -48,7 +49,7 @@ impl Pulled {
 impl Registry {
     /// The registry of `image_ref`; plain HTTP when `plain_http` or the registry is on a
     /// loopback address, HTTPS otherwise.
-    pub(crate) fn new(image_ref: &str, plain_http: bool) -> anyhow::Result<Registry> {
+    pub fn new(image_ref: &str, plain_http: bool) -> anyhow::Result<Registry> {
         let reference: Reference = image_ref.parse().with_context(|| {
             format!(
                 "{image_ref:?} is not an image reference (host[:port]/repository[:tag|@digest])"
@@ -76,8 +77,19 @@ impl Registry {
         })
     }
 
+    /// The image's reference pinned to `digest` (`registry/repository@digest`): what was
+    /// pulled, whatever the tag points to later.
+    pub fn pinned(&self, digest: &str) -> String {
+        Reference::with_digest(
+            self.reference.registry().to_string(),
+            self.reference.repository().to_string(),
+            digest.to_string(),
+        )
+        .whole()
+    }
+
     /// Pushes `image` and returns its manifest digest, as the registry reports it.
-    pub(crate) async fn push(&self, image: &Image) -> anyhow::Result<String> {
+    pub async fn push(&self, image: &Image) -> anyhow::Result<String> {
         let layer = ImageLayer::new(
             image.layer.clone(),
             image::LAYER_MEDIA_TYPE.to_string(),
@@ -103,7 +115,7 @@ impl Registry {
     }
 
     /// Pulls the image: its config and layers.
-    pub(crate) async fn pull(&self) -> anyhow::Result<Pulled> {
+    pub async fn pull(&self) -> anyhow::Result<Pulled> {
         let data = self
             .client
             .pull(
