@@ -325,20 +325,22 @@ fn from_files(files: Vec<File>) -> Result<Chart, LoadError> {
         .filter(|(name, _)| !name.starts_with('_') && !name.starts_with('.'))
         .collect();
     // Subcharts load independently (each reads and parses its own values and templates):
-    // on rayon's threads, then taken in name order, so the first broken one in order is the
+    // on several threads, then taken in name order, so the first broken one in order is the
     // error, as loading them one by one would give.
-    let loaded: Vec<Result<Chart, LoadError>> = {
-        use rayon::prelude::*;
-        subcharts
-            .into_par_iter()
-            .map(|(name, files)| load_subchart(parent, &name, files))
-            .collect()
-    };
+    let loaded = opkit_template::parallel::map_in_order(
+        subcharts,
+        |(_, files)| files.iter().map(|f| f.data.len()).sum(),
+        PARALLEL_LOAD_BYTES,
+        |(name, files)| load_subchart(parent, &name, files),
+    );
     for sub in loaded {
         chart.dependencies.push(sub?);
     }
     Ok(chart)
 }
+
+/// Loading gives each thread at least this many bytes of subcharts.
+const PARALLEL_LOAD_BYTES: usize = 64 * 1024;
 
 /// The subchart `name` of `parent`: the archive `charts/NAME.tgz` or the directory
 /// `charts/NAME/`, from the files under `charts/` whose first path element is `name`.

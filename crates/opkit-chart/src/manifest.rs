@@ -140,8 +140,7 @@ static SEP: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:^|[\t\n\x0C\r ]*\n)---[\t\n\x0C\r ]*").expect("the separator compiles")
 });
 
-/// Below this much rendered text, [`sort_manifests`] reads the documents' heads on the
-/// calling thread.
+/// [`sort_manifests`] gives each thread at least this much rendered text.
 const PARALLEL_HEAD_BYTES: usize = 64 * 1024;
 
 /// Go's `strings.TrimSpace`: Unicode white space at both ends.
@@ -198,15 +197,14 @@ pub fn sort_manifests(
         .flat_map(|(path, content)| split_manifests(content).into_iter().map(move |d| (path, d)))
         .collect();
     // Reading a head decodes the whole document (a CRD can be a megabyte of YAML): the
-    // documents are read on rayon's threads when there is enough text, then taken in order,
+    // documents are read on several threads when there is enough text, then taken in order,
     // so the first bad document in order gives the error, as reading them one by one would.
-    let total: usize = docs.iter().map(|(_, d)| d.len()).sum();
-    let heads: Vec<Result<Head, String>> = if total < PARALLEL_HEAD_BYTES {
-        docs.iter().map(|(_, d)| read_head(d)).collect()
-    } else {
-        use rayon::prelude::*;
-        docs.par_iter().map(|(_, d)| read_head(d)).collect()
-    };
+    let heads = opkit_template::parallel::map_in_order(
+        docs.iter().map(|(_, d)| d.as_str()).collect(),
+        |d| d.len(),
+        PARALLEL_HEAD_BYTES,
+        read_head,
+    );
     for ((path, doc), head) in docs.into_iter().zip(heads) {
         let head = head.map_err(|message| ManifestError {
             path: path.clone(),

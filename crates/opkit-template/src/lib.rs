@@ -51,6 +51,7 @@ mod funcs;
 mod gofmt;
 pub mod kudo;
 mod lex;
+pub mod parallel;
 mod parse;
 pub mod sprig;
 mod stack;

@@ -16,8 +16,8 @@ const _: fn() = || {
     send_sync::<Templates>();
 };
 
-/// Below this much text, [`Templates::parse_all`] parses on the calling thread: starting a
-/// thread costs about as much as parsing a few kilobytes.
+/// [`Templates::parse_all`] gives each thread at least this much text: starting a thread
+/// costs about as much as parsing a few kilobytes.
 const PARALLEL_PARSE_BYTES: usize = 64 * 1024;
 
 /// Go's `text/template` execution depth limit (`maxExecDepth`).
@@ -173,7 +173,7 @@ impl Templates {
     /// later file's definitions replace an earlier one's, and the first file (in order) that
     /// fails to parse gives the error (with its position in `files`), with the files before
     /// it added. Parsing is pure, so a
-    /// large set (a chart's templates can hold megabytes of CRDs) is parsed on rayon's
+    /// large set (a chart's templates can hold megabytes of CRDs) is parsed on several
     /// threads; only the insertion into the set is sequential.
     pub fn parse_all<'a>(
         &mut self,
@@ -182,14 +182,12 @@ impl Templates {
         let files: Vec<(&str, &str)> = files.into_iter().collect();
         let this = &*self;
         let has_func = |f: &str| this.has_function(f);
-        let parse_one = |(name, text): &(&str, &str)| parse(name, text, &has_func);
-        let total: usize = files.iter().map(|(_, text)| text.len()).sum();
-        let results: Vec<Result<Vec<Tree>, Error>> = if total < PARALLEL_PARSE_BYTES {
-            files.iter().map(parse_one).collect()
-        } else {
-            use rayon::prelude::*;
-            files.par_iter().map(parse_one).collect()
-        };
+        let results = crate::parallel::map_in_order(
+            files,
+            |(_, text)| text.len(),
+            PARALLEL_PARSE_BYTES,
+            |(name, text)| parse(name, text, &has_func),
+        );
         for (i, trees) in results.into_iter().enumerate() {
             self.insert_trees(trees.map_err(|e| (i, e))?);
         }

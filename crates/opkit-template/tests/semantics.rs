@@ -530,7 +530,9 @@ fn parse_all_on_many_threads_builds_the_set_parsing_in_order_builds() {
         .map(|i| {
             (
                 format!("f{i}"),
-                format!(r#"{filler}{{{{define "shared"}}}}{i}{{{{end}}}}[{{{{template "shared"}}}}]"#),
+                format!(
+                    r#"{filler}{{{{define "shared"}}}}{i}{{{{end}}}}[{{{{template "shared"}}}}]"#
+                ),
             )
         })
         .collect();
@@ -545,7 +547,11 @@ fn parse_all_on_many_threads_builds_the_set_parsing_in_order_builds() {
     for (name, _) in &files {
         let out = all.execute(name, &Value::Nil).unwrap();
         assert_eq!(out, in_order.execute(name, &Value::Nil).unwrap());
-        assert!(out.ends_with("[7]"), "the last definition wins: {}", &out[out.len() - 3..]);
+        assert!(
+            out.ends_with("[7]"),
+            "the last definition wins: {}",
+            &out[out.len() - 3..]
+        );
     }
 
     // The first broken file in order gives the error; the files before it are in the set.
