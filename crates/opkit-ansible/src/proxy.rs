@@ -239,7 +239,7 @@ impl IntoResponse for ProxyError {
             ProxyError::Unauthorized => (StatusCode::UNAUTHORIZED, "Unauthorized"),
             ProxyError::Upgrade => (StatusCode::NOT_IMPLEMENTED, "NotImplemented"),
             ProxyError::Body(_) => (StatusCode::BAD_REQUEST, "BadRequest"),
-            ProxyError::Upstream(_) => (StatusCode::BAD_GATEWAY, "ServiceUnavailable"),
+            ProxyError::Upstream(_) => (StatusCode::SERVICE_UNAVAILABLE, "ServiceUnavailable"),
         };
         let status = json!({
             "kind": "Status",
@@ -529,5 +529,159 @@ mod tests {
             .expect_err("refused");
             assert_eq!(err.into_response().status(), StatusCode::BAD_REQUEST);
         }
+    }
+
+    /// A kube client using a session's kubeconfig.
+    async fn client(kubeconfig: &str) -> Client {
+        let kubeconfig = kube::config::Kubeconfig::from_yaml(kubeconfig).expect("a kubeconfig");
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .expect("a client config");
+        Client::try_from(config).expect("a client")
+    }
+
+    /// Sends `request` as is to the proxy and returns its response (head and body, as long
+    /// as its `Content-Length` says; the connection may stay open).
+    async fn raw(addr: SocketAddr, request: String) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        stream.write_all(request.as_bytes()).await.expect("send");
+        let mut response = Vec::new();
+        loop {
+            let text = String::from_utf8_lossy(&response).into_owned();
+            if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                let length = head
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length:")
+                            .map(|v| v.trim().to_string())
+                    })
+                    .and_then(|v| v.parse::<usize>().ok())
+                    .expect("a Content-Length");
+                if body.len() >= length {
+                    return text;
+                }
+            }
+            let mut chunk = [0u8; 4096];
+            let n = stream.read(&mut chunk).await.expect("a response");
+            assert!(n > 0, "the proxy closed before answering: {text}");
+            response.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    #[tokio::test]
+    async fn the_proxy_forwards_injects_streams_watches_and_answers_bad_requests_with_a_status() {
+        use futures::StreamExt;
+        use k8s_openapi::api::core::v1::ConfigMap;
+        use kube::api::{Api, PostParams, WatchEvent, WatchParams};
+
+        let env = opkit_testenv::TestEnv::start()
+            .await
+            .expect("the control plane starts");
+        let direct: Api<ConfigMap> = Api::namespaced(env.client(), "default");
+        let config_map = |name: &str| -> ConfigMap {
+            serde_json::from_value(json!({"metadata": {"name": name}})).expect("a ConfigMap")
+        };
+        // A real owner, so the garbage collector keeps what it owns.
+        let owner = direct
+            .create(&PostParams::default(), &config_map("owner"))
+            .await
+            .expect("create the owner");
+        let proxy = Proxy::start(env.client()).await.expect("the proxy starts");
+        let session = proxy.session(Owner {
+            api_version: "v1".into(),
+            group: String::new(),
+            kind: "ConfigMap".into(),
+            name: "owner".into(),
+            namespace: Some("default".into()),
+            uid: owner.metadata.uid.clone().expect("a uid"),
+        });
+        let kubeconfig = session.kubeconfig();
+        let through: Api<ConfigMap> = Api::namespaced(client(&kubeconfig).await, "default");
+
+        let child = through
+            .create(&PostParams::default(), &config_map("child"))
+            .await
+            .expect("a create through the proxy");
+        let reference = &child.metadata.owner_references.expect("an owner reference")[0];
+        assert_eq!(reference.uid, owner.metadata.uid.clone().expect("uid"));
+        assert_eq!(
+            (reference.controller, reference.block_owner_deletion),
+            (Some(true), Some(true))
+        );
+
+        // A watch streams through: an object made after it started arrives on it.
+        let version = through
+            .list(&Default::default())
+            .await
+            .expect("a list through the proxy")
+            .metadata
+            .resource_version
+            .expect("a resourceVersion");
+        let mut events = through
+            .watch(&WatchParams::default().timeout(60), &version)
+            .await
+            .expect("a watch through the proxy")
+            .boxed();
+        direct
+            .create(&PostParams::default(), &config_map("later"))
+            .await
+            .expect("create directly");
+        loop {
+            match events.next().await.expect("the watch goes on") {
+                Ok(WatchEvent::Added(cm)) if cm.metadata.name.as_deref() == Some("later") => break,
+                Ok(_) => {}
+                Err(e) => panic!("watch error: {e}"),
+            }
+        }
+
+        // Bad requests are answered with a Status, never forwarded.
+        let token = kubeconfig
+            .split("\"token\":\"")
+            .nth(1)
+            .and_then(|t| t.split('"').next())
+            .expect("the token")
+            .to_string();
+        let not_json = "not json";
+        let response = raw(
+            proxy.addr,
+            format!(
+                "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\n\
+                 Authorization: Bearer {token}\r\nContent-Type: application/json\r\n\
+                 Content-Length: {}\r\n\r\n{not_json}",
+                not_json.len()
+            ),
+        )
+        .await;
+        assert!(response.starts_with("HTTP/1.1 400"), "{response}");
+        assert!(response.contains(r#""kind":"Status""#), "{response}");
+        let response = raw(
+            proxy.addr,
+            format!(
+                "GET /api/v1/namespaces/default/pods/p/exec HTTP/1.1\r\nHost: x\r\n\
+                 Authorization: Bearer {token}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"
+            ),
+        )
+        .await;
+        assert!(response.starts_with("HTTP/1.1 501"), "{response}");
+        let response = raw(
+            proxy.addr,
+            "GET /api HTTP/1.1\r\nHost: x\r\n\r\n".to_string(),
+        )
+        .await;
+        assert!(response.starts_with("HTTP/1.1 401"), "{response}");
+        assert!(
+            response.contains(r#""reason":"Unauthorized""#),
+            "{response}"
+        );
+
+        // The token dies with its session.
+        assert_eq!(session.finish().len(), 1, "the run created one kind");
+        match through.get("child").await {
+            Err(kube::Error::Api(status)) => assert_eq!(status.code, 401),
+            other => panic!("a finished session's token must be refused: {other:?}"),
+        }
+        env.shutdown().await;
     }
 }
