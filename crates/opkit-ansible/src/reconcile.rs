@@ -12,7 +12,9 @@
 //! Beyond operator-sdk, a custom resource that has not changed since its last successful run
 //! (same generation and, with `watchAnnotationsChanges`, the same annotations) is not run
 //! again until its period is due — whatever woke the reconcile (a relist, a label change,
-//! a status write). The period is the `ansible.sdk.operatorframework.io/reconcile-period`
+//! a status write) — unless one of its dependents changed ([`crate::dependents`]). Each run
+//! goes through its own [`proxy`](crate::proxy) session, and the kinds it created are
+//! watched once it ends. The period is the `ansible.sdk.operatorframework.io/reconcile-period`
 //! annotation, else the entry's `reconcilePeriod`, else the operator's default; a run's
 //! `operator_sdk.util.requeue_after` sets it for that run. The annotations
 //! `ansible.sdk.operatorframework.io/max-runner-artifacts` and `.../verbosity` override the
