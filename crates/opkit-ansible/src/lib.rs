@@ -13,16 +13,22 @@
 //! (`k8s_status`, `requeue_after`, `k8s_event`, `osdk_metric`) is compiled in and installed
 //! for every run (`collection`).
 //!
-//! Not built yet: the owner-reference proxy (objects a role creates get no owner reference
-//! and are not watched: `watchDependentResources` only logs a warning), `blacklist` is read
-//! but has nothing to act on without it, and `ansible-args`/`--inject-owner-ref` are not
-//! offered.
+//! Every run reaches the API server through the operator's owner-reference `proxy`: what a
+//! role creates is owned by its custom resource (or, in another namespace or cluster-scoped,
+//! annotated with it), and the kinds created are watched (`dependents`), so a changed or
+//! deleted dependent runs the role again unless `watchDependentResources` is off or the kind
+//! is in `blacklist`.
+//!
+//! Not offered: `ansible-args`, `--inject-owner-ref` (owner references are always injected),
+//! and the proxy's cache (GETs and LISTs go to the API server).
 
 #![warn(missing_docs)]
 
 mod collection;
+mod dependents;
 mod metrics;
 mod operator;
+mod proxy;
 mod reconcile;
 mod runner;
 pub mod status;

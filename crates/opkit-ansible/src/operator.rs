@@ -12,6 +12,7 @@
 //! graceful shutdown on SIGTERM (a run still going is killed with its reconcile).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use kube::Client;
@@ -21,6 +22,7 @@ use opkit::predicate::Change;
 use opkit::{Controller, Manager, ManagerSettings, Predicate, Running};
 
 use crate::metrics::UserMetrics;
+use crate::proxy::Proxy;
 use crate::reconcile::{PlaybookOperator, reconcile, selected};
 use crate::runner::{Ansible, RunnerError, default_venv};
 use crate::watches::{self, Watch, WatchesError};
@@ -44,9 +46,6 @@ pub struct OperatorOptions {
     /// Where runs keep their data and artifacts (default: a directory of this process under
     /// the system's temporary directory).
     pub work_dir: Option<PathBuf>,
-    /// The kubeconfig the runs use (`K8S_AUTH_KUBECONFIG`); `None`: `$KUBECONFIG` if set,
-    /// else the in-cluster service account.
-    pub kubeconfig: Option<PathBuf>,
 }
 
 impl Default for OperatorOptions {
@@ -59,9 +58,6 @@ impl Default for OperatorOptions {
             ansible_verbosity: 2,
             venv: default_venv(),
             work_dir: None,
-            kubeconfig: std::env::var_os("KUBECONFIG")
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from),
         }
     }
 }
@@ -93,6 +89,9 @@ pub enum OperatorError {
         #[source]
         source: kube::Error,
     },
+    /// The owner-reference proxy could not listen.
+    #[error("starting the owner-reference proxy: {0}")]
+    Proxy(#[source] std::io::Error),
     /// The runtime failed (binding a port, leader election, …).
     #[error(transparent)]
     Runtime(#[from] opkit::Error),
@@ -112,6 +111,11 @@ async fn manager(client: &Client, options: &OperatorOptions) -> Result<Manager, 
             }
         })?;
     let ansible = Ansible::new(&options.venv, &[collections])?;
+    let proxy = Arc::new(
+        Proxy::start(client.clone())
+            .await
+            .map_err(OperatorError::Proxy)?,
+    );
     let mut manager = options.manager.builder().build();
     let metrics = UserMetrics::new(manager.metrics().clone());
     let default_workers = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -124,13 +128,6 @@ async fn manager(client: &Client, options: &OperatorOptions) -> Result<Manager, 
                     watch: watch.name(),
                     source,
                 })?;
-        if watch.watch_dependent_resources || watch.watch_cluster_scoped_resources {
-            tracing::warn!(
-                watch = %watch.name(),
-                "watchDependentResources: opkit does not inject owner references yet (no proxy), \
-                 so objects the role creates are not watched and have no owner"
-            );
-        }
         let namespaced = caps.scope == Scope::Namespaced;
         let name = format!("{}-controller", watch.kind.to_lowercase());
         let workers = options.max_concurrent_reconciles.unwrap_or(default_workers);
@@ -142,7 +139,8 @@ async fn manager(client: &Client, options: &OperatorOptions) -> Result<Manager, 
             resource.clone(),
             ansible.clone(),
             work_dir.clone(),
-            options.kubeconfig.clone(),
+            proxy.clone(),
+            namespaced,
             options.reconcile_period,
             options.ansible_verbosity,
             metrics.clone(),

@@ -12,7 +12,9 @@
 //! Beyond operator-sdk, a custom resource that has not changed since its last successful run
 //! (same generation and, with `watchAnnotationsChanges`, the same annotations) is not run
 //! again until its period is due — whatever woke the reconcile (a relist, a label change,
-//! a status write). The period is the `ansible.sdk.operatorframework.io/reconcile-period`
+//! a status write) — unless one of its dependents changed ([`crate::dependents`]). Each run
+//! goes through its own [`proxy`](crate::proxy) session, and the kinds it created are
+//! watched once it ends. The period is the `ansible.sdk.operatorframework.io/reconcile-period`
 //! annotation, else the entry's `reconcilePeriod`, else the operator's default; a run's
 //! `operator_sdk.util.requeue_after` sets it for that run. The annotations
 //! `ansible.sdk.operatorframework.io/max-runner-artifacts` and `.../verbosity` override the
@@ -28,7 +30,9 @@ use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
 use opkit::finalizer::{Event, FinalizerError};
 use opkit::{Action, Context};
 
+use crate::dependents::Dependents;
 use crate::metrics::UserMetrics;
+use crate::proxy::{Owner, Proxy};
 use crate::runner::{self, Ansible, Outcome, Run, RunnerError};
 use crate::status::Status;
 use crate::watches::Watch;
@@ -83,8 +87,10 @@ pub(crate) struct PlaybookOperator {
     pub(crate) ansible: Ansible,
     /// Where the runs' data directories live.
     pub(crate) work_dir: PathBuf,
-    /// `K8S_AUTH_KUBECONFIG` of the runs.
-    pub(crate) kubeconfig: Option<PathBuf>,
+    /// The owner-reference proxy every run goes through.
+    pub(crate) proxy: Arc<Proxy>,
+    /// The watches of what the runs create.
+    pub(crate) dependents: Dependents,
     /// The period when neither the annotation nor `watches.yaml` sets one.
     pub(crate) default_period: Option<Duration>,
     /// Ansible's `-v` count unless the annotation says.
@@ -101,17 +107,19 @@ impl PlaybookOperator {
         resource: ApiResource,
         ansible: Ansible,
         work_dir: PathBuf,
-        kubeconfig: Option<PathBuf>,
+        proxy: Arc<Proxy>,
+        namespaced: bool,
         default_period: Option<Duration>,
         verbosity: u8,
         metrics: UserMetrics,
     ) -> PlaybookOperator {
         PlaybookOperator {
+            dependents: Dependents::new(watch.clone(), namespaced),
             watch,
             resource,
             ansible,
             work_dir,
-            kubeconfig,
+            proxy,
             default_period,
             verbosity,
             metrics,
@@ -224,7 +232,13 @@ async fn apply(
         .watch
         .watch_annotations_changes
         .then(|| obj.annotations().clone());
-    if !finalizer_run {
+    let dependent_changed = ctx
+        .dependents
+        .take_changed(&opkit::Request::from_object(obj));
+    if dependent_changed {
+        tracing::debug!(name = %obj.name_any(), "a dependent resource changed: run again");
+    }
+    if !finalizer_run && !dependent_changed {
         let last = ctx.runs().get(&uid).cloned();
         if let Some(last) = last
             && last.generation == obj.metadata.generation
@@ -305,11 +319,20 @@ async fn run_once(
         .join(&watch.kind)
         .join(obj.namespace().unwrap_or_default())
         .join(obj.name_any());
+    let session = ctx.proxy.session(Owner {
+        api_version: ctx.resource.api_version.clone(),
+        group: watch.group.clone(),
+        kind: watch.kind.clone(),
+        name: obj.name_any(),
+        namespace: obj.namespace(),
+        uid: obj.uid().ok_or(ReconcileError::Unnamed)?,
+    });
+    let kubeconfig = session.kubeconfig();
     let run = Run {
         dir,
         target,
         extravars: crate::vars::parameters(watch, &value, finalizer_run),
-        kubeconfig: ctx.kubeconfig.as_deref(),
+        kubeconfig: &kubeconfig,
         max_artifacts: number(MAX_RUNNER_ARTIFACTS_ANNOTATION)
             .unwrap_or(watch.max_runner_artifacts)
             .max(1),
@@ -317,7 +340,9 @@ async fn run_once(
             .map_or(ctx.verbosity, |v| u8::try_from(v.min(7)).unwrap_or(7)),
     };
     let started = Instant::now();
-    let outcome = match runner::run(&ctx.ansible, run).await {
+    let outcome = runner::run(&ctx.ansible, run).await;
+    ctx.dependents.watch(ctx, session.finish());
+    let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(e) => {
             let message = format!("Unable to run reconciliation: {e}");

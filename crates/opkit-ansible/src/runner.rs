@@ -153,8 +153,9 @@ pub(crate) struct Run<'a> {
     pub(crate) target: &'a Target,
     /// The extra variables.
     pub(crate) extravars: Map<String, Value>,
-    /// `K8S_AUTH_KUBECONFIG` / `KUBECONFIG` of the run (`None`: in-cluster config).
-    pub(crate) kubeconfig: Option<&'a Path>,
+    /// The run's kubeconfig (the proxy's, see [`crate::proxy`]), written to `kubeconfig`
+    /// in the data directory (mode 0600) and named by `K8S_AUTH_KUBECONFIG` / `KUBECONFIG`.
+    pub(crate) kubeconfig: &'a str,
     /// Runs' artifacts kept.
     pub(crate) max_artifacts: usize,
     /// Ansible's `-v` count.
@@ -212,6 +213,27 @@ fn write(path: PathBuf, contents: &[u8]) -> Result<(), RunnerError> {
     std::fs::write(&path, contents).map_err(|source| RunnerError::Write { path, source })
 }
 
+/// Writes a file only its owner may read (a kubeconfig carries a token).
+fn write_private(path: &Path, contents: &[u8]) -> Result<(), RunnerError> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let error = |source| RunnerError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(error)?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(error)?;
+    file.write_all(contents).map_err(error)
+}
+
 /// A fresh run identifier (ansible-runner's artifact directory name).
 fn ident() -> String {
     let nanos = std::time::SystemTime::now()
@@ -227,12 +249,12 @@ pub(crate) async fn run(ansible: &Ansible, run: Run<'_>) -> Result<Outcome, Runn
         run.dir.join("env/extravars"),
         Value::Object(run.extravars).to_string().as_bytes(),
     )?;
+    let kubeconfig = run.dir.join("kubeconfig");
+    write_private(&kubeconfig, run.kubeconfig.as_bytes())?;
     let mut envvars = Map::new();
-    if let Some(kc) = run.kubeconfig {
-        let kc = Value::String(kc.display().to_string());
-        envvars.insert("K8S_AUTH_KUBECONFIG".into(), kc.clone());
-        envvars.insert("KUBECONFIG".into(), kc);
-    }
+    let kc = Value::String(kubeconfig.display().to_string());
+    envvars.insert("K8S_AUTH_KUBECONFIG".into(), kc.clone());
+    envvars.insert("KUBECONFIG".into(), kc);
     write(
         run.dir.join("env/envvars"),
         Value::Object(envvars).to_string().as_bytes(),
@@ -293,9 +315,8 @@ pub(crate) async fn run(ansible: &Ansible, run: Run<'_>) -> Result<Outcome, Runn
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
-    if let Some(kc) = run.kubeconfig {
-        cmd.env("K8S_AUTH_KUBECONFIG", kc).env("KUBECONFIG", kc);
-    }
+    cmd.env("K8S_AUTH_KUBECONFIG", &kubeconfig)
+        .env("KUBECONFIG", &kubeconfig);
     let output = cmd.output().await.map_err(RunnerError::Spawn)?;
     let artifacts = run.dir.join("artifacts").join(&ident);
     let outcome = read_events(&artifacts.join("job_events"))?;

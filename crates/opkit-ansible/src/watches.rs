@@ -82,10 +82,10 @@ pub struct Watch {
     pub reconcile_period: Option<Duration>,
     /// Whether the operator writes the `Running`/`Successful`/`Failure` conditions.
     pub manage_status: bool,
-    /// Whether changes of created objects reconcile their custom resource (needs the
-    /// owner-reference proxy, not built yet: see the crate docs).
+    /// Whether changes of created objects run their custom resource's role again.
     pub watch_dependent_resources: bool,
-    /// Whether cluster-scoped dependents are watched too (as above).
+    /// Whether dependents found through the `operator-sdk/primary-resource` annotations
+    /// (cluster-scoped or in another namespace) are watched too.
     pub watch_cluster_scoped_resources: bool,
     /// Whether spec keys reach the run in snake_case.
     pub snake_case_parameters: bool,

@@ -1,13 +1,14 @@
 //! The generic Ansible operator end to end: real `ansible-runner` and `kubernetes.core` from
 //! the project's venv (`scripts/install-tools.sh`), a real control plane (`TestEnv`), the
 //! operator-sdk tutorial's Memcached role with custom status, a failing task and its
-//! recovery, snake_case variables, a finalizer role, and no second run of an unchanged
-//! custom resource.
+//! recovery, snake_case variables, a finalizer role, no second run of an unchanged
+//! custom resource, and the owner-reference proxy: owned and annotated dependents, garbage
+//! collection with the custom resource, dependent watches and the blacklist.
 
 use std::path::{Path, PathBuf};
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
@@ -126,7 +127,8 @@ const MEMCACHED_TASKS: &str = r#"
         message: "{{ size }} replicas"
 "#;
 
-/// The finalizer role: leaves a ConfigMap saying it ran.
+/// The finalizer role: leaves a ConfigMap saying it ran, in the namespace `audit` (one
+/// beside its custom resource would be owned by it, and collected with it).
 const CLEANUP_TASKS: &str = r#"
 - name: Say goodbye
   kubernetes.core.k8s:
@@ -135,9 +137,46 @@ const CLEANUP_TASKS: &str = r#"
       apiVersion: v1
       metadata:
         name: "{{ ansible_operator_meta.name }}-cleaned-up"
-        namespace: "{{ ansible_operator_meta.namespace }}"
+        namespace: audit
       data:
         state: "{{ state }}"
+"#;
+
+/// Dependents: a ConfigMap and a Secret beside the custom resource, a ConfigMap in the
+/// namespace `audit`.
+const DEPENDENT_TASKS: &str = r#"
+- name: A ConfigMap beside the custom resource
+  kubernetes.core.k8s:
+    definition:
+      kind: ConfigMap
+      apiVersion: v1
+      metadata:
+        name: "{{ ansible_operator_meta.name }}-owned"
+        namespace: "{{ ansible_operator_meta.namespace }}"
+      data:
+        size: "{{ size | string }}"
+
+- name: A Secret beside it
+  kubernetes.core.k8s:
+    definition:
+      kind: Secret
+      apiVersion: v1
+      metadata:
+        name: "{{ ansible_operator_meta.name }}-secret"
+        namespace: "{{ ansible_operator_meta.namespace }}"
+      data:
+        password: "{{ 'initial' | b64encode }}"
+
+- name: A ConfigMap in another namespace
+  kubernetes.core.k8s:
+    definition:
+      kind: ConfigMap
+      apiVersion: v1
+      metadata:
+        name: "{{ ansible_operator_meta.name }}-remote"
+        namespace: audit
+      data:
+        size: "{{ size | string }}"
 "#;
 
 struct Operator {
@@ -147,22 +186,30 @@ struct Operator {
     work: tempfile::TempDir,
 }
 
-/// A control plane with the Memcached CRD and the operator serving it with `watches`
-/// (written beside the roles).
+/// A control plane with the Memcached CRD and the namespace `audit`, and the operator
+/// serving it with `watches` (written beside the roles).
 async fn operator(watches: &str) -> Operator {
     let venv = venv();
     let env = TestEnv::start().await.expect("the control plane starts");
     env.install_crd(crd()).await.expect("the CRD installs");
+    let audit: Namespace =
+        serde_json::from_value(json!({"metadata": {"name": "audit"}})).expect("a namespace");
+    Api::<Namespace>::all(env.client())
+        .create(&PostParams::default(), &audit)
+        .await
+        .expect("create the namespace audit");
     let work = tempfile::tempdir().expect("tempdir");
     let project = work.path().join("project");
-    for (role, tasks) in [("memcached", MEMCACHED_TASKS), ("cleanup", CLEANUP_TASKS)] {
+    for (role, tasks) in [
+        ("memcached", MEMCACHED_TASKS),
+        ("cleanup", CLEANUP_TASKS),
+        ("dependents", DEPENDENT_TASKS),
+    ] {
         let dir = project.join("roles").join(role).join("tasks");
         std::fs::create_dir_all(&dir).expect("mkdir");
         std::fs::write(dir.join("main.yml"), tasks).expect("write tasks");
     }
     std::fs::write(project.join("watches.yaml"), watches).expect("write watches.yaml");
-    let kubeconfig = work.path().join("kubeconfig");
-    std::fs::write(&kubeconfig, env.kubeconfig()).expect("write kubeconfig");
     let options = OperatorOptions {
         watches_file: project.join("watches.yaml"),
         manager: ManagerSettings {
@@ -175,7 +222,6 @@ async fn operator(watches: &str) -> Operator {
         ansible_verbosity: 0,
         venv,
         work_dir: Some(work.path().join("runs")),
-        kubeconfig: Some(kubeconfig),
     };
     let running = start(env.client(), options)
         .await
@@ -363,7 +409,7 @@ async fn the_finalizer_role_runs_on_deletion_before_the_custom_resource_goes() {
         matches!(op.api.get_opt("gone").await, Ok(None)).then_some(())
     })
     .await;
-    let cms: Api<ConfigMap> = Api::namespaced(op.env.client(), "default");
+    let cms: Api<ConfigMap> = Api::namespaced(op.env.client(), "audit");
     let cm = cms
         .get("gone-cleaned-up")
         .await
@@ -451,4 +497,182 @@ async fn a_missing_venv_stops_the_operator_naming_the_install_script() {
     let err = start(env.client(), options).await.expect_err("no venv");
     let text = err.to_string();
     assert!(text.contains("scripts/install-tools.sh"), "{text}");
+}
+
+const DEPENDENT_WATCHES: &str =
+    "- version: v1alpha1\n  group: cache.example.com\n  kind: Memcached\n  role: dependents\n";
+
+/// The ConfigMap `name` of namespace `namespace`, once it exists.
+async fn config_map(env: &TestEnv, namespace: &str, name: &str) -> ConfigMap {
+    let cms: Api<ConfigMap> = Api::namespaced(env.client(), namespace);
+    eventually_within(
+        &format!("ConfigMap {namespace}/{name}"),
+        TIMEOUT,
+        || async { cms.get_opt(name).await.ok().flatten() },
+    )
+    .await
+}
+
+/// Deletes the ConfigMap and waits for a run to make it again (a new uid).
+async fn delete_and_wait_for_it_back(env: &TestEnv, namespace: &str, name: &str) {
+    let cms: Api<ConfigMap> = Api::namespaced(env.client(), namespace);
+    let before = config_map(env, namespace, name).await.metadata.uid;
+    cms.delete(name, &DeleteParams::default())
+        .await
+        .expect("delete the dependent");
+    eventually_within(
+        &format!("a run makes {namespace}/{name} again"),
+        TIMEOUT,
+        || async {
+            let cm = cms.get_opt(name).await.ok().flatten()?;
+            (cm.metadata.uid != before).then_some(())
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn objects_a_role_creates_are_owned_or_annotated_and_collected_with_their_custom_resource() {
+    let op = operator(DEPENDENT_WATCHES).await;
+    create(&op.api, "owner", json!({"size": 1})).await;
+    let cr = wait_condition(&op.api, "owner", "Successful", "True").await;
+    let owned = config_map(&op.env, "default", "owner-owned").await;
+    assert_eq!(
+        serde_json::to_value(owned.metadata.owner_references).expect("json"),
+        json!([{"apiVersion": "cache.example.com/v1alpha1", "kind": "Memcached", "name": "owner",
+                "uid": cr.metadata.uid, "controller": true, "blockOwnerDeletion": true}]),
+        "a dependent beside its custom resource is owned by it"
+    );
+    let remote = config_map(&op.env, "audit", "owner-remote").await;
+    assert_eq!(remote.metadata.owner_references, None);
+    let annotations = remote.metadata.annotations.unwrap_or_default();
+    assert_eq!(
+        annotations
+            .get("operator-sdk/primary-resource")
+            .map(String::as_str),
+        Some("default/owner")
+    );
+    assert_eq!(
+        annotations
+            .get("operator-sdk/primary-resource-type")
+            .map(String::as_str),
+        Some("Memcached.cache.example.com")
+    );
+
+    // The run's kubeconfig names the proxy and a token that died with the run: the proxy
+    // answers such a request itself, with a Status.
+    let kubeconfig = kube::config::Kubeconfig::read_from(op.work.path().join(format!(
+        "runs/runner/{GROUP}/v1alpha1/Memcached/default/owner/kubeconfig"
+    )))
+    .expect("the run's kubeconfig");
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .expect("a client config");
+    assert!(
+        config
+            .cluster_url
+            .to_string()
+            .starts_with("http://127.0.0.1:"),
+        "{}",
+        config.cluster_url
+    );
+    let stale = kube::Client::try_from(config).expect("a client");
+    match Api::<ConfigMap>::namespaced(stale, "default")
+        .list(&Default::default())
+        .await
+    {
+        Err(kube::Error::Api(status)) => {
+            assert_eq!((status.code, status.reason.as_str()), (401, "Unauthorized"))
+        }
+        other => panic!("a finished run's token must be refused: {other:?}"),
+    }
+
+    op.api
+        .delete("owner", &DeleteParams::default())
+        .await
+        .expect("delete the custom resource");
+    let cms: Api<ConfigMap> = Api::namespaced(op.env.client(), "default");
+    let secrets: Api<Secret> = Api::namespaced(op.env.client(), "default");
+    eventually_within(
+        "the garbage collector deletes the owned dependents",
+        TIMEOUT,
+        || async {
+            let cm = cms.get_opt("owner-owned").await.ok()?;
+            let secret = secrets.get_opt("owner-secret").await.ok()?;
+            (cm.is_none() && secret.is_none()).then_some(())
+        },
+    )
+    .await;
+    let remote: Api<ConfigMap> = Api::namespaced(op.env.client(), "audit");
+    assert!(
+        remote
+            .get_opt("owner-remote")
+            .await
+            .expect("read")
+            .is_some(),
+        "an annotated dependent has no owner to be collected with"
+    );
+    op.running.shutdown().await.expect("clean shutdown");
+}
+
+#[tokio::test]
+async fn a_changed_or_deleted_dependent_runs_the_role_again() {
+    let watches = format!("{DEPENDENT_WATCHES}  watchClusterScopedResources: true\n");
+    let op = operator(&watches).await;
+    create(&op.api, "keep", json!({"size": 2})).await;
+    wait_condition(&op.api, "keep", "Successful", "True").await;
+    let cms: Api<ConfigMap> = Api::namespaced(op.env.client(), "default");
+    cms.patch(
+        "keep-owned",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"data": {"size": "edited"}})),
+    )
+    .await
+    .expect("edit the dependent");
+    eventually_within("a run puts the edited dependent back", TIMEOUT, || async {
+        let cm = cms.get("keep-owned").await.ok()?;
+        let size = cm.data?.get("size").cloned()?;
+        (size == "2").then_some(())
+    })
+    .await;
+    delete_and_wait_for_it_back(&op.env, "default", "keep-owned").await;
+    // In another namespace the annotations say whom it belongs to.
+    delete_and_wait_for_it_back(&op.env, "audit", "keep-remote").await;
+    op.running.shutdown().await.expect("clean shutdown");
+}
+
+#[tokio::test]
+async fn a_blacklisted_kind_is_not_watched_and_its_changes_do_not_run_the_role() {
+    let watches = format!(
+        "{DEPENDENT_WATCHES}  blacklist:\n    - {{group: \"\", version: v1, kind: Secret}}\n"
+    );
+    let op = operator(&watches).await;
+    create(&op.api, "quiet", json!({"size": 1})).await;
+    wait_condition(&op.api, "quiet", "Successful", "True").await;
+    assert_eq!(runs(op.work.path(), "quiet"), 1);
+    let kinds = op.running.watched_kinds();
+    assert!(kinds.iter().any(|k| k == "ConfigMap"), "{kinds:?}");
+    assert!(!kinds.iter().any(|k| k == "Secret"), "{kinds:?}");
+    let secrets: Api<Secret> = Api::namespaced(op.env.client(), "default");
+    secrets
+        .patch(
+            "quiet-secret",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"stringData": {"password": "edited"}})),
+        )
+        .await
+        .expect("edit the blacklisted dependent");
+    // A later change of a watched dependent runs the role once: the Secret's change, had it
+    // been seen, would have been a run of its own (its role run puts the Secret back, a
+    // change of its own again).
+    delete_and_wait_for_it_back(&op.env, "default", "quiet-owned").await;
+    wait_condition(&op.api, "quiet", "Successful", "True").await;
+    assert_eq!(
+        runs(op.work.path(), "quiet"),
+        2,
+        "only the watched change ran"
+    );
+    let kinds = op.running.watched_kinds();
+    assert!(!kinds.iter().any(|k| k == "Secret"), "{kinds:?}");
+    op.running.shutdown().await.expect("clean shutdown");
 }

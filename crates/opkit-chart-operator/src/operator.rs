@@ -27,8 +27,7 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchP
 use kube::discovery::Scope;
 use kube::{Resource, ResourceExt};
 use opkit::finalizer::{Event, FinalizerError};
-use opkit::predicate::Change;
-use opkit::{Action, Context, Predicate};
+use opkit::{Action, Context};
 use opkit_chart::Chart;
 
 use crate::status::{self, HelmAppRelease, HelmAppStatus, reason};
@@ -491,38 +490,17 @@ async fn watch_dependents(ctx: &Context<ChartOperator>, manifest: &str) {
             }
         };
         if let Some((ar, true)) = found
-            && ctx.owns_dynamic(&ar, true, dependent_predicate())
+            && ctx.owns_dynamic(&ar, true, opkit::predicate::dependent())
         {
             tracing::info!(kind = %key, owner = %ctx.resource.kind, "watching dependent resource");
         }
     }
 }
 
-/// operator-sdk's `DependentPredicate`: deletes and real changes of an owned object pass;
-/// creations and updates of status or bookkeeping metadata only do not.
-fn dependent_predicate() -> Predicate<DynamicObject> {
-    Predicate::new(|change: &Change<'_, DynamicObject>| match change {
-        Change::Create(_) => false,
-        Change::Delete(_) => true,
-        Change::Update { old, new } => comparable(old) != comparable(new),
-    })
-}
-
-fn comparable(obj: &DynamicObject) -> (serde_json::Value, kube::api::ObjectMeta) {
-    let mut data = obj.data.clone();
-    if let Some(map) = data.as_object_mut() {
-        map.remove("status");
-    }
-    let mut meta = obj.meta().clone();
-    meta.resource_version = None;
-    meta.managed_fields = None;
-    meta.generation = None;
-    (data, meta)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use opkit::predicate::Change;
 
     #[test]
     fn the_kinds_of_a_manifest_are_listed_once_each() {
@@ -550,7 +528,7 @@ mod tests {
 
     #[test]
     fn status_only_updates_and_creations_of_dependents_do_not_reconcile() {
-        let p = dependent_predicate();
+        let p = opkit::predicate::dependent();
         let (a, b, c) = (object(1, 0, "1"), object(1, 1, "2"), object(3, 1, "3"));
         assert!(!p.matches(&Change::Create(&a)));
         assert!(!p.matches(&Change::Update { old: &a, new: &b }));

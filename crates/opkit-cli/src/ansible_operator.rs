@@ -64,8 +64,8 @@ pub(crate) struct AnsibleOperatorRunArgs {
         value_delimiter = ','
     )]
     namespaces: Vec<String>,
-    /// The kubeconfig file, for the operator and its runs (default: `$KUBECONFIG`,
-    /// `~/.kube/config`, or the pod's service account).
+    /// The kubeconfig file of the operator (default: `$KUBECONFIG`, `~/.kube/config`, or the
+    /// pod's service account); runs reach the API server through the operator's proxy.
     #[arg(long, value_name = "PATH")]
     kubeconfig: Option<PathBuf>,
 }
@@ -90,7 +90,6 @@ impl AnsibleOperatorRunArgs {
             ansible_verbosity: self.ansible_verbosity,
             venv: self.ansible_venv.clone().unwrap_or(defaults.venv),
             work_dir: self.work_dir.clone(),
-            kubeconfig: self.kubeconfig.clone().or(defaults.kubeconfig),
         }
     }
 }
@@ -175,7 +174,6 @@ mod tests {
         assert_eq!(o.ansible_verbosity, 0);
         assert_eq!(o.venv, PathBuf::from("/opt/venv"));
         assert_eq!(o.work_dir, Some(PathBuf::from("/var/run/ops")));
-        assert_eq!(o.kubeconfig, Some(PathBuf::from("/kc")));
         assert_eq!(o.manager.namespaces, ["a", "b"]);
         let err = Cli::try_parse_from(["x", "run", "--ansible-verbosity", "9"]);
         assert!(err.is_err(), "verbosity is 0..=7");

@@ -152,6 +152,8 @@ pub struct Context<T> {
     queue: Arc<WorkQueue<Request>>,
     /// The kinds [`Context::owns_dynamic`] registered.
     dynamic_owned: Mutex<HashSet<ApiResource>>,
+    /// The kinds [`Context::watches_dynamic`] registered.
+    dynamic_watched: Mutex<HashSet<ApiResource>>,
     data: T,
 }
 
@@ -313,6 +315,48 @@ impl<T> Context<T> {
             .add_handler(move |change: &Change<'_, DynamicObject>| {
                 if predicate.as_ref().is_none_or(|p| p.matches(change)) {
                     owner.enqueue(&queue, change);
+                }
+            });
+        true
+    }
+
+    /// From now on, reconciles the keys `mapper` returns whenever an object of kind
+    /// `resource` changes or goes (both the old and the new object of an update are mapped)
+    /// — [`Controller::watches`] for a kind learned while reconciling, when owner references
+    /// alone cannot say whom a change concerns (operator-sdk's Ansible operator maps
+    /// cluster-scoped and cross-namespace dependents to their owner through annotations).
+    /// The manager opens the kind's watch now if it has none; `predicate` filters the
+    /// changes. Returns whether the kind was new to this controller (the mapper and predicate
+    /// of a kind already registered are kept). RBAC on such kinds cannot be derived.
+    pub fn watches_dynamic(
+        &self,
+        resource: &ApiResource,
+        namespaced: bool,
+        mapper: impl Fn(&DynamicObject) -> Vec<Request> + Send + Sync + 'static,
+        predicate: impl Into<Option<Predicate<DynamicObject>>>,
+    ) -> bool {
+        let mut watched = self
+            .dynamic_watched
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if !watched.insert(resource.clone()) {
+            return false;
+        }
+        let queue = self.queue.clone();
+        let predicate = predicate.into();
+        self.caches
+            .informers()
+            .get_or_create_with::<DynamicObject>(resource.clone(), namespaced)
+            .add_handler(move |change: &Change<'_, DynamicObject>| {
+                if predicate.as_ref().is_some_and(|p| !p.matches(change)) {
+                    return;
+                }
+                let mut keys = mapper(change.object());
+                if let Change::Update { old, .. } = change {
+                    keys.extend(mapper(old));
+                }
+                for key in keys {
+                    queue.add(key);
                 }
             });
         true
@@ -731,6 +775,7 @@ impl<K: Kind> Controller<K> {
                     owner: OwnerKind::of::<K>(&dt, namespaced),
                     queue: queue.clone(),
                     dynamic_owned: Mutex::default(),
+                    dynamic_watched: Mutex::default(),
                     data,
                 });
                 let store = informers

@@ -124,6 +124,32 @@ pub fn resource_version_changed<K: Resource + 'static>() -> Predicate<K> {
     })
 }
 
+/// operator-sdk's `DependentPredicate`, for objects an operator created (a chart's or a
+/// role's dependents): deletes and real changes pass; creations (the operator's own, or the
+/// first list of a new watch) and updates of status or bookkeeping metadata only
+/// (`resourceVersion`, `managedFields`, `generation`) do not.
+pub fn dependent() -> Predicate<kube::api::DynamicObject> {
+    Predicate::new(
+        |change: &Change<'_, kube::api::DynamicObject>| match change {
+            Change::Create(_) => false,
+            Change::Delete(_) => true,
+            Change::Update { old, new } => comparable(old) != comparable(new),
+        },
+    )
+}
+
+fn comparable(obj: &kube::api::DynamicObject) -> (serde_json::Value, kube::api::ObjectMeta) {
+    let mut data = obj.data.clone();
+    if let Some(map) = data.as_object_mut() {
+        map.remove("status");
+    }
+    let mut meta = obj.metadata.clone();
+    meta.resource_version = None;
+    meta.managed_fields = None;
+    meta.generation = None;
+    (data, meta)
+}
+
 fn non_empty(m: &Option<BTreeMap<String, String>>) -> Option<&BTreeMap<String, String>> {
     m.as_ref().filter(|m| !m.is_empty())
 }

@@ -1,6 +1,7 @@
 //! Kinds learned at run time: a controller over `DynamicObject`s of an `ApiResource`, and a
 //! dependent kind first met in a reconcile (`Context::owns_dynamic`) whose changes come back
-//! to the owner — what a generic operator reading its kinds from a file needs.
+//! to the owner (`Context::owns_dynamic`) or to whomever the operator's mapper names
+//! (`Context::watches_dynamic`) — what a generic operator reading its kinds from a file needs.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -137,5 +138,83 @@ async fn a_dynamic_controller_reconciles_its_kind_and_a_dependent_kind_learned_i
     })
     .await;
     assert!(seen.cleanups.load(Ordering::SeqCst) >= 1, "cleanup ran");
+    running.shutdown().await.expect("clean shutdown");
+}
+
+#[derive(Default)]
+struct Mapped {
+    /// Reconciles of the ConfigMap `target`.
+    target: AtomicUsize,
+    /// Calls of `watches_dynamic` that registered the kind.
+    registered: AtomicUsize,
+}
+
+/// Watches Secrets from the first reconcile on, mapping each to the ConfigMap its
+/// annotation `for` names.
+async fn map_secrets(
+    cm: Arc<DynamicObject>,
+    ctx: Arc<Context<Arc<Mapped>>>,
+) -> Result<Action, TestError> {
+    if cm.name_any() == "target" {
+        ctx.target.fetch_add(1, Ordering::SeqCst);
+    }
+    let secrets = ApiResource::erase::<Secret>(&());
+    let mapper = |secret: &DynamicObject| {
+        secret
+            .annotations()
+            .get("for")
+            .map(|name| Request::namespaced(secret.namespace().unwrap_or_default(), name))
+            .into_iter()
+            .collect()
+    };
+    if ctx.watches_dynamic(&secrets, true, mapper, None) {
+        ctx.registered.fetch_add(1, Ordering::SeqCst);
+    }
+    Ok(Action::await_change())
+}
+
+#[tokio::test]
+async fn a_kind_watched_from_a_reconcile_reconciles_the_keys_the_operators_mapper_names() {
+    let env = TestEnv::start().await.expect("test env");
+    let client = env.client();
+    let mapped = Arc::new(Mapped::default());
+    let mut manager = Manager::builder().build();
+    manager.add(
+        Controller::dynamic("mapper", ApiResource::erase::<ConfigMap>(&()), true)
+            .build(map_secrets, mapped.clone()),
+    );
+    let running = manager.start(client.clone()).await.expect("manager starts");
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    for name in ["target", "other"] {
+        let cm: ConfigMap =
+            serde_json::from_value(json!({"metadata": {"name": name}})).expect("configmap");
+        cms.create(&PostParams::default(), &cm)
+            .await
+            .expect("create");
+    }
+    eventually("both ConfigMaps reconciled and Secrets watched", || async {
+        mapped.target.load(Ordering::SeqCst) >= 1
+            && running.watched_kinds().iter().any(|k| k == "Secret")
+    })
+    .await;
+    let before = mapped.target.load(Ordering::SeqCst);
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), "default");
+    let secret: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "s", "annotations": {"for": "target"}},
+    }))
+    .expect("secret");
+    secrets
+        .create(&PostParams::default(), &secret)
+        .await
+        .expect("create the secret");
+    eventually("the Secret reconciles the ConfigMap it names", || async {
+        mapped.target.load(Ordering::SeqCst) > before
+    })
+    .await;
+    assert_eq!(
+        mapped.registered.load(Ordering::SeqCst),
+        1,
+        "a kind registers once however many reconciles name it"
+    );
     running.shutdown().await.expect("clean shutdown");
 }
