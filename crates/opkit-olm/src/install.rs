@@ -1,7 +1,7 @@
 //! A registry+v1 bundle as the plain objects OLM v1 installs for the `AllNamespaces` install
 //! mode: the bundle's own objects but the CSV (CRDs and the rest as they are), a Deployment
 //! per deployment of the CSV's install strategy, a ServiceAccount per service account the CSV
-//! names (unless the bundle ships it), a Role and RoleBinding per `permissions` entry and a
+//! names (unless the bundle ships it or it is the namespace's `default`), a Role and RoleBinding per `permissions` entry and a
 //! ClusterRole and ClusterRoleBinding per `clusterPermissions` entry, bound to that service
 //! account. Every object carries the owning extension's labels, so the installer can find
 //! what it installed.
@@ -125,7 +125,11 @@ pub fn plain_objects(
             ));
         }
     }
-    for sa in accounts.into_iter().filter(|sa| !shipped.contains(sa)) {
+    // Every namespace has `default` already: it is used, never owned.
+    for sa in accounts
+        .into_iter()
+        .filter(|sa| *sa != "default" && !shipped.contains(sa))
+    {
         out.push(json!({
             "apiVersion": "v1",
             "kind": "ServiceAccount",
