@@ -93,8 +93,11 @@ struct State {
     catalogs: ServedCatalogs,
     /// The objects of the last bundle pulled per extension, by bundle image, so waiting for
     /// Deployments does not pull again.
-    rendered: Mutex<HashMap<String, (String, Arc<Vec<Value>>)>>,
+    rendered: Mutex<HashMap<String, Rendered>>,
 }
+
+/// A bundle image and the objects it rendered to.
+type Rendered = (String, Arc<Vec<Value>>);
 
 /// What one reconcile came to.
 #[derive(Debug, PartialEq)]
