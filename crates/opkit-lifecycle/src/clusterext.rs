@@ -15,7 +15,6 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{
@@ -39,8 +38,6 @@ use crate::registry::Registry;
 
 /// The controller's name and field manager.
 const NAME: &str = "clusterextension-controller";
-/// How often an install waiting for its Deployments looks again.
-const AVAILABLE_POLL: Duration = Duration::from_secs(1);
 
 /// Why the controller cannot start or stopped.
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +79,7 @@ pub async fn start(
             .with_predicate(Predicate::on_update(|old: &ClusterExtension, new| {
                 old.spec != new.spec
             }))
+            .owns::<Deployment>()
             .build(reconcile, state),
     );
     Ok(ClusterExtensions {
@@ -129,8 +127,8 @@ async fn reconcile(
     }
     let outcome = install(&ext, &ctx).await;
     let next = match &outcome {
-        Outcome::Installed(_) | Outcome::Blocked(_) => Action::await_change(),
-        Outcome::Waiting(_) => Action::requeue(AVAILABLE_POLL),
+        // A Deployment's status change brings a waiting install back (the extension owns it).
+        Outcome::Installed(_) | Outcome::Waiting(_) | Outcome::Blocked(_) => Action::await_change(),
         Outcome::Retrying(message) => {
             tracing::info!(extension = ext.name_any(), "{message}");
             Action::requeue_with_backoff()
