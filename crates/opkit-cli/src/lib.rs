@@ -193,9 +193,9 @@ struct UpArgs {
     /// Watches one user may hold open at once.
     #[arg(long, value_name = "N", default_value_t = 1000)]
     max_watches_per_user: usize,
-    /// Run OLM v1's ClusterCatalog controller in this process: installs the ClusterCatalog
-    /// CRD, pulls each catalog's image and serves its content (catalogd's HTTP API) on
-    /// --olm-catalogs-listen.
+    /// Run OLM v1's ClusterCatalog and ClusterExtension controllers in this process: installs
+    /// both CRDs, pulls each catalog's image and serves its content (catalogd's HTTP API) on
+    /// --olm-catalogs-listen, and installs each ClusterExtension's bundle from those catalogs.
     #[arg(long)]
     olm: bool,
     /// Where --olm serves catalogs (`status.urls.base` of each ClusterCatalog is below it;
@@ -346,9 +346,10 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
             listen: args.olm_catalogs_listen,
             advertise: None,
         };
-        let catalogd = opkit_lifecycle::catalogd::start(client, options).await?;
+        let catalogd = opkit_lifecycle::catalogd::start(client.clone(), options).await?;
         println!("serving ClusterCatalogs at {}", catalogd.url());
-        Some(catalogd)
+        let extensions = opkit_lifecycle::clusterext::start(client, catalogd.catalogs()).await?;
+        Some((catalogd, extensions))
     } else {
         None
     };
@@ -362,10 +363,13 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
     );
     signals.recv().await;
     eprintln!("stopping");
-    if let Some(catalogd) = catalogd
-        && let Err(e) = catalogd.shutdown().await
-    {
-        eprintln!("error: {e}");
+    if let Some((catalogd, extensions)) = catalogd {
+        if let Err(e) = extensions.shutdown().await {
+            eprintln!("error: {e}");
+        }
+        if let Err(e) = catalogd.shutdown().await {
+            eprintln!("error: {e}");
+        }
     }
     plane.shutdown().await;
     Ok(())

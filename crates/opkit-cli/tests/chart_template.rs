@@ -421,12 +421,18 @@ impl Drop for Kill {
 
 /// Writes catalog `demo` (channel `stable`: 1.0.0, then 2.0.0 replacing it) to `dir/index.yaml`.
 fn write_catalog(dir: &Path) {
+    write_catalog_of(dir, |v| format!("example.com/demo-bundle:v{v}"));
+}
+
+/// As [`write_catalog`], with bundle images `image(version)`.
+fn write_catalog_of(dir: &Path, image: impl Fn(&str) -> String) {
     std::fs::create_dir_all(dir).unwrap();
     let mut text = String::from(
         "schema: olm.package\nname: demo\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: demo\nname: stable\nentries:\n- name: demo.v1.0.0\n- name: demo.v2.0.0\n  replaces: demo.v1.0.0\n",
     );
     for v in ["1.0.0", "2.0.0"] {
-        text.push_str(&format!("---\nschema: olm.bundle\npackage: demo\nname: demo.v{v}\nimage: example.com/demo-bundle:v{v}\nproperties:\n- type: olm.package\n  value:\n    packageName: demo\n    version: {v}\n"));
+        let image = image(v);
+        text.push_str(&format!("---\nschema: olm.bundle\npackage: demo\nname: demo.v{v}\nimage: {image}\nproperties:\n- type: olm.package\n  value:\n    packageName: demo\n    version: {v}\n"));
     }
     std::fs::write(dir.join("index.yaml"), &text).unwrap();
 }
@@ -883,9 +889,15 @@ fn cluster_catalog(name: &str, image: &str) -> String {
     )
 }
 
-/// The ClusterCatalog `name` as JSON.
-fn get_catalog(cp: &common::ControlPlane, name: &str) -> serde_json::Value {
-    let text = cp.kubectl_ok(&["get", "clustercatalog", name, "-o", "json"]);
+/// The object `kind`/`name` of `namespace` as JSON.
+fn get_in(cp: &common::ControlPlane, namespace: &str, kind: &str, name: &str) -> serde_json::Value {
+    let text = cp.kubectl_ok(&["get", kind, name, "-n", namespace, "-o", "json"]);
+    serde_json::from_str(&text).expect("kubectl prints JSON")
+}
+
+/// The object `kind`/`name` as JSON.
+fn get_object(cp: &common::ControlPlane, kind: &str, name: &str) -> serde_json::Value {
+    let text = cp.kubectl_ok(&["get", kind, name, "-o", "json"]);
     serde_json::from_str(&text).expect("kubectl prints JSON")
 }
 
@@ -906,16 +918,25 @@ fn wait_for_catalog(
     status: &str,
     reason: &str,
 ) -> serde_json::Value {
-    common::eventually(
-        &format!("ClusterCatalog {name}: {type_}={status}/{reason}"),
-        || {
-            let catalog = get_catalog(cp, name);
-            match catalog_condition(&catalog, type_) {
-                Some((s, r, _)) if s == status && r == reason => Ok(catalog),
-                _ => Err(catalog["status"].to_string()),
-            }
-        },
-    )
+    wait_for_condition(cp, "clustercatalog", name, type_, status, reason)
+}
+
+/// Waits until `kind`/`name`'s condition `type_` has `status` and `reason`; the object then.
+fn wait_for_condition(
+    cp: &common::ControlPlane,
+    kind: &str,
+    name: &str,
+    type_: &str,
+    status: &str,
+    reason: &str,
+) -> serde_json::Value {
+    common::eventually(&format!("{kind} {name}: {type_}={status}/{reason}"), || {
+        let object = get_object(cp, kind, name);
+        match catalog_condition(&object, type_) {
+            Some((s, r, _)) if s == status && r == reason => Ok(object),
+            _ => Err(object["status"].to_string()),
+        }
+    })
 }
 
 /// `http://ADDR/PATH` split into the address and the path.
@@ -1064,5 +1085,170 @@ fn a_cluster_catalog_with_a_bad_ref_retries_naming_it_and_keeps_serving_the_last
     assert_eq!(
         http_get(&addr, &format!("{path}/api/v1/all")),
         (200, before)
+    );
+}
+
+/// A ClusterExtension installing package `package` (in range `version`) into `demo-system`.
+fn cluster_extension(name: &str, package: &str, version: &str) -> String {
+    format!(
+        "apiVersion: olm.operatorframework.io/v1\nkind: ClusterExtension\nmetadata:\n  name: {name}\nspec:\n  namespace: demo-system\n  serviceAccount:\n    name: installer\n  source:\n    sourceType: Catalog\n    catalog:\n      packageName: {package}\n      version: \"{version}\"\n"
+    )
+}
+
+#[test]
+fn a_cluster_extension_installs_the_highest_matching_bundle_then_upgrades_one_hop_and_prunes() {
+    let registry = Registry::start();
+    let tmp = tempfile::tempdir().unwrap();
+    for (dir, version, replaces) in [("b1", "1.0.0", ""), ("b2", "2.0.0", "demo.v1.0.0")] {
+        let bundle = write_bundle(tmp.path(), dir, version, replaces, "Widget");
+        // A Deployment needs a selector matching its pod labels.
+        let csv = bundle.join("manifests/demo.clusterserviceversion.yaml");
+        let text = std::fs::read_to_string(&csv).unwrap().replace(
+            "        spec:\n          template:\n            spec:\n",
+            "        spec:\n          selector:\n            matchLabels:\n              app: demo\n          template:\n            metadata:\n              labels:\n                app: demo\n            spec:\n",
+        );
+        std::fs::write(&csv, text).unwrap();
+    }
+    // Only 1.0.0 ships this ConfigMap: the upgrade deletes it.
+    std::fs::write(
+        tmp.path().join("b1/manifests/settings.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo-settings\ndata:\n  level: info\n",
+    )
+    .unwrap();
+    for (dir, version) in [("b1", "1.0.0"), ("b2", "2.0.0")] {
+        let image = registry.image(&format!("demo/bundle:v{version}"));
+        pushed_digest(&opkit(tmp.path(), &["bundle", "push", dir, &image]));
+    }
+    write_catalog_of(&tmp.path().join("catalog"), |v| {
+        registry.image(&format!("demo/bundle:v{v}"))
+    });
+    let catalog = registry.image("demo/catalog:v1");
+    pushed_digest(&opkit(
+        tmp.path(),
+        &["catalog", "push", "catalog", &catalog],
+    ));
+
+    let cp = common::ControlPlane::start_with(&["--olm"]);
+    cp.kubectl_ok(&["create", "namespace", "demo-system"]);
+    let out = cp.kubectl_stdin(&["apply", "-f", "-"], &cluster_catalog("ops", &catalog));
+    assert!(out.success(), "{out}");
+    wait_for_catalog(&cp, "ops", "Serving", "True", "Available");
+
+    let out = cp.kubectl_stdin(
+        &["apply", "-f", "-"],
+        &cluster_extension("demo", "demo", "<2"),
+    );
+    assert!(out.success(), "{out}");
+    let ext = wait_for_condition(
+        &cp,
+        "clusterextension",
+        "demo",
+        "Installed",
+        "True",
+        "Succeeded",
+    );
+    assert_eq!(
+        ext["status"]["install"]["bundle"],
+        serde_json::json!({"name": "demo.v1.0.0", "version": "1.0.0"})
+    );
+    assert_eq!(
+        catalog_condition(&ext, "Progressing").map(|c| (c.0, c.1)),
+        Some(("True".into(), "Succeeded".into()))
+    );
+    let crd = get_object(&cp, "crd", "widgets.demo.example.com");
+    assert_eq!(
+        crd["metadata"]["labels"]["olm.operatorframework.io/owner-name"],
+        "demo"
+    );
+    let deployment = get_in(&cp, "demo-system", "deployment", "demo-controller");
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["containers"][0]["image"],
+        "example.com/demo:v1.0.0"
+    );
+    get_in(&cp, "demo-system", "configmap", "demo-settings");
+
+    // A wider range: one hop along the graph to 2.0.0, which has no ConfigMap.
+    let out = cp.kubectl(&[
+        "patch",
+        "clusterextension",
+        "demo",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"source":{"catalog":{"version":">=1.0.0"}}}}"#,
+    ]);
+    assert!(out.success(), "{out}");
+    common::eventually("ClusterExtension demo to install 2.0.0", || {
+        let ext = get_object(&cp, "clusterextension", "demo");
+        match ext["status"]["install"]["bundle"]["version"].as_str() {
+            Some("2.0.0") => Ok(()),
+            _ => Err(ext["status"].to_string()),
+        }
+    });
+    let deployment = get_in(&cp, "demo-system", "deployment", "demo-controller");
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["containers"][0]["image"],
+        "example.com/demo:v2.0.0"
+    );
+    let out = cp.kubectl(&["get", "configmap", "demo-settings", "-n", "demo-system"]);
+    assert!(!out.success() && out.stderr.contains("NotFound"), "{out}");
+}
+
+#[test]
+fn a_cluster_extension_for_a_missing_package_retries_naming_it() {
+    let registry = Registry::start();
+    let tmp = tempfile::tempdir().unwrap();
+    write_catalog(&tmp.path().join("catalog"));
+    let catalog = registry.image("demo/catalog:v1");
+    pushed_digest(&opkit(
+        tmp.path(),
+        &["catalog", "push", "catalog", &catalog],
+    ));
+    let cp = common::ControlPlane::start_with(&["--olm"]);
+    cp.kubectl_ok(&["create", "namespace", "demo-system"]);
+    let out = cp.kubectl_stdin(&["apply", "-f", "-"], &cluster_catalog("ops", &catalog));
+    assert!(out.success(), "{out}");
+    wait_for_catalog(&cp, "ops", "Serving", "True", "Available");
+
+    let out = cp.kubectl_stdin(
+        &["apply", "-f", "-"],
+        &cluster_extension("ghost", "nothing-here", "1.0.0"),
+    );
+    assert!(out.success(), "{out}");
+    let ext = wait_for_condition(
+        &cp,
+        "clusterextension",
+        "ghost",
+        "Progressing",
+        "True",
+        "Retrying",
+    );
+    let (_, _, message) = catalog_condition(&ext, "Progressing").unwrap();
+    assert_eq!(
+        message,
+        "cannot resolve: no served catalog has package \"nothing-here\""
+    );
+    assert_eq!(
+        catalog_condition(&ext, "Installed").map(|c| (c.0, c.1)),
+        Some(("False".into(), "Failed".into()))
+    );
+
+    // The package exists but no bundle is in the range: the message names both.
+    let out = cp.kubectl_stdin(
+        &["apply", "-f", "-"],
+        &cluster_extension("too-new", "demo", ">=9"),
+    );
+    assert!(out.success(), "{out}");
+    let ext = wait_for_condition(
+        &cp,
+        "clusterextension",
+        "too-new",
+        "Progressing",
+        "True",
+        "Retrying",
+    );
+    let (_, _, message) = catalog_condition(&ext, "Progressing").unwrap();
+    assert_eq!(
+        message,
+        "cannot resolve: package \"demo\" has no bundle in version range \">=9\""
     );
 }

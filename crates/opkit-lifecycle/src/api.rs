@@ -125,6 +125,224 @@ pub struct ClusterCatalogUrls {
     pub base: String,
 }
 
+/// An operator installed from the served catalogs (OLM v1's operator-controller), with
+/// operator-controller's field names.
+#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[kube(
+    group = "olm.operatorframework.io",
+    version = "v1",
+    kind = "ClusterExtension",
+    status = "ClusterExtensionStatus",
+    printcolumn = r#"{"name": "Installed Bundle", "type": "string", "jsonPath": ".status.install.bundle.name"}"#,
+    printcolumn = r#"{"name": "Version", "type": "string", "jsonPath": ".status.install.bundle.version"}"#,
+    printcolumn = r#"{"name": "Installed", "type": "string", "jsonPath": ".status.conditions[?(@.type==\"Installed\")].status"}"#,
+    printcolumn = r#"{"name": "Progressing", "type": "string", "jsonPath": ".status.conditions[?(@.type==\"Progressing\")].status"}"#,
+    printcolumn = r#"{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterExtensionSpec {
+    /// The namespace the operator's namespaced objects go to (it must exist).
+    #[schemars(length(min = 1, max = 63))]
+    pub namespace: String,
+    /// The service account the installation is made for.
+    pub service_account: ServiceAccountReference,
+    /// Where the bundle comes from.
+    pub source: ExtensionSource,
+    /// How to install.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub install: Option<ExtensionInstallConfig>,
+}
+
+/// A service account in the extension's namespace.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct ServiceAccountReference {
+    /// Its name.
+    #[schemars(length(min = 1, max = 253))]
+    pub name: String,
+}
+
+/// The kinds of extension source (only catalogs).
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum ExtensionSourceType {
+    /// A package of the served catalogs.
+    #[default]
+    Catalog,
+}
+
+/// The extension's source.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-validations" = [{
+    "rule": "self.sourceType != 'Catalog' || has(self.catalog)",
+    "message": "catalog is required when sourceType is Catalog"
+}]))]
+pub struct ExtensionSource {
+    /// `Catalog`.
+    pub source_type: ExtensionSourceType,
+    /// The package and which of its bundles (required for `sourceType: Catalog`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog: Option<CatalogFilter>,
+}
+
+/// Which bundle of which package.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CatalogFilter {
+    /// The package.
+    #[schemars(length(min = 1, max = 253))]
+    pub package_name: String,
+    /// A version range (Masterminds syntax: `1.2.3`, `>=1.0, <2`, `~1.2`, `1.x`); any when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 64))]
+    pub version: Option<String>,
+    /// The channels to take bundles from; all when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub channels: Vec<String>,
+    /// Which catalogs to take bundles from, by label; all when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+    /// Which upgrades are allowed.
+    #[serde(default)]
+    pub upgrade_constraint_policy: UpgradeConstraintPolicy,
+}
+
+/// Which upgrades are allowed from the installed bundle.
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum UpgradeConstraintPolicy {
+    /// Only the successors the catalog's upgrade graph names.
+    #[default]
+    CatalogProvided,
+    /// Any version in the range.
+    SelfCertified,
+}
+
+/// How to install.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct ExtensionInstallConfig {
+    /// Checks before installing or upgrading.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preflight: Option<PreflightConfig>,
+}
+
+/// Checks before installing or upgrading.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PreflightConfig {
+    /// The CRD upgrade-safety check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crd_upgrade_safety: Option<CrdUpgradeSafety>,
+}
+
+/// The CRD upgrade-safety check.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct CrdUpgradeSafety {
+    /// `Strict` (default) or `None`.
+    pub enforcement: CrdUpgradeSafetyEnforcement,
+}
+
+/// Whether an unsafe CRD upgrade is refused.
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum CrdUpgradeSafetyEnforcement {
+    /// Refused.
+    #[default]
+    Strict,
+    /// Not checked.
+    None,
+}
+
+/// What the controller observed.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct ClusterExtensionStatus {
+    /// `Installed` and `Progressing`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    /// What is installed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub install: Option<ClusterExtensionInstallStatus>,
+}
+
+/// What is installed.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct ClusterExtensionInstallStatus {
+    /// The bundle.
+    pub bundle: BundleMetadata,
+}
+
+/// A bundle's name and version.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct BundleMetadata {
+    /// The bundle's name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+}
+
+/// The `ClusterExtension` CRD.
+pub fn extension_crd()
+-> k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
+    <ClusterExtension as kube::CustomResourceExt>::crd()
+}
+
+/// Why a CRD could not be installed.
+#[derive(Debug, thiserror::Error)]
+pub enum CrdError {
+    /// Applying it failed.
+    #[error("cannot install the CRD {name}: {source}")]
+    Apply {
+        /// The CRD.
+        name: String,
+        /// Why.
+        source: kube::Error,
+    },
+    /// Watching it for its `Established` condition failed.
+    #[error("cannot watch the CRD {name}: {source}")]
+    Wait {
+        /// The CRD.
+        name: String,
+        /// Why.
+        source: kube::runtime::wait::Error,
+    },
+    /// It was not established in time.
+    #[error("the CRD {name} was not established within {CRD_TIMEOUT:?}")]
+    NotEstablished {
+        /// The CRD.
+        name: String,
+    },
+}
+
+/// How long a CRD may take to be established.
+const CRD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Server-side applies `crd` as `field_manager` and waits until it is established.
+pub(crate) async fn install_crd(
+    client: &kube::Client,
+    crd: &k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+    field_manager: &str,
+) -> Result<(), CrdError> {
+    use kube::api::{Api, Patch, PatchParams};
+    use kube::runtime::wait::{await_condition, conditions::is_crd_established};
+    let name = kube::ResourceExt::name_any(crd);
+    let api: Api<_> = Api::all(client.clone());
+    api.patch(
+        &name,
+        &PatchParams::apply(field_manager).force(),
+        &Patch::Apply(crd),
+    )
+    .await
+    .map_err(|source| CrdError::Apply {
+        name: name.clone(),
+        source,
+    })?;
+    tokio::time::timeout(
+        CRD_TIMEOUT,
+        await_condition(api, &name, is_crd_established()),
+    )
+    .await
+    .map_err(|_| CrdError::NotEstablished { name: name.clone() })?
+    .map_err(|source| CrdError::Wait { name, source })?;
+    Ok(())
+}
+
 /// The `ClusterCatalog` CRD.
 pub fn crd()
 -> k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
@@ -158,6 +376,33 @@ mod tests {
             "{image}"
         );
         assert!(image["x-kubernetes-validations"].is_array(), "{image}");
+    }
+
+    #[test]
+    fn an_operator_controller_manifest_reads_with_its_defaults() {
+        let ce: ClusterExtension = serde_json::from_value(serde_json::json!({
+            "apiVersion": "olm.operatorframework.io/v1",
+            "kind": "ClusterExtension",
+            "metadata": {"name": "argocd"},
+            "spec": {"namespace": "argocd", "serviceAccount": {"name": "installer"},
+                "source": {"sourceType": "Catalog", "catalog": {
+                    "packageName": "argocd-operator", "version": "0.6.0"}}}
+        }))
+        .unwrap();
+        let catalog = ce.spec.source.catalog.unwrap();
+        assert_eq!(
+            catalog.upgrade_constraint_policy,
+            UpgradeConstraintPolicy::CatalogProvided
+        );
+        assert_eq!(catalog.version.as_deref(), Some("0.6.0"));
+        let crd = serde_json::to_value(extension_crd()).unwrap();
+        assert_eq!(crd["spec"]["scope"], "Cluster");
+        let spec = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+        assert_eq!(
+            spec["properties"]["source"]["properties"]["catalog"]["properties"]["upgradeConstraintPolicy"]
+                ["enum"],
+            serde_json::json!(["CatalogProvided", "SelfCertified"])
+        );
     }
 
     #[test]

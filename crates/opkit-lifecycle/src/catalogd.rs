@@ -10,21 +10,17 @@
 //! Unavailable` and deletion (under a finalizer) stop serving. What is served lives in this
 //! process only: after a restart every catalog is pulled again.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::wait::{await_condition, conditions::is_crd_established};
 use kube::{Client, ResourceExt};
 use opkit::finalizer::{Event, FinalizerError};
 use opkit::{Action, Context, Controller, Manager, Predicate, Running};
 use opkit_olm::cluster_catalog::{self, Outcome};
-use opkit_olm::{CatalogContent, CatalogServer};
+use opkit_olm::{Catalog, CatalogContent, CatalogServer};
 
 use crate::api::{
     AvailabilityMode, ClusterCatalog, ClusterCatalogStatus, ClusterCatalogUrls, DELETE_FINALIZER,
@@ -36,8 +32,6 @@ use crate::registry::Registry;
 const ROOT: &str = "/catalogs";
 /// The controller's name and field manager.
 const NAME: &str = "clustercatalog-controller";
-/// How long the CRD may take to be established.
-const CRD_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How the controller runs.
 #[derive(Clone, Debug)]
@@ -53,14 +47,8 @@ pub struct CatalogdOptions {
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogdError {
     /// Installing the `ClusterCatalog` CRD failed.
-    #[error("cannot install the ClusterCatalog CRD: {0}")]
-    Crd(#[source] kube::Error),
-    /// Watching the CRD for its `Established` condition failed.
-    #[error("cannot watch the ClusterCatalog CRD: {0}")]
-    CrdWait(#[source] kube::runtime::wait::Error),
-    /// The CRD was not established in time.
-    #[error("the ClusterCatalog CRD was not established within {CRD_TIMEOUT:?}")]
-    CrdNotEstablished,
+    #[error(transparent)]
+    Crd(#[from] crate::api::CrdError),
     /// The catalog listener could not be bound.
     #[error("cannot serve catalogs on {addr}: {source}")]
     Listen {
@@ -77,9 +65,35 @@ pub enum CatalogdError {
     Serve(#[source] std::io::Error),
 }
 
+/// The typed content of every served catalog, by catalog name: what the `ClusterExtension`
+/// controller resolves against, read in-process rather than over catalogd's HTTP API.
+#[derive(Clone, Debug, Default)]
+pub struct ServedCatalogs(Arc<RwLock<BTreeMap<String, ServedCatalog>>>);
+
+/// One served catalog.
+#[derive(Clone, Debug)]
+pub struct ServedCatalog {
+    /// The `ClusterCatalog`'s priority.
+    pub priority: i32,
+    /// Its content.
+    pub catalog: Arc<Catalog>,
+}
+
+impl ServedCatalogs {
+    /// A snapshot of what is served now.
+    pub fn snapshot(&self) -> BTreeMap<String, ServedCatalog> {
+        self.0.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, ServedCatalog>> {
+        self.0.write().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
 /// A running controller; catalogs are served until [`Catalogd::shutdown`].
 pub struct Catalogd {
     url: String,
+    catalogs: ServedCatalogs,
     running: Running,
     stop: tokio::sync::oneshot::Sender<()>,
     http: tokio::task::JoinHandle<std::io::Result<()>>,
@@ -89,6 +103,11 @@ impl Catalogd {
     /// The URL catalogs are served below (`<url>/<name>/api/v1/all`).
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The served catalogs' content.
+    pub fn catalogs(&self) -> ServedCatalogs {
+        self.catalogs.clone()
     }
 
     /// Stops the controller and the catalog server.
@@ -107,7 +126,7 @@ impl Catalogd {
 /// Installs the `ClusterCatalog` CRD on the cluster of `client`, binds the catalog listener
 /// and starts the controller; returns at once.
 pub async fn start(client: Client, options: CatalogdOptions) -> Result<Catalogd, CatalogdError> {
-    install_crd(&client).await?;
+    crate::api::install_crd(&client, &crate::api::crd(), NAME).await?;
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await
         .map_err(|source| CatalogdError::Listen {
@@ -129,9 +148,11 @@ pub async fn start(client: Client, options: CatalogdOptions) -> Result<Catalogd,
     let http = tokio::spawn(crate::http::serve(listener, server.clone(), async {
         let _ = stopped.await;
     }));
+    let catalogs = ServedCatalogs::default();
     let state = State {
         server,
         served: Mutex::default(),
+        catalogs: catalogs.clone(),
         url: url.clone(),
     };
     let mut manager = Manager::builder().build();
@@ -144,6 +165,7 @@ pub async fn start(client: Client, options: CatalogdOptions) -> Result<Catalogd,
     let running = manager.start(client).await?;
     Ok(Catalogd {
         url,
+        catalogs,
         running,
         stop,
         http,
@@ -160,33 +182,13 @@ fn not_status_only() -> Predicate<ClusterCatalog> {
     })
 }
 
-/// Server-side applies the CRD and waits until it is established.
-async fn install_crd(client: &Client) -> Result<(), CatalogdError> {
-    let crd = crate::api::crd();
-    let name = crd.name_any();
-    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-    api.patch(
-        &name,
-        &PatchParams::apply(NAME).force(),
-        &Patch::Apply(&crd),
-    )
-    .await
-    .map_err(CatalogdError::Crd)?;
-    tokio::time::timeout(
-        CRD_TIMEOUT,
-        await_condition(api, &name, is_crd_established()),
-    )
-    .await
-    .map_err(|_| CatalogdError::CrdNotEstablished)?
-    .map_err(CatalogdError::CrdWait)?;
-    Ok(())
-}
-
 /// What the controller serves, shared with the listener.
 struct State {
     server: Arc<RwLock<CatalogServer>>,
     /// Where each served catalog's content came from, by catalog name.
     served: Mutex<HashMap<String, Served>>,
+    /// The typed content served, for resolution.
+    catalogs: ServedCatalogs,
     /// The URL catalogs are served below.
     url: String,
 }
@@ -215,11 +217,17 @@ impl State {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(name);
+        self.catalogs.write().remove(name);
     }
 
     /// Pulls `image` again when the spec changed or the poll interval passed; the outcome
     /// and when to look again.
-    async fn unpack_if_due(&self, name: &str, image: &ImageSource) -> (Outcome, Action) {
+    async fn unpack_if_due(
+        &self,
+        name: &str,
+        priority: i32,
+        image: &ImageSource,
+    ) -> (Outcome, Action) {
         let current = self.served(name);
         let now = Timestamp::now();
         let poll = |at: Timestamp| {
@@ -231,6 +239,9 @@ impl State {
             )
         };
         if let Some(served) = current.as_ref().filter(|s| s.spec_ref == image.ref_) {
+            if let Some(c) = self.catalogs.write().get_mut(name) {
+                c.priority = priority;
+            }
             let wait = poll(served.unpacked_at);
             if wait.is_none_or(|w| !w.is_zero()) {
                 let outcome = Outcome::Serving {
@@ -242,7 +253,7 @@ impl State {
                 );
             }
         }
-        match self.unpack(name, &image.ref_, now).await {
+        match self.unpack(name, priority, &image.ref_, now).await {
             Ok(served) => {
                 let next = poll(now).map_or_else(Action::await_change, Action::requeue);
                 (
@@ -265,7 +276,13 @@ impl State {
     }
 
     /// Pulls, unpacks, loads and validates `reference`, then serves it as catalog `name`.
-    async fn unpack(&self, name: &str, reference: &str, now: Timestamp) -> anyhow::Result<Served> {
+    async fn unpack(
+        &self,
+        name: &str,
+        priority: i32,
+        reference: &str,
+        now: Timestamp,
+    ) -> anyhow::Result<Served> {
         let registry = Registry::new(reference, false)?;
         let pulled = registry.pull().await?;
         if pulled.digest.is_empty() {
@@ -291,6 +308,10 @@ impl State {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(name.to_string(), served.clone());
+        let catalog = Arc::new(catalog);
+        self.catalogs
+            .write()
+            .insert(name.to_string(), ServedCatalog { priority, catalog });
         Ok(served)
     }
 }
@@ -339,7 +360,9 @@ async fn apply(cc: &ClusterCatalog, ctx: &Context<State>) -> Result<Action, Reco
             let message = "spec.source.image is required when spec.source.type is Image".into();
             (Outcome::Blocked { message }, Action::await_change())
         }
-        (AvailabilityMode::Available, Some(image)) => state.unpack_if_due(&name, image).await,
+        (AvailabilityMode::Available, Some(image)) => {
+            state.unpack_if_due(&name, cc.spec.priority, image).await
+        }
     };
     let status = status_of(cc, &outcome, state.served(&name).as_ref(), &state.url);
     if cc.status.as_ref() != Some(&status) {

@@ -1,18 +1,26 @@
 //! The OLM v1 lifecycle controllers on opkit's runtime, with the I/O the pure `opkit-olm`
 //! leaves out: [`registry`] moves bundle and catalog images to and from OCI registries (the
 //! CLI's `push|pull` use it too), [`catalogd`] is the `ClusterCatalog` controller (pull,
-//! unpack, validate, serve catalogd's HTTP API from its own listener), [`http`] answers that
-//! API on a listener, and [`api`] is the `ClusterCatalog` type and CRD.
+//! unpack, validate, serve catalogd's HTTP API from its own listener), [`clusterext`] is the
+//! `ClusterExtension` controller (resolve against the served catalogs, pull the bundle, apply
+//! its objects), [`http`] answers catalogd's API on a listener, and [`api`] holds both types
+//! and CRDs.
 //!
-//! `opkit up --olm` runs the controller inside the embedded control plane's process; any
-//! other process can run it against any cluster with [`catalogd::start`].
+//! `opkit up --olm` runs both controllers inside the embedded control plane's process; any
+//! other process can run them against any cluster with [`catalogd::start`] and
+//! [`clusterext::start`].
 
 #![warn(missing_docs)]
 
 pub mod api;
 pub mod catalogd;
+pub mod clusterext;
 pub mod http;
 pub mod registry;
 
-pub use api::{ClusterCatalog, ClusterCatalogSpec, ClusterCatalogStatus};
-pub use catalogd::{Catalogd, CatalogdError, CatalogdOptions};
+pub use api::{
+    ClusterCatalog, ClusterCatalogSpec, ClusterCatalogStatus, ClusterExtension,
+    ClusterExtensionSpec, ClusterExtensionStatus,
+};
+pub use catalogd::{Catalogd, CatalogdError, CatalogdOptions, ServedCatalogs};
+pub use clusterext::{ClusterExtensions, ClusterExtensionsError};

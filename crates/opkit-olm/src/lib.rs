@@ -12,7 +12,8 @@
 //! basic and semver catalog templates; [`graph`] answers upgrade questions; [`property`] is the
 //! properties vocabulary; [`image`] builds and reads bundle and catalog images (the layer and
 //! config, not the registry); [`cluster_catalog`] is the status logic of the `ClusterCatalog`
-//! controller. Only reading the files given to it is I/O.
+//! controller; [`resolve`] picks the bundle a `ClusterExtension` installs and [`install`]
+//! renders a bundle into the plain objects that install it. Only reading the files given to it is I/O.
 
 #![warn(missing_docs)]
 
@@ -23,8 +24,10 @@ pub mod crd_safety;
 mod documents;
 pub mod graph;
 pub mod image;
+pub mod install;
 mod names;
 pub mod property;
+pub mod resolve;
 pub mod template;
 pub mod version;
 

@@ -1,0 +1,548 @@
+//! The `ClusterExtension` controller, OLM v1's operator-controller for registry+v1 bundles:
+//! it resolves the package against the catalogs [`crate::catalogd`] serves (read in-process
+//! through [`ServedCatalogs`], not over HTTP) with [`opkit_olm::resolve`], pulls the chosen
+//! bundle image with the shared [`crate::registry`] client, renders it with
+//! [`opkit_olm::install`] for the `AllNamespaces` install mode, and server-side applies the
+//! objects (CRDs first), each labelled with and owned by the extension. It reports
+//! `Installed=True` with `status.install.bundle` once every Deployment of the bundle is
+//! Available; an upgrade (a new range, a newer bundle in the catalog) moves one hop and
+//! deletes what the new bundle no longer has.
+//!
+//! A failure (no such package, no matching version, a pull or apply failure) is written as
+//! `Progressing=True/Retrying` and retried with the runtime's per-key backoff; a spec the
+//! controller cannot honour is `Progressing=False/Blocked`. Objects go with the extension
+//! through their owner references.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+
+use k8s_openapi::api::apps::v1::Deployment;
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams,
+};
+use kube::discovery::{Scope, pinned_kind};
+use kube::{Client, Resource, ResourceExt};
+use opkit::{Action, Context, Controller, Manager, Predicate, Running};
+use opkit_olm::graph::Node;
+use opkit_olm::install::OWNER_NAME_LABEL;
+use opkit_olm::resolve::{self, Request, Resolved, Source, UpgradePolicy};
+use opkit_olm::version::VersionRange;
+use serde_json::{Value, json};
+
+use crate::api::{
+    BundleMetadata, ClusterExtension, ClusterExtensionInstallStatus, ClusterExtensionStatus,
+    CrdError, UpgradeConstraintPolicy,
+};
+use crate::catalogd::ServedCatalogs;
+use crate::registry::Registry;
+
+/// The controller's name and field manager.
+const NAME: &str = "clusterextension-controller";
+
+/// Why the controller cannot start or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterExtensionsError {
+    /// Installing the `ClusterExtension` CRD failed.
+    #[error(transparent)]
+    Crd(#[from] CrdError),
+    /// The runtime failed.
+    #[error(transparent)]
+    Runtime(#[from] opkit::Error),
+}
+
+/// A running controller, until [`ClusterExtensions::shutdown`].
+pub struct ClusterExtensions {
+    running: Running,
+}
+
+impl ClusterExtensions {
+    /// Stops the controller.
+    pub async fn shutdown(self) -> Result<(), ClusterExtensionsError> {
+        Ok(self.running.shutdown().await?)
+    }
+}
+
+/// Installs the `ClusterExtension` CRD on the cluster of `client` and starts the controller,
+/// resolving against `catalogs`; returns at once.
+pub async fn start(
+    client: Client,
+    catalogs: ServedCatalogs,
+) -> Result<ClusterExtensions, ClusterExtensionsError> {
+    crate::api::install_crd(&client, &crate::api::extension_crd(), NAME).await?;
+    let state = State {
+        catalogs,
+        rendered: Mutex::default(),
+    };
+    let mut manager = Manager::builder().build();
+    manager.add(
+        Controller::<ClusterExtension>::new(NAME)
+            .with_predicate(Predicate::on_update(|old: &ClusterExtension, new| {
+                old.spec != new.spec
+            }))
+            .owns::<Deployment>()
+            .build(reconcile, state),
+    );
+    Ok(ClusterExtensions {
+        running: manager.start(client).await?,
+    })
+}
+
+struct State {
+    catalogs: ServedCatalogs,
+    /// The objects of the last bundle pulled per extension, by bundle image, so waiting for
+    /// Deployments does not pull again.
+    rendered: Mutex<HashMap<String, Rendered>>,
+}
+
+/// A bundle image and the objects it rendered to.
+type Rendered = (String, Arc<Vec<Value>>);
+
+/// What one reconcile came to.
+#[derive(Debug, PartialEq)]
+enum Outcome {
+    /// The bundle is installed and its Deployments are Available.
+    Installed(BundleMetadata),
+    /// The bundle's objects are applied; the Deployments are not Available yet.
+    Waiting(String),
+    /// A failure that may pass.
+    Retrying(String),
+    /// A spec the controller cannot honour.
+    Blocked(String),
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write the status of ClusterExtension {name}: {source}")]
+struct StatusError {
+    name: String,
+    #[source]
+    source: opkit::Error,
+}
+
+async fn reconcile(
+    ext: Arc<ClusterExtension>,
+    ctx: Arc<Context<State>>,
+) -> Result<Action, StatusError> {
+    if ext.metadata.deletion_timestamp.is_some() {
+        return Ok(Action::await_change());
+    }
+    let outcome = install(&ext, &ctx).await;
+    let next = match &outcome {
+        // A Deployment's status change brings a waiting install back (the extension owns it).
+        Outcome::Installed(_) | Outcome::Waiting(_) | Outcome::Blocked(_) => Action::await_change(),
+        Outcome::Retrying(message) => {
+            tracing::info!(extension = ext.name_any(), "{message}");
+            Action::requeue_with_backoff()
+        }
+    };
+    let status = status_of(&ext, &outcome);
+    if ext.status.as_ref() != Some(&status) {
+        ctx.apply_status(&*ext, &status)
+            .await
+            .map_err(|source| StatusError {
+                name: ext.name_any(),
+                source,
+            })?;
+    }
+    Ok(next)
+}
+
+/// Resolves, pulls, renders and applies; the outcome.
+async fn install(ext: &ClusterExtension, ctx: &Context<State>) -> Outcome {
+    let spec = &ext.spec;
+    let Some(filter) = &spec.source.catalog else {
+        return Outcome::Blocked("spec.source.catalog is required for sourceType Catalog".into());
+    };
+    if filter.selector.is_some() {
+        return Outcome::Blocked(
+            "spec.source.catalog.selector is not supported yet by opkit; remove it to resolve against every served catalog".into(),
+        );
+    }
+    let range = match filter.version.as_deref().map(VersionRange::parse) {
+        None => None,
+        Some(Ok(r)) => Some(r),
+        Some(Err(e)) => {
+            return Outcome::Blocked(format!(
+                "spec.source.catalog.version {:?} is not a version range: {e}",
+                filter.version.as_deref().unwrap_or_default()
+            ));
+        }
+    };
+    let installed = ext
+        .status
+        .as_ref()
+        .and_then(|s| s.install.as_ref())
+        .and_then(|i| {
+            Some(Node {
+                name: i.bundle.name.clone(),
+                version: semver::Version::parse(&i.bundle.version).ok()?,
+            })
+        });
+    let served = ctx.data().catalogs.snapshot();
+    let sources: Vec<Source<'_>> = served
+        .iter()
+        .map(|(name, c)| Source {
+            name,
+            priority: c.priority,
+            catalog: &c.catalog,
+        })
+        .collect();
+    let request = Request {
+        package: &filter.package_name,
+        version: range.as_ref(),
+        channels: &filter.channels,
+        policy: match filter.upgrade_constraint_policy {
+            UpgradeConstraintPolicy::CatalogProvided => UpgradePolicy::CatalogProvided,
+            UpgradeConstraintPolicy::SelfCertified => UpgradePolicy::SelfCertified,
+        },
+    };
+    let resolved = match resolve::resolve(&sources, &request, installed.as_ref()) {
+        Ok(r) => r,
+        Err(e) => return Outcome::Retrying(format!("cannot resolve: {e}")),
+    };
+    let objects = match ctx.data().objects(ext, &resolved).await {
+        Ok(o) => o,
+        Err(message) => return Outcome::Retrying(message),
+    };
+    if let Err(message) = apply_all(ctx.client(), ext, &objects).await {
+        return Outcome::Retrying(message);
+    }
+    if let Err(message) = prune(ctx.client(), ext, &objects).await {
+        return Outcome::Retrying(message);
+    }
+    match unavailable(ctx.client(), &objects).await {
+        Ok(None) => Outcome::Installed(BundleMetadata {
+            name: resolved.name,
+            version: resolved.version.to_string(),
+        }),
+        Ok(Some(deployment)) => Outcome::Waiting(format!(
+            "bundle {} is applied; waiting for Deployment {deployment} to be Available",
+            resolved.name
+        )),
+        Err(message) => Outcome::Retrying(message),
+    }
+}
+
+impl State {
+    /// The objects installing `resolved` for `ext`: pulled and rendered once per image.
+    async fn objects(
+        &self,
+        ext: &ClusterExtension,
+        resolved: &Resolved,
+    ) -> Result<Arc<Vec<Value>>, String> {
+        let name = ext.name_any();
+        let cached = {
+            let rendered = self.rendered.lock().unwrap_or_else(|p| p.into_inner());
+            rendered
+                .get(&name)
+                .filter(|(image, _)| *image == resolved.image)
+                .map(|(_, objects)| objects.clone())
+        };
+        if let Some(objects) = cached {
+            return Ok(objects);
+        }
+        let objects = pull_and_render(&resolved.image, &ext.spec.namespace, &name)
+            .await
+            .map_err(|e| {
+                format!(
+                    "cannot install bundle {} from {}: {e:#}",
+                    resolved.name, resolved.image
+                )
+            })?;
+        let objects = Arc::new(objects);
+        self.rendered
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name, (resolved.image.clone(), objects.clone()));
+        Ok(objects)
+    }
+}
+
+/// Pulls the bundle image and renders its plain objects.
+async fn pull_and_render(image: &str, namespace: &str, owner: &str) -> anyhow::Result<Vec<Value>> {
+    if image.is_empty() {
+        anyhow::bail!("the catalog gives no image for it");
+    }
+    let registry = Registry::new(image, false)?;
+    let pulled = registry.pull().await?;
+    let files = opkit_olm::image::bundle_files(&pulled.config, &pulled.layers())?;
+    // The bundle reader works on a directory: unpack into a private one.
+    let dir = tempfile::tempdir()?;
+    for (path, data) in &files {
+        let path = dir.path().join(path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(path, data)?;
+    }
+    let bundle = opkit_olm::Bundle::load(dir.path())?;
+    Ok(opkit_olm::install::plain_objects(
+        &bundle, namespace, owner,
+    )?)
+}
+
+/// The object's kind, group and version.
+fn gvk(object: &Value) -> GroupVersionKind {
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    GroupVersionKind::gvk(group, version, object["kind"].as_str().unwrap_or_default())
+}
+
+/// `Kind namespace/name` (or `Kind name`), for messages.
+fn describe(object: &Value) -> String {
+    let name = object["metadata"]["name"].as_str().unwrap_or_default();
+    match object["metadata"]["namespace"].as_str() {
+        Some(ns) => format!(
+            "{} {ns}/{name}",
+            object["kind"].as_str().unwrap_or_default()
+        ),
+        None => format!("{} {name}", object["kind"].as_str().unwrap_or_default()),
+    }
+}
+
+/// The API of `object`'s kind, in its namespace (the extension's when it names none).
+async fn api_for(
+    client: &Client,
+    object: &Value,
+    namespace: &str,
+) -> Result<(Api<DynamicObject>, ApiResource, bool), String> {
+    let gvk = gvk(object);
+    let (ar, caps) = pinned_kind(client, &gvk)
+        .await
+        .map_err(|e| format!("cannot find the API of {}: {e}", describe(object)))?;
+    let namespaced = caps.scope == Scope::Namespaced;
+    let api = if namespaced {
+        let ns = object["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or(namespace);
+        Api::namespaced_with(client.clone(), ns, &ar)
+    } else {
+        Api::all_with(client.clone(), &ar)
+    };
+    Ok((api, ar, namespaced))
+}
+
+/// Server-side applies every object, CRDs first, owned by `ext`.
+async fn apply_all(
+    client: &Client,
+    ext: &ClusterExtension,
+    objects: &[Value],
+) -> Result<(), String> {
+    let owner = ext
+        .controller_owner_ref(&())
+        .ok_or_else(|| "the ClusterExtension has no uid yet".to_string())?;
+    let mut ordered: Vec<&Value> = objects.iter().collect();
+    ordered.sort_by_key(|o| o["kind"] != "CustomResourceDefinition");
+    let params = PatchParams::apply(NAME).force();
+    for object in ordered {
+        let (api, _, namespaced) = api_for(client, object, &ext.spec.namespace).await?;
+        let mut body = object.clone();
+        if namespaced && body["metadata"]["namespace"].is_null() {
+            body["metadata"]["namespace"] = json!(ext.spec.namespace);
+        }
+        body["metadata"]["ownerReferences"] = json!([owner]);
+        let name = body["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        api.patch(&name, &params, &Patch::Apply(&body))
+            .await
+            .map_err(|e| format!("cannot apply {}: {e}", describe(&body)))?;
+    }
+    Ok(())
+}
+
+/// Deletes the objects labelled with `ext` that `objects` no longer has, for the kinds a
+/// registry+v1 install makes, the plain kinds a bundle commonly ships, and the kinds
+/// `objects` has.
+async fn prune(client: &Client, ext: &ClusterExtension, objects: &[Value]) -> Result<(), String> {
+    // Where each object went: a namespaced one without a namespace went to the extension's.
+    let keep = |kind: &str, namespaced: bool, ns: &str, name: &str| {
+        objects.iter().any(|o| {
+            let placed = o["metadata"]["namespace"]
+                .as_str()
+                .unwrap_or(&ext.spec.namespace);
+            o["kind"] == kind && o["metadata"]["name"] == name && (!namespaced || placed == ns)
+        })
+    };
+    let mut kinds: BTreeSet<(String, String)> = [
+        ("apiextensions.k8s.io/v1", "CustomResourceDefinition"),
+        ("apps/v1", "Deployment"),
+        ("v1", "ServiceAccount"),
+        ("v1", "ConfigMap"),
+        ("v1", "Secret"),
+        ("v1", "Service"),
+        ("rbac.authorization.k8s.io/v1", "Role"),
+        ("rbac.authorization.k8s.io/v1", "RoleBinding"),
+        ("rbac.authorization.k8s.io/v1", "ClusterRole"),
+        ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
+    ]
+    .into_iter()
+    .map(|(a, k)| (a.to_string(), k.to_string()))
+    .collect();
+    kinds.extend(objects.iter().map(|o| {
+        let field = |k: &str| o[k].as_str().unwrap_or_default().to_string();
+        (field("apiVersion"), field("kind"))
+    }));
+    let selector = format!("{OWNER_NAME_LABEL}={}", ext.name_any());
+    for (api_version, kind) in kinds {
+        let probe = json!({"apiVersion": api_version, "kind": kind, "metadata": {}});
+        let (_, ar, namespaced) = api_for(client, &probe, &ext.spec.namespace).await?;
+        let all: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
+        let live = all
+            .list(&ListParams::default().labels(&selector))
+            .await
+            .map_err(|e| format!("cannot list {kind} of the extension: {e}"))?;
+        for o in live {
+            let ns = if namespaced {
+                o.namespace().unwrap_or_default()
+            } else {
+                String::new()
+            };
+            if keep(&kind, namespaced, &ns, &o.name_any()) {
+                continue;
+            }
+            let api: Api<DynamicObject> = if namespaced {
+                Api::namespaced_with(client.clone(), &ns, &ar)
+            } else {
+                Api::all_with(client.clone(), &ar)
+            };
+            match api.delete(&o.name_any(), &DeleteParams::default()).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(s)) if s.code == 404 => {}
+                Err(e) => return Err(format!("cannot delete {kind} {}: {e}", o.name_any())),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The first Deployment of `objects` not Available, as `namespace/name`.
+async fn unavailable(client: &Client, objects: &[Value]) -> Result<Option<String>, String> {
+    for o in objects
+        .iter()
+        .filter(|o| o["kind"] == "Deployment" && o["apiVersion"] == "apps/v1")
+    {
+        let ns = o["metadata"]["namespace"].as_str().unwrap_or_default();
+        let name = o["metadata"]["name"].as_str().unwrap_or_default();
+        let api: Api<Deployment> = Api::namespaced(client.clone(), ns);
+        let live = api
+            .get_opt(name)
+            .await
+            .map_err(|e| format!("cannot read Deployment {ns}/{name}: {e}"))?;
+        let available = live
+            .and_then(|d| d.status)
+            .and_then(|s| s.conditions)
+            .is_some_and(|c| {
+                c.iter()
+                    .any(|c| c.type_ == "Available" && c.status == "True")
+            });
+        if !available {
+            return Ok(Some(format!("{ns}/{name}")));
+        }
+    }
+    Ok(None)
+}
+
+/// The status for `outcome`, keeping what was installed before when nothing new is.
+fn status_of(ext: &ClusterExtension, outcome: &Outcome) -> ClusterExtensionStatus {
+    let previous = ext.status.clone().unwrap_or_default();
+    let mut conditions = previous.conditions;
+    let install = match outcome {
+        Outcome::Installed(bundle) => Some(ClusterExtensionInstallStatus {
+            bundle: bundle.clone(),
+        }),
+        _ => previous.install,
+    };
+    let (progressing, reason, message) = match outcome {
+        Outcome::Installed(b) => (true, "Succeeded", format!("installed bundle {}", b.name)),
+        Outcome::Waiting(m) | Outcome::Retrying(m) => (true, "Retrying", m.clone()),
+        Outcome::Blocked(m) => (false, "Blocked", m.clone()),
+    };
+    let generation = ext.metadata.generation;
+    opkit::conditions::set(
+        &mut conditions,
+        opkit::conditions::of("Progressing", progressing)
+            .reason(reason)
+            .message(message)
+            .observed_generation(generation),
+    );
+    let installed = match &install {
+        Some(i) => opkit::conditions::of("Installed", true)
+            .reason("Succeeded")
+            .message(format!(
+                "bundle {} {} is installed",
+                i.bundle.name, i.bundle.version
+            )),
+        None => opkit::conditions::of("Installed", false)
+            .reason("Failed")
+            .message("no bundle is installed yet"),
+    };
+    opkit::conditions::set(&mut conditions, installed.observed_generation(generation));
+    ClusterExtensionStatus {
+        conditions,
+        install,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::ClusterExtensionSpec;
+
+    fn ext(status: Option<ClusterExtensionStatus>) -> ClusterExtension {
+        let mut e = ClusterExtension::new("demo", ClusterExtensionSpec::default());
+        e.metadata.generation = Some(3);
+        e.status = status;
+        e
+    }
+
+    fn condition(s: &ClusterExtensionStatus, t: &str) -> (String, String) {
+        let c = opkit::conditions::find(&s.conditions, t).unwrap();
+        (c.status.clone(), c.reason.clone())
+    }
+
+    #[test]
+    fn an_install_reports_the_bundle_and_a_later_failure_keeps_it_installed() {
+        let bundle = BundleMetadata {
+            name: "demo.v1.0.0".into(),
+            version: "1.0.0".into(),
+        };
+        let done = status_of(&ext(None), &Outcome::Installed(bundle.clone()));
+        assert_eq!(done.install.as_ref().unwrap().bundle, bundle);
+        assert_eq!(
+            condition(&done, "Installed"),
+            ("True".into(), "Succeeded".into())
+        );
+        assert_eq!(
+            condition(&done, "Progressing"),
+            ("True".into(), "Succeeded".into())
+        );
+        let failed = status_of(
+            &ext(Some(done)),
+            &Outcome::Retrying("cannot resolve".into()),
+        );
+        assert_eq!(failed.install.as_ref().unwrap().bundle, bundle);
+        assert_eq!(
+            condition(&failed, "Installed"),
+            ("True".into(), "Succeeded".into())
+        );
+        assert_eq!(
+            condition(&failed, "Progressing"),
+            ("True".into(), "Retrying".into())
+        );
+    }
+
+    #[test]
+    fn nothing_installed_is_installed_false_and_a_bad_spec_is_blocked() {
+        let s = status_of(&ext(None), &Outcome::Blocked("bad range".into()));
+        assert!(s.install.is_none());
+        assert_eq!(
+            condition(&s, "Installed"),
+            ("False".into(), "Failed".into())
+        );
+        assert_eq!(
+            condition(&s, "Progressing"),
+            ("False".into(), "Blocked".into())
+        );
+    }
+}
