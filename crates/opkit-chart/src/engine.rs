@@ -34,6 +34,7 @@ pub struct RenderError(pub String);
 #[derive(Clone, Default)]
 pub struct Engine {
     strict: bool,
+    one_shot: bool,
     lookup: Option<Arc<LookupFn>>,
     extra: BTreeMap<String, Function>,
 }
@@ -57,6 +58,14 @@ impl Engine {
     /// Makes a missing value an error (`missingkey=error`, Helm's `--strict` linting).
     pub fn strict(mut self, strict: bool) -> Engine {
         self.strict = strict;
+        self
+    }
+
+    /// Says the process ends after this engine's render (`opkit chart template`): the parsed
+    /// templates are then left to the exit instead of freed (freeing a large chart's set
+    /// costs about half of parsing it). A long-lived process keeps the default, `false`.
+    pub fn one_shot(mut self, one_shot: bool) -> Engine {
+        self.one_shot = one_shot;
         self
     }
 
@@ -171,7 +180,11 @@ impl Engine {
                 .map_err(|e| RenderError(reformat_exec_error(&r.name, e.message())))?;
             rendered.insert(r.name.clone(), drop_no_value(out));
         }
-        free_later(set);
+        if self.one_shot {
+            std::mem::forget(set);
+        } else {
+            free_later(set);
+        }
         Ok(rendered)
     }
 }
@@ -187,8 +200,8 @@ fn drop_no_value(out: String) -> String {
 }
 
 /// Drops `v` on a short-lived thread. Freeing a chart's parsed templates costs about half
-/// of parsing them (a tenth of a render), and nothing needs to wait for it: `opkit chart
-/// template` prints and exits meanwhile, a chart operator goes on reconciling.
+/// of parsing them (a tenth of a render), and nothing needs to wait for it: a chart
+/// operator goes on reconciling meanwhile.
 fn free_later<T: Send + 'static>(v: T) {
     // When no thread starts, the closure is dropped here, and `v` with it.
     let _ = std::thread::Builder::new()

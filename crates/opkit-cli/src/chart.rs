@@ -130,7 +130,9 @@ fn template(args: &TemplateArgs, cwd: &Path) -> Result<String, String> {
     opts.show_only = args.show_only.clone();
     opts.output_dir = args.output_dir.clone();
     opts.use_release_name = args.release_name;
-    opkit_chart::prepare_and_template(&Engine::new(), &mut chart, &user_values, &opts)
+    // The command exits after printing: nothing gains from freeing the parsed templates.
+    let engine = Engine::new().one_shot(true);
+    opkit_chart::prepare_and_template(&engine, &mut chart, &user_values, &opts)
         .map_err(|e| e.to_string())
 }
 
