@@ -13,7 +13,9 @@
 //!
 //! The library holds the commands; the `opkit` and `kubectl-kudo` executables call [`main`].
 
+mod ansible_manifests;
 mod ansible_operator;
+mod ansible_scaffold;
 mod build;
 mod chart;
 mod cluster;

@@ -108,11 +108,17 @@ fn vars(project: &Project) -> Vec<(&'static str, String)> {
             "run".into(),
             "--watches-file=/watches.yaml".into(),
         ],
+        // The generic Ansible operator of the image (see the ansible project's Dockerfile).
+        Plugin::Ansible => vec![
+            "ansible-operator".into(),
+            "run".into(),
+            "--watches-file=/opt/ansible/watches.yaml".into(),
+        ],
     }
     .into_iter()
     .chain(["--leader-elect".to_string()])
     .chain(
-        (project.plugin == Plugin::Helm)
+        (project.plugin != Plugin::Rust)
             .then(|| format!("--leader-election-id={}", project.project_name)),
     )
     .chain([
@@ -256,6 +262,7 @@ pub fn generate(cwd: &Path) -> anyhow::Result<()> {
     match project.plugin {
         Plugin::Rust => generate_in(&root, &project).map(drop),
         Plugin::Helm => crate::helm_manifests::generate(&root, &project),
+        Plugin::Ansible => crate::ansible_manifests::generate(&root, &project),
     }
 }
 
