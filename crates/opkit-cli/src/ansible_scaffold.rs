@@ -393,7 +393,7 @@ mod tests {
         assert!(has_role);
         assert_eq!(
             with_role[0]["tasks"][0]["ansible.builtin.import_role"]["name"],
-            "memcached"
+            "../roles/memcached"
         );
     }
 }

@@ -1118,3 +1118,99 @@ fn ansible_flags_that_do_not_fit_are_refused_and_change_nothing() {
         &["--generate-role is for ansible projects"],
     );
 }
+
+#[test]
+fn ansible_run_up_runs_the_role_for_the_sample_and_deploy_applies_the_manager() {
+    let venv = ansible_venv();
+    let tmp = tempfile::tempdir().unwrap();
+    let project = subdir(tmp.path(), "memcached-operator");
+    opkit_ok(
+        &project,
+        &[
+            "init",
+            "--plugins",
+            "ansible",
+            "--domain",
+            "example.com",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+            "--generate-role",
+            "--generate-playbook",
+        ],
+    );
+    assert_eq!(
+        yaml(&project, "watches.yaml")[0]["playbook"],
+        "playbooks/memcached.yml"
+    );
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_opkit"));
+    cmd.args(["run", "--up", "--listen", "127.0.0.1:0"])
+        .current_dir(&project)
+        .env("HOME", tmp.path())
+        .env("OPKIT_ANSIBLE_VENV", &venv)
+        .env_remove("KUBECONFIG");
+    let mut run_up = Streaming::spawn(cmd);
+    eventually_within(
+        "the Ansible operator to start under opkit run --up",
+        Duration::from_secs(120),
+        || run_up.stderr().contains("running memcached-operator"),
+    );
+    let tools = Tools {
+        kubeconfig: project.join(".opkit/kubeconfig"),
+        home: tmp.path().to_path_buf(),
+    };
+    let samples = project.join("config/samples");
+    tools.ok("kubectl", &["apply", "-k", samples.to_str().unwrap()]);
+
+    // The playbook ran the role: Successful, and the role's ConfigMap holds the spec's foo.
+    eventually("the sample's run to succeed", || {
+        let cr = tools.json(
+            "kubectl",
+            &["get", "memcached", "memcached-sample", "-o", "json"],
+        )?;
+        match condition(&cr, "Successful") {
+            Some((status, _)) if status == "True" => Ok(()),
+            other => Err(format!(
+                "Successful: {other:?}\n{cr:#}\n{}",
+                run_up.stderr()
+            )),
+        }
+    });
+    let configmap = tools
+        .json(
+            "kubectl",
+            &["get", "configmap", "memcached-sample", "-o", "json"],
+        )
+        .unwrap();
+    assert_eq!(configmap["data"]["foo"], "bar", "{configmap:#}");
+
+    // config/default deploys the manager running the Ansible operator on watches.yaml.
+    let kubeconfig = project.join(".opkit/kubeconfig");
+    opkit_ok(
+        &project,
+        &["deploy", "--kubeconfig", kubeconfig.to_str().unwrap()],
+    );
+    let deployment = tools
+        .json(
+            "kubectl",
+            &[
+                "-n",
+                "memcached-operator-system",
+                "get",
+                "deployment/memcached-operator-controller-manager",
+                "-o",
+                "json",
+            ],
+        )
+        .unwrap();
+    let args = &deployment["spec"]["template"]["spec"]["containers"][0]["args"];
+    assert_eq!(args[0], "ansible-operator", "{deployment:#}");
+    assert_eq!(args[2], "--watches-file=/opt/ansible/watches.yaml");
+
+    run_up.terminate();
+    let status = run_up.wait(COMMAND_TIMEOUT);
+    assert!(status.success(), "{status:?}\n{}", run_up.stderr());
+}
