@@ -183,10 +183,10 @@ mod tests {
              rules:\n- apiGroups: [batch]\n  resources: [jobs]\n  verbs: [get]\n",
         )
         .unwrap();
-        let role: ClusterRole =
+        let written: ClusterRole =
             serde_yaml::from_str(&role(dir.path(), &project()).unwrap()).unwrap();
         let grants = |group: &str, resource: &str| {
-            role.rules.iter().flatten().any(|r| {
+            written.rules.iter().flatten().any(|r| {
                 r.api_groups.iter().flatten().any(|g| g == group)
                     && r.resources.iter().flatten().any(|x| x == resource)
             })
