@@ -41,6 +41,21 @@ pub(crate) fn crd(resource: &Resource) -> String {
     render(CRD, &vars)
 }
 
+/// The manager Deployment of the Rust layout, fitted to Ansible: operator-sdk's larger memory
+/// (each run is a Python process), and a writable `/tmp` on the read-only root filesystem for
+/// ansible-runner's work directories and Ansible's own temporary files (the image's `HOME`).
+pub(crate) fn ansible_manager(manager: &str) -> String {
+    let fitted = manager
+        .replacen("memory: 128Mi", "memory: 768Mi", 1)
+        .replacen("memory: 64Mi", "memory: 256Mi", 1);
+    // The template ends inside the manager container: its mounts, then the pod's volumes.
+    format!(
+        "{}\n        volumeMounts:\n        - name: tmp\n          mountPath: /tmp\n      \
+         volumes:\n      - name: tmp\n        emptyDir: {{}}\n",
+        fitted.trim_end()
+    )
+}
+
 /// The rules of one kind: every verb on it, its status and its finalizers.
 fn kind_rules(resource: &Resource) -> Vec<PolicyRule> {
     let plural = resource.plural();
@@ -170,6 +185,27 @@ mod tests {
                 webhooks: Default::default(),
             }],
         }
+    }
+
+    #[test]
+    fn the_ansible_manager_has_a_writable_tmp_and_more_memory() {
+        let p = project();
+        let config = manifests::scaffolded_config(&p);
+        let text = &config
+            .iter()
+            .find(|(rel, _)| rel == "config/manager/manager.yaml")
+            .unwrap()
+            .1;
+        let docs: Vec<serde_yaml::Value> = serde_yaml::Deserializer::from_str(text)
+            .map(|d| serde::Deserialize::deserialize(d).unwrap())
+            .collect();
+        let pod = &docs[1]["spec"]["template"]["spec"];
+        let container = &pod["containers"][0];
+        assert_eq!(container["securityContext"]["readOnlyRootFilesystem"], true);
+        assert_eq!(container["volumeMounts"][0]["mountPath"], "/tmp");
+        assert_eq!(pod["volumes"][0]["name"], "tmp");
+        assert!(pod["volumes"][0]["emptyDir"].is_mapping());
+        assert_eq!(container["resources"]["limits"]["memory"], "768Mi");
     }
 
     #[test]

@@ -138,6 +138,10 @@ fn vars(project: &Project) -> Vec<(&'static str, String)> {
 pub(crate) fn scaffolded_config(project: &Project) -> Vec<(String, String)> {
     let vars = vars(project);
     let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut manager = render(MANAGER, &vars);
+    if project.plugin == Plugin::Ansible {
+        manager = crate::ansible_manifests::ansible_manager(&manager);
+    }
     vec![
         (
             "config/default/kustomization.yaml".into(),
@@ -147,7 +151,7 @@ pub(crate) fn scaffolded_config(project: &Project) -> Vec<(String, String)> {
             "config/manager/kustomization.yaml".into(),
             render(MANAGER_KUSTOMIZATION, &vars),
         ),
-        ("config/manager/manager.yaml".into(), render(MANAGER, &vars)),
+        ("config/manager/manager.yaml".into(), manager),
         (
             "config/rbac/kustomization.yaml".into(),
             render(RBAC_KUSTOMIZATION, &vars),

@@ -1209,6 +1209,10 @@ fn ansible_run_up_runs_the_role_for_the_sample_and_deploy_applies_the_manager() 
     let args = &deployment["spec"]["template"]["spec"]["containers"][0]["args"];
     assert_eq!(args[0], "ansible-operator", "{deployment:#}");
     assert_eq!(args[2], "--watches-file=/opt/ansible/watches.yaml");
+    // Ansible writes under /tmp on the read-only root filesystem.
+    let pod = &deployment["spec"]["template"]["spec"];
+    assert_eq!(pod["containers"][0]["volumeMounts"][0]["mountPath"], "/tmp");
+    assert!(pod["volumes"][0]["emptyDir"].is_object(), "{deployment:#}");
 
     run_up.terminate();
     let status = run_up.wait(COMMAND_TIMEOUT);
