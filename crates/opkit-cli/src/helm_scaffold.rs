@@ -49,6 +49,13 @@ pub struct ApiFlags {
     /// helm: the version the chart of --helm-chart must have.
     #[arg(long, value_name = "VERSION")]
     pub(crate) helm_chart_version: Option<String>,
+    /// ansible: write a role for the kind under `roles/<kind>` (its watch runs it).
+    #[arg(long)]
+    pub(crate) generate_role: bool,
+    /// ansible: write a playbook for the kind, `playbooks/<kind>.yml` (its watch runs it; with
+    /// --generate-role it runs the role).
+    #[arg(long)]
+    pub(crate) generate_playbook: bool,
 }
 
 impl ApiFlags {
@@ -59,6 +66,19 @@ impl ApiFlags {
             || self.kind.is_some()
             || self.helm_chart.is_some()
             || self.helm_chart_version.is_some()
+            || self.generate_role
+            || self.generate_playbook
+    }
+
+    /// The ansible-only flags given, by name.
+    pub(crate) fn ansible_only(&self) -> Option<&'static str> {
+        if self.generate_role {
+            Some("--generate-role")
+        } else if self.generate_playbook {
+            Some("--generate-playbook")
+        } else {
+            None
+        }
     }
 
     /// The helm-only flags given, by name.
@@ -126,6 +146,11 @@ struct Planned {
 
 /// Checks the flags of a new kind against `project` and resolves its chart.
 fn plan(project: &Project, api: ApiFlags) -> anyhow::Result<Planned> {
+    if let Some(flag) = api.ansible_only() {
+        bail!(
+            "{flag} is for ansible projects (`opkit init --plugins ansible`); this is a helm project"
+        );
+    }
     if api.helm_chart.is_none() && api.kind.is_none() {
         bail!("either --kind or --helm-chart need to be provided");
     }

@@ -5,7 +5,8 @@
 //! and service accounts; `init`, `create api`, `generate manifests`, `run`, `install`, `deploy`
 //! (and `create webhook`) and their undoing are the operator project workflow of kubebuilder and operator-sdk;
 //! with `--plugins helm` its kinds are Helm charts run by `helm-operator run`, the generic chart
-//! operator; `chart template` is `helm template`; `kudo ...` (also built as the `kubectl-kudo`
+//! operator, and with `--plugins ansible` Ansible roles or playbooks run by `ansible-operator
+//! run`; `chart template` is `helm template`; `kudo ...` (also built as the `kubectl-kudo`
 //! plugin) installs and runs KUDO packages; `test` runs kuttl end-to-end suites on an embedded
 //! control plane; `bundle validate` and `catalog render|validate|template` are
 //! operator-sdk's and opm's OLM bundle and catalog tools, offline; `report run` evaluates
@@ -13,7 +14,9 @@
 //!
 //! The library holds the commands; the `opkit` and `kubectl-kudo` executables call [`main`].
 
+mod ansible_manifests;
 mod ansible_operator;
+mod ansible_scaffold;
 mod build;
 mod chart;
 mod cluster;
@@ -65,10 +68,11 @@ enum Command {
     /// Print a kubeconfig for a user (client certificate) or a service account (token).
     Kubeconfig(kubeconfig::KubeconfigArgs),
     /// Create an operator project in the current directory (`--plugins helm`: kinds backed
-    /// by Helm charts, run by opkit's chart operator).
+    /// by Helm charts, run by opkit's chart operator; `--plugins ansible`: by Ansible roles or
+    /// playbooks, run by opkit's Ansible operator).
     Init(scaffold::InitArgs),
     /// Add to the project: `create api` adds a kind with its controller, test and sample (in a
-    /// helm project: with its chart).
+    /// helm project: with its chart; in an ansible project: its role or playbook).
     #[command(subcommand)]
     Create(CreateCommand),
     /// Regenerate from the code: `generate manifests` writes the CRDs and RBAC under config/.

@@ -108,11 +108,17 @@ fn vars(project: &Project) -> Vec<(&'static str, String)> {
             "run".into(),
             "--watches-file=/watches.yaml".into(),
         ],
+        // The generic Ansible operator of the image (see the ansible project's Dockerfile).
+        Plugin::Ansible => vec![
+            "ansible-operator".into(),
+            "run".into(),
+            "--watches-file=/opt/ansible/watches.yaml".into(),
+        ],
     }
     .into_iter()
     .chain(["--leader-elect".to_string()])
     .chain(
-        (project.plugin == Plugin::Helm)
+        (project.plugin != Plugin::Rust)
             .then(|| format!("--leader-election-id={}", project.project_name)),
     )
     .chain([
@@ -132,6 +138,10 @@ fn vars(project: &Project) -> Vec<(&'static str, String)> {
 pub(crate) fn scaffolded_config(project: &Project) -> Vec<(String, String)> {
     let vars = vars(project);
     let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut manager = render(MANAGER, &vars);
+    if project.plugin == Plugin::Ansible {
+        manager = crate::ansible_manifests::ansible_manager(&manager);
+    }
     vec![
         (
             "config/default/kustomization.yaml".into(),
@@ -141,7 +151,7 @@ pub(crate) fn scaffolded_config(project: &Project) -> Vec<(String, String)> {
             "config/manager/kustomization.yaml".into(),
             render(MANAGER_KUSTOMIZATION, &vars),
         ),
-        ("config/manager/manager.yaml".into(), render(MANAGER, &vars)),
+        ("config/manager/manager.yaml".into(), manager),
         (
             "config/rbac/kustomization.yaml".into(),
             render(RBAC_KUSTOMIZATION, &vars),
@@ -256,6 +266,7 @@ pub fn generate(cwd: &Path) -> anyhow::Result<()> {
     match project.plugin {
         Plugin::Rust => generate_in(&root, &project).map(drop),
         Plugin::Helm => crate::helm_manifests::generate(&root, &project),
+        Plugin::Ansible => crate::ansible_manifests::generate(&root, &project),
     }
 }
 

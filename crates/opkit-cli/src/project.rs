@@ -27,8 +27,8 @@ pub struct Project {
     /// The source repository (`github.com/org/name`); helm projects may have none.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub repo: String,
-    /// What backs the project's kinds: Rust controllers (the default, not written) or Helm
-    /// charts (`plugin: helm`).
+    /// What backs the project's kinds: Rust controllers (the default, not written), Helm
+    /// charts (`plugin: helm`) or Ansible roles and playbooks (`plugin: ansible`).
     #[serde(default, skip_serializing_if = "Plugin::is_rust")]
     pub plugin: Plugin,
     /// The API types, in creation order.
@@ -46,6 +46,9 @@ pub enum Plugin {
     /// A Helm chart per kind, run by opkit's generic chart operator (operator-sdk's
     /// `helm.sdk.operatorframework.io/v1`).
     Helm,
+    /// An Ansible role or playbook per kind, run by opkit's generic Ansible operator
+    /// (operator-sdk's `ansible.sdk.operatorframework.io/v1`).
+    Ansible,
 }
 
 impl Plugin {
@@ -55,6 +58,14 @@ impl Plugin {
         (
             Plugin::Helm,
             &["helm", "helm/v1", "helm.sdk.operatorframework.io/v1"],
+        ),
+        (
+            Plugin::Ansible,
+            &[
+                "ansible",
+                "ansible/v1",
+                "ansible.sdk.operatorframework.io/v1",
+            ],
         ),
     ];
 
@@ -443,9 +454,13 @@ mod tests {
             Ok(Plugin::Helm)
         );
         assert_eq!(Plugin::parse("Rust"), Ok(Plugin::Rust));
-        let err = Plugin::parse("ansible").unwrap_err();
+        assert_eq!(
+            Plugin::parse("ansible.sdk.operatorframework.io/v1"),
+            Ok(Plugin::Ansible)
+        );
+        let err = Plugin::parse("go").unwrap_err();
         assert!(
-            err.contains("\"ansible\"") && err.contains("rust") && err.contains("helm"),
+            err.contains("\"go\"") && err.contains("ansible") && err.contains("helm"),
             "{err}"
         );
         // A Rust project's PROJECT does not name its plugin; a helm project's does.

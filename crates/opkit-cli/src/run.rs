@@ -94,8 +94,15 @@ async fn run_operator(
     mut signals: Signals,
 ) -> anyhow::Result<ExitCode> {
     let mut cluster = cluster::connect(kubeconfig).await?;
-    if project.plugin == Plugin::Helm {
-        return run_chart_operator(args, root, project, &mut cluster, signals).await;
+    match project.plugin {
+        Plugin::Helm => {
+            return run_chart_operator(args, root, project, &mut cluster, signals).await;
+        }
+        Plugin::Ansible => {
+            return run_ansible_operator(args, root, project, &mut cluster, kubeconfig, signals)
+                .await;
+        }
+        Plugin::Rust => {}
     }
     let binary = manifests::generate_in(root, project)?;
     if project.resources.is_empty() {
@@ -168,7 +175,7 @@ async fn run_chart_operator(
     root: &Path,
     project: &Project,
     cluster: &mut cluster::Cluster,
-    mut signals: Signals,
+    signals: Signals,
 ) -> anyhow::Result<ExitCode> {
     if !args.operator_args.is_empty() {
         anyhow::bail!(
@@ -196,14 +203,68 @@ async fn run_chart_operator(
     let running = opkit_chart_operator::start(cluster.client.clone(), options)
         .await
         .context("starting the chart operator")?;
+    serve_until_stopped(running, signals, "the chart operator").await
+}
+
+/// An ansible project's `run`: its manifests from `PROJECT`, its CRDs installed, and opkit's
+/// generic Ansible operator on `watches.yaml`, in this process (what the image runs as `opkit
+/// ansible-operator run`), its runs using `kubeconfig`, until Ctrl-C or SIGTERM.
+async fn run_ansible_operator(
+    args: &RunArgs,
+    root: &Path,
+    project: &Project,
+    cluster: &mut cluster::Cluster,
+    kubeconfig: Option<&Path>,
+    signals: Signals,
+) -> anyhow::Result<ExitCode> {
+    if !args.operator_args.is_empty() {
+        anyhow::bail!(
+            "flags after `--` are for a Rust operator's binary; an ansible project's operator \
+             runs in this process (`opkit ansible-operator run --help` lists its flags for the \
+             image)"
+        );
+    }
+    crate::ansible_manifests::generate(root, project)?;
+    if project.resources.is_empty() {
+        anyhow::bail!(
+            "the project has no kinds yet, so the Ansible operator has nothing to watch; add \
+             one with `opkit create api --group G --version V --kind K --generate-role`"
+        );
+    }
+    cluster::install_crds(cluster, root, args.cluster.timeout).await?;
+    progress::step(format!(
+        "running {} against {} (Ctrl-C stops it)",
+        project.project_name, cluster.server
+    ));
+    let defaults = opkit_ansible::OperatorOptions::default();
+    let options = opkit_ansible::OperatorOptions {
+        watches_file: root.join(crate::ansible_scaffold::WATCHES_FILE),
+        kubeconfig: kubeconfig
+            .map(Path::to_path_buf)
+            .or(defaults.kubeconfig.clone()),
+        ..defaults
+    };
+    let running = opkit_ansible::start(cluster.client.clone(), options)
+        .await
+        .context("starting the Ansible operator")?;
+    serve_until_stopped(running, signals, "the Ansible operator").await
+}
+
+/// Waits for an operator running in this process to stop, and stops it gracefully on Ctrl-C or
+/// SIGTERM.
+async fn serve_until_stopped(
+    running: opkit::Running,
+    mut signals: Signals,
+    what: &str,
+) -> anyhow::Result<ExitCode> {
     let stop = running.shutdown_handle();
     let done = running.wait();
     tokio::pin!(done);
     tokio::select! {
-        result = &mut done => result.context("the chart operator stopped")?,
+        result = &mut done => result.with_context(|| format!("{what} stopped"))?,
         _ = signals.recv() => {
             stop.shutdown();
-            done.await.context("stopping the chart operator")?;
+            done.await.with_context(|| format!("stopping {what}"))?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use clap::Args;
 
+use crate::ansible_scaffold;
 use crate::helm_scaffold::{self, ApiFlags};
 use crate::manifests;
 use crate::project::{self, Plugin, Project, Resource};
@@ -19,8 +20,9 @@ use crate::test_project::E2E_DIR;
 /// Flags of `opkit init`.
 #[derive(Args)]
 pub struct InitArgs {
-    /// What backs the kinds: `rust` (controllers in Rust) or `helm` (a Helm chart per kind,
-    /// run by opkit's generic chart operator; operator-sdk's `helm.sdk.operatorframework.io/v1`).
+    /// What backs the kinds: `rust` (controllers in Rust), `helm` (a Helm chart per kind, run
+    /// by opkit's generic chart operator; operator-sdk's `helm.sdk.operatorframework.io/v1`) or
+    /// `ansible` (a role or playbook per kind, run by opkit's generic Ansible operator).
     #[arg(long, value_name = "PLUGIN", default_value = "rust", value_parser = Plugin::parse)]
     plugins: Plugin,
     /// The API domain: group `webapp` becomes `webapp.DOMAIN`.
@@ -29,7 +31,8 @@ pub struct InitArgs {
     /// The source repository, e.g. `github.com/you/guestbook` (required for `--plugins rust`).
     #[arg(long, value_name = "REPO")]
     repo: Option<String>,
-    /// helm: with --group/--version/--kind or --helm-chart, the first kind is created too.
+    /// helm, ansible: with --group/--version/--kind (or --helm-chart), the first kind is
+    /// created too.
     #[command(flatten)]
     api: ApiFlags,
     /// The project name (default: the directory's name).
@@ -224,7 +227,8 @@ fn in_cargo_git_cache(path: &Path) -> bool {
 /// Flags of `opkit create api`.
 #[derive(Args)]
 pub struct CreateApiArgs {
-    /// The project's plugin (`rust` or `helm`); only to confirm it, a project has one.
+    /// The project's plugin (`rust`, `helm` or `ansible`); only to confirm it, a project has
+    /// one.
     #[arg(long, value_name = "PLUGIN", value_parser = Plugin::parse)]
     plugins: Option<Plugin>,
     #[command(flatten)]
@@ -249,8 +253,8 @@ const CONTROLLER_RS: &str = include_str!("../templates/api/controller.rs.tmpl");
 const TEST_RS: &str = include_str!("../templates/api/test.rs.tmpl");
 const E2E_SUITE: &str = include_str!("../templates/e2e/kuttl-test.yaml.tmpl");
 const E2E_ASSERT: &str = include_str!("../templates/e2e/00-assert.yaml.tmpl");
-const E2E_DELETE: &str = include_str!("../templates/e2e/01-delete.yaml.tmpl");
-const E2E_ERRORS: &str = include_str!("../templates/e2e/01-errors.yaml.tmpl");
+pub(crate) const E2E_DELETE: &str = include_str!("../templates/e2e/01-delete.yaml.tmpl");
+pub(crate) const E2E_ERRORS: &str = include_str!("../templates/e2e/01-errors.yaml.tmpl");
 
 const APP_MARKER: &str = "// +opkit:scaffold:app";
 const API_MODULES_MARKER: &str = "// +opkit:scaffold:api-modules";
@@ -424,14 +428,22 @@ pub fn init(args: InitArgs, dir: &Path) -> anyhow::Result<()> {
     };
     if args.plugins == Plugin::Rust && args.api.any() {
         bail!(
-            "--group, --version, --kind and --helm-chart at init are for --plugins helm; add \
-             a Rust kind after init with `opkit create api`"
+            "--group, --version, --kind, --helm-chart and --generate-role/--generate-playbook \
+             at init are for --plugins helm or ansible; add a Rust kind after init with `opkit \
+             create api`"
         );
     }
-    if args.plugins == Plugin::Helm && args.opkit.any() {
+    if args.plugins != Plugin::Rust && args.opkit.any() {
         bail!(
             "--opkit-path, --opkit-version and --opkit-git choose the opkit crates of a Rust \
-             project; a helm project has no code (its image installs the opkit binary)"
+             project; a {} project has no code (its image installs the opkit binary)",
+            args.plugins.name()
+        );
+    }
+    if args.plugins == Plugin::Ansible && args.repo.is_some() {
+        bail!(
+            "--repo names the source repository of a Rust project's code; an ansible project \
+             has no code to name one for: leave out --repo"
         );
     }
     let name = match &args.name {
@@ -464,6 +476,9 @@ pub fn init(args: InitArgs, dir: &Path) -> anyhow::Result<()> {
     if args.plugins == Plugin::Helm {
         let project = helm_scaffold::new_project(name, args.domain, args.repo);
         return helm_scaffold::init(project, args.api, dir);
+    }
+    if args.plugins == Plugin::Ansible {
+        return ansible_scaffold::init(name, args.domain, args.api, dir);
     }
     let source = OpkitSource::from_args(args.opkit)?;
 
@@ -808,8 +823,23 @@ pub fn create_api(args: CreateApiArgs, cwd: &Path) -> anyhow::Result<()> {
         }
         return helm_scaffold::create_api(&root, project, args.api);
     }
+    if project.plugin == Plugin::Ansible {
+        if args.namespaced == Some(false) {
+            bail!(
+                "the kinds of an ansible project are namespaced here (the generated role works \
+                 in its custom resource's namespace): leave out --namespaced"
+            );
+        }
+        return ansible_scaffold::create_api(&root, project, args.api);
+    }
     if let Some(flag) = args.api.helm_only() {
         bail!("{flag} is for helm projects (`opkit init --plugins helm`); this is a rust project");
+    }
+    if let Some(flag) = args.api.ansible_only() {
+        bail!(
+            "{flag} is for ansible projects (`opkit init --plugins ansible`); this is a rust \
+             project"
+        );
     }
     let required = |value: Option<String>, flag: &str| {
         value.ok_or_else(|| anyhow::anyhow!("--{flag} is required"))

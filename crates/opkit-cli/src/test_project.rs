@@ -72,8 +72,20 @@ impl ProjectSuite {
         self.root.join(WORK_DIR)
     }
 
-    /// Builds the operator (and refreshes `config/`); the binary.
+    /// Builds the operator (and refreshes `config/`); the binary. An ansible project's
+    /// operator is this `opkit` itself (`opkit ansible-operator run`).
     pub(crate) fn build(&self) -> anyhow::Result<PathBuf> {
+        if self.project.plugin == Plugin::Ansible {
+            if self.project.resources.is_empty() {
+                bail!(
+                    "the project has no kinds yet: add one with `opkit create api --group G \
+                     --version V --kind K --generate-role`"
+                );
+            }
+            crate::ansible_manifests::generate(&self.root, &self.project)?;
+            return std::env::current_exe()
+                .context("cannot find this opkit binary to run `opkit ansible-operator run`");
+        }
         if self.project.plugin == Plugin::Helm {
             bail!(
                 "opkit test in a helm project is not supported yet: run the chart operator \
@@ -116,8 +128,17 @@ impl ProjectSuite {
 
         let health = run::free_port()?;
         let mut command = tokio::process::Command::new(binary);
+        if self.project.plugin == Plugin::Ansible {
+            command
+                .arg("ansible-operator")
+                .arg("run")
+                .arg("--watches-file")
+                .arg(self.root.join(crate::ansible_scaffold::WATCHES_FILE))
+                .args(["--metrics-bind-address", "0"]);
+        } else {
+            command.arg("run");
+        }
         command
-            .arg("run")
             .arg("--health-probe-bind-address")
             .arg(format!("127.0.0.1:{health}"))
             .env("KUBECONFIG", &kubeconfig_path)

@@ -5,6 +5,11 @@
 //! the chart's values), the refusals that change nothing, `opkit deploy` of the result on an
 //! `opkit up` control plane, and operator-sdk's e2e flow through `opkit run --up`: the sample
 //! becomes a release helm lists, and deleting it uninstalls the release.
+//!
+//! The ansible plugin too: `opkit init --plugins ansible` and `opkit create api
+//! --generate-role`/`--generate-playbook` write operator-sdk's files, and the e2e suite they
+//! generate passes with `opkit test` (the real Ansible venv of `.tools/ansible`, the operator
+//! run as its service account with the generated RBAC).
 
 mod common;
 
@@ -523,8 +528,8 @@ fn bad_plugins_charts_and_kinds_are_refused_and_change_nothing() {
     let empty = subdir(tmp.path(), "empty");
     fails(
         &empty,
-        &["init", "--plugins", "ansible", "--domain", "example.com"],
-        &["unknown plugin \"ansible\"", "rust", "helm"],
+        &["init", "--plugins", "go", "--domain", "example.com"],
+        &["unknown plugin \"go\"", "rust", "helm", "ansible"],
     );
     fails(
         &empty,
@@ -892,6 +897,323 @@ fn run_up_deploys_the_sample_as_a_helm_release_and_uninstalls_it_on_delete() {
         tools.ok("helm", &["list", "-q"]).trim().is_empty()
     });
     // SIGTERM stops the operator and the control plane gracefully.
+    run_up.terminate();
+    let status = run_up.wait(COMMAND_TIMEOUT);
+    assert!(status.success(), "{status:?}\n{}", run_up.stderr());
+}
+
+/// The Ansible venv `scripts/install-tools.sh` makes; a test that needs it fails without it.
+fn ansible_venv() -> PathBuf {
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools/ansible");
+    assert!(
+        venv.join("bin/ansible-runner").is_file(),
+        "{} is missing: run scripts/install-tools.sh (the Ansible operator needs its venv)",
+        venv.display()
+    );
+    venv
+}
+
+#[test]
+fn ansible_init_and_create_api_write_operator_sdks_files_and_the_generated_suite_passes() {
+    let venv = ansible_venv();
+    let tmp = tempfile::tempdir().unwrap();
+    let project = subdir(tmp.path(), "memcached-operator");
+    opkit_ok(
+        &project,
+        &[
+            "init",
+            "--plugins",
+            "ansible",
+            "--domain",
+            "example.com",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+            "--generate-role",
+        ],
+    );
+    // A second kind backed by a playbook alone, created in the project.
+    opkit_ok(
+        &project,
+        &[
+            "create",
+            "api",
+            "--plugins",
+            "ansible",
+            "--group",
+            "web",
+            "--version",
+            "v1",
+            "--kind",
+            "Site",
+            "--generate-playbook",
+        ],
+    );
+
+    assert_eq!(yaml(&project, "PROJECT")["plugin"], "ansible");
+    let watches = yaml(&project, "watches.yaml");
+    assert_eq!(watches[0]["group"], "cache.example.com");
+    assert_eq!(watches[0]["kind"], "Memcached");
+    assert_eq!(watches[0]["role"], "memcached");
+    assert_eq!(watches[1]["playbook"], "playbooks/site.yml");
+    for dir in ["tasks", "defaults", "handlers", "meta", "vars"] {
+        yaml(&project, &format!("roles/memcached/{dir}/main.yml"));
+    }
+    assert!(project.join("roles/memcached/README.md").is_file());
+    assert!(
+        !project.join("roles/site").exists(),
+        "a playbook alone has no role"
+    );
+    let tasks = yaml(&project, "roles/memcached/tasks/main.yml");
+    let k8s = &tasks[0]["kubernetes.core.k8s"];
+    assert_eq!(k8s["definition"]["kind"], "ConfigMap");
+    assert_eq!(
+        k8s["definition"]["metadata"]["name"],
+        "{{ ansible_operator_meta.name }}"
+    );
+    let playbook = yaml(&project, "playbooks/site.yml");
+    assert_eq!(playbook[0]["hosts"], "localhost");
+    assert!(playbook[0]["tasks"][0]["kubernetes.core.k8s"].is_mapping());
+    assert_eq!(
+        yaml(&project, "requirements.yml")["collections"][0]["name"],
+        "kubernetes.core"
+    );
+
+    let crd = yaml(
+        &project,
+        "config/crd/bases/cache.example.com_memcacheds.yaml",
+    );
+    let props = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"];
+    for field in ["spec", "status"] {
+        assert_eq!(props[field]["x-kubernetes-preserve-unknown-fields"], true);
+    }
+    let grants = grants(&yaml(&project, "config/rbac/role.yaml"));
+    for resource in ["memcacheds", "memcacheds/status", "memcacheds/finalizers"] {
+        assert!(
+            grants.contains_key(&("cache.example.com".into(), resource.into())),
+            "{resource}: {grants:?}"
+        );
+    }
+    assert!(grants.contains_key(&("web.example.com".into(), "sites".into())));
+    assert!(grants.contains_key(&("".into(), "configmaps".into())));
+    let manager = documents(&read(&project, "config/manager/manager.yaml"));
+    let args = &manager[1]["spec"]["template"]["spec"]["containers"][0]["args"];
+    assert_eq!(args[0], "ansible-operator");
+    assert_eq!(args[2], "--watches-file=/opt/ansible/watches.yaml");
+    assert_eq!(
+        yaml(&project, "tests/e2e/memcached/00-create.yaml")["spec"]["foo"],
+        "bar"
+    );
+
+    // The proof: both generated tests pass against the operator run as its service account.
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_opkit"));
+    cmd.arg("test")
+        .current_dir(&project)
+        .env_remove("KUBECONFIG")
+        .env("HOME", &project)
+        .env("OPKIT_ANSIBLE_VENV", &venv);
+    let out = run(cmd, None, Duration::from_secs(400));
+    let log = std::fs::read_to_string(project.join(".opkit/test/operator.log")).unwrap_or_default();
+    assert!(
+        out.success(),
+        "the generated suite should pass\n{out}\noperator log:\n{log}"
+    );
+    for test in ["memcached", "site"] {
+        assert!(
+            out.stdout
+                .contains(&format!("--- PASS: kuttl/harness/{test}")),
+            "{test} did not pass\n{out}"
+        );
+    }
+}
+
+#[test]
+fn ansible_flags_that_do_not_fit_are_refused_and_change_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fails = |dir: &Path, args: &[&str], needles: &[&str]| {
+        let before = files(dir);
+        let out = opkit(dir, args);
+        assert!(!out.success(), "should have failed\n{out}");
+        for needle in needles {
+            assert!(out.stderr.contains(needle), "{needle:?} not in\n{out}");
+        }
+        assert_eq!(files(dir), before, "a refused command changed files\n{out}");
+    };
+    let init = ["init", "--plugins", "ansible", "--domain", "example.com"];
+    let empty = subdir(tmp.path(), "empty");
+    fails(
+        &empty,
+        &[&init[..], &["--repo", "github.com/x/y"]].concat(),
+        &["--repo", "leave out --repo"],
+    );
+    fails(
+        &empty,
+        &[&init[..], &["--generate-role"]].concat(),
+        &["--group is required"],
+    );
+    fails(
+        &empty,
+        &[&init[..], &["--kind", "Shop", "--helm-chart", "x"]].concat(),
+        &["--helm-chart is for helm projects"],
+    );
+    fails(
+        &empty,
+        &[
+            "init",
+            "--domain",
+            "example.com",
+            "--repo",
+            "github.com/x/y",
+            "--generate-role",
+        ],
+        &["--plugins helm or ansible"],
+    );
+
+    let project = subdir(tmp.path(), "shop");
+    opkit_ok(&project, &init);
+    let api = [
+        "create",
+        "api",
+        "--group",
+        "shop",
+        "--version",
+        "v1",
+        "--kind",
+    ];
+    opkit_ok(&project, &[&api[..], &["Cart", "--generate-role"]].concat());
+    fails(
+        &project,
+        &[&api[..], &["Cart", "--generate-playbook"]].concat(),
+        &["kind Cart already exists"],
+    );
+    fails(
+        &project,
+        &[&api[..], &["Order", "--namespaced", "false"]].concat(),
+        &["namespaced"],
+    );
+    fails(
+        &project,
+        &[&api[..], &["Order", "--plugins", "helm"]].concat(),
+        &["ansible project (PROJECT says so)"],
+    );
+    // A playbook or role already on disk is never overwritten.
+    std::fs::write(project.join("playbooks/order.yml"), "# mine\n").unwrap();
+    fails(
+        &project,
+        &[&api[..], &["Order", "--generate-playbook"]].concat(),
+        &["playbooks/order.yml already exists"],
+    );
+
+    let helm = subdir(tmp.path(), "charts");
+    opkit_ok(
+        &helm,
+        &["init", "--plugins", "helm", "--domain", "example.com"],
+    );
+    fails(
+        &helm,
+        &[&api[..], &["Cart", "--generate-role"]].concat(),
+        &["--generate-role is for ansible projects"],
+    );
+}
+
+#[test]
+fn ansible_run_up_runs_the_role_for_the_sample_and_deploy_applies_the_manager() {
+    let venv = ansible_venv();
+    let tmp = tempfile::tempdir().unwrap();
+    let project = subdir(tmp.path(), "memcached-operator");
+    opkit_ok(
+        &project,
+        &[
+            "init",
+            "--plugins",
+            "ansible",
+            "--domain",
+            "example.com",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+            "--generate-role",
+            "--generate-playbook",
+        ],
+    );
+    assert_eq!(
+        yaml(&project, "watches.yaml")[0]["playbook"],
+        "playbooks/memcached.yml"
+    );
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_opkit"));
+    cmd.args(["run", "--up", "--listen", "127.0.0.1:0"])
+        .current_dir(&project)
+        .env("HOME", tmp.path())
+        .env("OPKIT_ANSIBLE_VENV", &venv)
+        .env_remove("KUBECONFIG");
+    let mut run_up = Streaming::spawn(cmd);
+    eventually_within(
+        "the Ansible operator to start under opkit run --up",
+        Duration::from_secs(120),
+        || run_up.stderr().contains("running memcached-operator"),
+    );
+    let tools = Tools {
+        kubeconfig: project.join(".opkit/kubeconfig"),
+        home: tmp.path().to_path_buf(),
+    };
+    let samples = project.join("config/samples");
+    tools.ok("kubectl", &["apply", "-k", samples.to_str().unwrap()]);
+
+    // The playbook ran the role: Successful, and the role's ConfigMap holds the spec's foo.
+    eventually("the sample's run to succeed", || {
+        let cr = tools.json(
+            "kubectl",
+            &["get", "memcached", "memcached-sample", "-o", "json"],
+        )?;
+        match condition(&cr, "Successful") {
+            Some((status, _)) if status == "True" => Ok(()),
+            other => Err(format!(
+                "Successful: {other:?}\n{cr:#}\n{}",
+                run_up.stderr()
+            )),
+        }
+    });
+    let configmap = tools
+        .json(
+            "kubectl",
+            &["get", "configmap", "memcached-sample", "-o", "json"],
+        )
+        .unwrap();
+    assert_eq!(configmap["data"]["foo"], "bar", "{configmap:#}");
+
+    // config/default deploys the manager running the Ansible operator on watches.yaml.
+    let kubeconfig = project.join(".opkit/kubeconfig");
+    opkit_ok(
+        &project,
+        &["deploy", "--kubeconfig", kubeconfig.to_str().unwrap()],
+    );
+    let deployment = tools
+        .json(
+            "kubectl",
+            &[
+                "-n",
+                "memcached-operator-system",
+                "get",
+                "deployment/memcached-operator-controller-manager",
+                "-o",
+                "json",
+            ],
+        )
+        .unwrap();
+    let args = &deployment["spec"]["template"]["spec"]["containers"][0]["args"];
+    assert_eq!(args[0], "ansible-operator", "{deployment:#}");
+    assert_eq!(args[2], "--watches-file=/opt/ansible/watches.yaml");
+    // Ansible writes under /tmp on the read-only root filesystem.
+    let pod = &deployment["spec"]["template"]["spec"];
+    assert_eq!(pod["containers"][0]["volumeMounts"][0]["mountPath"], "/tmp");
+    assert!(pod["volumes"][0]["emptyDir"].is_object(), "{deployment:#}");
+
     run_up.terminate();
     let status = run_up.wait(COMMAND_TIMEOUT);
     assert!(status.success(), "{status:?}\n{}", run_up.stderr());
