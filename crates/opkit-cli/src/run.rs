@@ -99,8 +99,7 @@ async fn run_operator(
             return run_chart_operator(args, root, project, &mut cluster, signals).await;
         }
         Plugin::Ansible => {
-            return run_ansible_operator(args, root, project, &mut cluster, kubeconfig, signals)
-                .await;
+            return run_ansible_operator(args, root, project, &mut cluster, signals).await;
         }
         Plugin::Rust => {}
     }
@@ -208,13 +207,13 @@ async fn run_chart_operator(
 
 /// An ansible project's `run`: its manifests from `PROJECT`, its CRDs installed, and opkit's
 /// generic Ansible operator on `watches.yaml`, in this process (what the image runs as `opkit
-/// ansible-operator run`), its runs using `kubeconfig`, until Ctrl-C or SIGTERM.
+/// ansible-operator run`), its runs reaching the cluster through its proxy, until Ctrl-C or
+/// SIGTERM.
 async fn run_ansible_operator(
     args: &RunArgs,
     root: &Path,
     project: &Project,
     cluster: &mut cluster::Cluster,
-    kubeconfig: Option<&Path>,
     signals: Signals,
 ) -> anyhow::Result<ExitCode> {
     if !args.operator_args.is_empty() {
@@ -236,13 +235,11 @@ async fn run_ansible_operator(
         "running {} against {} (Ctrl-C stops it)",
         project.project_name, cluster.server
     ));
-    let defaults = opkit_ansible::OperatorOptions::default();
+    // The runs reach the cluster through the operator's owner-reference proxy, which uses
+    // this client (and so the run's kubeconfig).
     let options = opkit_ansible::OperatorOptions {
         watches_file: root.join(crate::ansible_scaffold::WATCHES_FILE),
-        kubeconfig: kubeconfig
-            .map(Path::to_path_buf)
-            .or(defaults.kubeconfig.clone()),
-        ..defaults
+        ..opkit_ansible::OperatorOptions::default()
     };
     let running = opkit_ansible::start(cluster.client.clone(), options)
         .await
