@@ -652,4 +652,53 @@ mod tests {
             ("False".into(), "Blocked".into())
         );
     }
+
+    #[test]
+    fn the_status_carries_the_catalogs_deprecation_of_the_installed_bundle() {
+        let deprecation = Deprecation {
+            schema: "olm.deprecations".into(),
+            package: "demo".into(),
+            entries: vec![opkit_olm::catalog::DeprecationEntry {
+                reference: opkit_olm::catalog::Reference {
+                    schema: "olm.bundle".into(),
+                    name: "demo.v1.0.0".into(),
+                },
+                message: "1.0.0 has a CVE".into(),
+            }],
+        };
+        let waiting = status_of(
+            &ext(None),
+            &Outcome::Waiting("applied".into()),
+            Some(&deprecation),
+        );
+        assert_eq!(
+            condition(&waiting, "BundleDeprecated"),
+            ("Unknown".into(), "Absent".into())
+        );
+        assert_eq!(
+            condition(&waiting, "Deprecated"),
+            ("False".into(), "NotDeprecated".into())
+        );
+        let bundle = BundleMetadata {
+            name: "demo.v1.0.0".into(),
+            version: "1.0.0".into(),
+        };
+        let done = status_of(
+            &ext(Some(waiting)),
+            &Outcome::Installed(bundle),
+            Some(&deprecation),
+        );
+        assert_eq!(
+            condition(&done, "BundleDeprecated"),
+            ("True".into(), "Deprecated".into())
+        );
+        assert_eq!(
+            condition(&done, "Deprecated"),
+            ("True".into(), "Deprecated".into())
+        );
+        assert_eq!(
+            condition(&done, "PackageDeprecated"),
+            ("False".into(), "NotDeprecated".into())
+        );
+    }
 }
