@@ -243,13 +243,14 @@ async fn resolve_and_apply(
         .map(|c| c.enforcement)
         .unwrap_or_default();
     let changing = installed.as_ref().is_none_or(|i| i.name != resolved.name);
-    if changing && enforcement == CrdUpgradeSafetyEnforcement::Strict {
-        if let Err(message) = crd_upgrade_safety(ctx.client(), ext, &objects).await {
-            return Outcome::Retrying(format!(
-                "cannot upgrade to bundle {} {}: CRD upgrade safety preflight failed:\n{message}",
-                resolved.name, resolved.version
-            ));
-        }
+    if changing
+        && enforcement == CrdUpgradeSafetyEnforcement::Strict
+        && let Err(message) = crd_upgrade_safety(ctx.client(), ext, &objects).await
+    {
+        return Outcome::Retrying(format!(
+            "cannot upgrade to bundle {} {}: CRD upgrade safety preflight failed:\n{message}",
+            resolved.name, resolved.version
+        ));
     }
     if let Err(message) = apply_all(ctx.client(), ext, &objects).await {
         return Outcome::Retrying(message);
