@@ -1095,13 +1095,11 @@ fn cluster_extension(name: &str, package: &str, version: &str) -> String {
     )
 }
 
-#[test]
-fn a_cluster_extension_installs_the_highest_matching_bundle_then_upgrades_one_hop_and_prunes() {
-    let registry = Registry::start();
-    let tmp = tempfile::tempdir().unwrap();
+/// Writes bundles `b1` (demo 1.0.0) and `b2` (2.0.0, replacing it) under `root`, with
+/// Deployments whose selector matches their pods, as an install needs.
+fn write_installable_bundles(root: &Path) {
     for (dir, version, replaces) in [("b1", "1.0.0", ""), ("b2", "2.0.0", "demo.v1.0.0")] {
-        let bundle = write_bundle(tmp.path(), dir, version, replaces, "Widget");
-        // A Deployment needs a selector matching its pod labels.
+        let bundle = write_bundle(root, dir, version, replaces, "Widget");
         let csv = bundle.join("manifests/demo.clusterserviceversion.yaml");
         let text = std::fs::read_to_string(&csv).unwrap().replace(
             "        spec:\n          template:\n            spec:\n",
@@ -1109,6 +1107,13 @@ fn a_cluster_extension_installs_the_highest_matching_bundle_then_upgrades_one_ho
         );
         std::fs::write(&csv, text).unwrap();
     }
+}
+
+#[test]
+fn a_cluster_extension_installs_the_highest_matching_bundle_then_upgrades_one_hop_and_prunes() {
+    let registry = Registry::start();
+    let tmp = tempfile::tempdir().unwrap();
+    write_installable_bundles(tmp.path());
     // Only 1.0.0 ships this ConfigMap: the upgrade deletes it.
     std::fs::write(
         tmp.path().join("b1/manifests/settings.yaml"),
@@ -1250,5 +1255,144 @@ fn a_cluster_extension_for_a_missing_package_retries_naming_it() {
     assert_eq!(
         message,
         "cannot resolve: package \"demo\" has no bundle in version range \">=9\""
+    );
+}
+
+#[test]
+fn a_cluster_extension_upgrade_removing_a_crd_field_is_blocked_until_enforcement_none_and_deprecations_show()
+ {
+    let registry = Registry::start();
+    let tmp = tempfile::tempdir().unwrap();
+    write_installable_bundles(tmp.path());
+    // 1.0.0's Widget has spec.size; 2.0.0 drops it, which existing Widgets may rely on.
+    let widgets = tmp.path().join("b1/manifests/widgets.yaml");
+    let text = std::fs::read_to_string(&widgets).unwrap().replace(
+        "        type: object\n",
+        "        type: object\n        properties:\n          spec:\n            type: object\n            properties:\n              size:\n                type: integer\n",
+    );
+    std::fs::write(&widgets, text).unwrap();
+    for (dir, version) in [("b1", "1.0.0"), ("b2", "2.0.0")] {
+        let image = registry.image(&format!("demo/bundle:v{version}"));
+        pushed_digest(&opkit(tmp.path(), &["bundle", "push", dir, &image]));
+    }
+    let catalog_dir = tmp.path().join("catalog");
+    write_catalog_of(&catalog_dir, |v| {
+        registry.image(&format!("demo/bundle:v{v}"))
+    });
+    let mut index = std::fs::read_to_string(catalog_dir.join("index.yaml")).unwrap();
+    index.push_str("---\nschema: olm.deprecations\npackage: demo\nentries:\n- reference:\n    schema: olm.package\n  message: demo is replaced by demo2\n- reference:\n    schema: olm.bundle\n    name: demo.v1.0.0\n  message: demo 1.0.0 leaks memory\n- reference:\n    schema: olm.channel\n    name: stable\n  message: stable is frozen\n");
+    std::fs::write(catalog_dir.join("index.yaml"), index).unwrap();
+    let catalog = registry.image("demo/catalog:v1");
+    pushed_digest(&opkit(
+        tmp.path(),
+        &["catalog", "push", "catalog", &catalog],
+    ));
+
+    let cp = common::ControlPlane::start_with(&["--olm"]);
+    cp.kubectl_ok(&["create", "namespace", "demo-system"]);
+    let out = cp.kubectl_stdin(&["apply", "-f", "-"], &cluster_catalog("ops", &catalog));
+    assert!(out.success(), "{out}");
+    wait_for_catalog(&cp, "ops", "Serving", "True", "Available");
+    let out = cp.kubectl_stdin(
+        &["apply", "-f", "-"],
+        &cluster_extension("demo", "demo", "<2"),
+    );
+    assert!(out.success(), "{out}");
+    let ext = wait_for_condition(
+        &cp,
+        "clusterextension",
+        "demo",
+        "Installed",
+        "True",
+        "Succeeded",
+    );
+    // No channel asked for: the channel's deprecation does not apply.
+    let deprecation = |ext: &serde_json::Value, t: &str| catalog_condition(ext, t).unwrap();
+    assert_eq!(
+        deprecation(&ext, "Deprecated"),
+        (
+            "True".into(),
+            "Deprecated".into(),
+            "demo is replaced by demo2\ndemo 1.0.0 leaks memory".into()
+        )
+    );
+    assert_eq!(
+        deprecation(&ext, "PackageDeprecated"),
+        (
+            "True".into(),
+            "Deprecated".into(),
+            "demo is replaced by demo2".into()
+        )
+    );
+    assert_eq!(
+        deprecation(&ext, "ChannelDeprecated"),
+        ("False".into(), "NotDeprecated".into(), String::new())
+    );
+    assert_eq!(
+        deprecation(&ext, "BundleDeprecated"),
+        (
+            "True".into(),
+            "Deprecated".into(),
+            "demo 1.0.0 leaks memory".into()
+        )
+    );
+
+    // 2.0.0 drops spec and spec.size: the preflight refuses with every failed check (the
+    // change rules give up on a version whose fields went), nothing of 2.0.0 is applied.
+    let out = cp.kubectl(&[
+        "patch",
+        "clusterextension",
+        "demo",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"source":{"catalog":{"version":">=1.0.0"}}}}"#,
+    ]);
+    assert!(out.success(), "{out}");
+    let message = common::eventually("the upgrade to 2.0.0 to be refused", || {
+        let ext = get_object(&cp, "clusterextension", "demo");
+        match catalog_condition(&ext, "Progressing") {
+            Some((s, r, m)) if s == "True" && r == "Retrying" && m.contains("preflight") => Ok(m),
+            _ => Err(ext["status"].to_string()),
+        }
+    });
+    assert_eq!(
+        message,
+        "cannot upgrade to bundle demo.v2.0.0 2.0.0: CRD upgrade safety preflight failed:\nCustomResourceDefinition widgets.demo.example.com failed upgrade safety validation. \"NoExistingFieldRemoved\" validation failed: crd/widgets.demo.example.com version/v1 field/^.spec may not be removed\n\
+         CustomResourceDefinition widgets.demo.example.com failed upgrade safety validation. \"NoExistingFieldRemoved\" validation failed: crd/widgets.demo.example.com version/v1 field/^.spec.size may not be removed\n\
+         CustomResourceDefinition widgets.demo.example.com failed upgrade safety validation. \"ChangeValidator\" validation failed: calculating schema diff for CRD version \"v1\""
+    );
+    let ext = get_object(&cp, "clusterextension", "demo");
+    assert_eq!(ext["status"]["install"]["bundle"]["version"], "1.0.0");
+    let deployment = get_in(&cp, "demo-system", "deployment", "demo-controller");
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["containers"][0]["image"],
+        "example.com/demo:v1.0.0"
+    );
+
+    // Enforcement None skips the check: 2.0.0 installs, and is not a deprecated bundle.
+    let out = cp.kubectl(&[
+        "patch",
+        "clusterextension",
+        "demo",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"install":{"preflight":{"crdUpgradeSafety":{"enforcement":"None"}}}}}"#,
+    ]);
+    assert!(out.success(), "{out}");
+    let ext = common::eventually("ClusterExtension demo to install 2.0.0", || {
+        let ext = get_object(&cp, "clusterextension", "demo");
+        match ext["status"]["install"]["bundle"]["version"].as_str() {
+            Some("2.0.0") => Ok(ext),
+            _ => Err(ext["status"].to_string()),
+        }
+    });
+    assert_eq!(
+        deprecation(&ext, "BundleDeprecated"),
+        ("False".into(), "NotDeprecated".into(), String::new())
+    );
+    let crd = get_object(&cp, "crd", "widgets.demo.example.com");
+    assert!(
+        crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"].is_null(),
+        "{crd}"
     );
 }

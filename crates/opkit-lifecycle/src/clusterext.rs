@@ -8,6 +8,13 @@
 //! Available; an upgrade (a new range, a newer bundle in the catalog) moves one hop and
 //! deletes what the new bundle no longer has.
 //!
+//! Before objects of a bundle other than the installed one are applied, each of its CRDs that
+//! is on the cluster passes [`opkit_olm::crd_safety::check_upgrade`] against the live one
+//! (`spec.install.preflight.crdUpgradeSafety.enforcement: None` skips it); an unsafe change
+//! applies nothing and is reported as `Progressing=True/Retrying` with every failed check.
+//! The deprecation conditions come from the served catalog's `olm.deprecations` for the
+//! package ([`opkit_olm::deprecation`]).
+//!
 //! A failure (no such package, no matching version, a pull or apply failure) is written as
 //! `Progressing=True/Retrying` and retried with the runtime's per-key backoff; a spec the
 //! controller cannot honour is `Progressing=False/Blocked`. Objects go with the extension
@@ -23,6 +30,8 @@ use kube::api::{
 use kube::discovery::{Scope, pinned_kind};
 use kube::{Client, Resource, ResourceExt};
 use opkit::{Action, Context, Controller, Manager, Predicate, Running};
+use opkit_olm::catalog::Deprecation;
+use opkit_olm::deprecation::Status;
 use opkit_olm::graph::Node;
 use opkit_olm::install::OWNER_NAME_LABEL;
 use opkit_olm::resolve::{self, Request, Resolved, Source, UpgradePolicy};
@@ -31,7 +40,7 @@ use serde_json::{Value, json};
 
 use crate::api::{
     BundleMetadata, ClusterExtension, ClusterExtensionInstallStatus, ClusterExtensionStatus,
-    CrdError, UpgradeConstraintPolicy,
+    CrdError, CrdUpgradeSafetyEnforcement, UpgradeConstraintPolicy,
 };
 use crate::catalogd::ServedCatalogs;
 use crate::registry::Registry;
@@ -125,7 +134,7 @@ async fn reconcile(
     if ext.metadata.deletion_timestamp.is_some() {
         return Ok(Action::await_change());
     }
-    let outcome = install(&ext, &ctx).await;
+    let (outcome, deprecation) = install(&ext, &ctx).await;
     let next = match &outcome {
         // A Deployment's status change brings a waiting install back (the extension owns it).
         Outcome::Installed(_) | Outcome::Waiting(_) | Outcome::Blocked(_) => Action::await_change(),
@@ -134,7 +143,7 @@ async fn reconcile(
             Action::requeue_with_backoff()
         }
     };
-    let status = status_of(&ext, &outcome);
+    let status = status_of(&ext, &outcome, deprecation.as_ref());
     if ext.status.as_ref() != Some(&status) {
         ctx.apply_status(&*ext, &status)
             .await
@@ -146,8 +155,31 @@ async fn reconcile(
     Ok(next)
 }
 
-/// Resolves, pulls, renders and applies; the outcome.
-async fn install(ext: &ClusterExtension, ctx: &Context<State>) -> Outcome {
+/// Resolves, pulls, renders and applies; the outcome, and the served catalog's deprecation
+/// of the package (of the catalog the bundle resolved from, else the first that has one).
+async fn install(ext: &ClusterExtension, ctx: &Context<State>) -> (Outcome, Option<Deprecation>) {
+    let served = ctx.data().catalogs.snapshot();
+    let deprecation = |catalog: Option<&str>| {
+        let package = ext.spec.source.catalog.as_ref()?.package_name.as_str();
+        served
+            .iter()
+            .filter(|(name, _)| catalog.is_none_or(|c| c == name.as_str()))
+            .find_map(|(_, c)| c.catalog.deprecations.iter().find(|d| d.package == package))
+            .cloned()
+    };
+    let mut from = None;
+    let outcome = resolve_and_apply(ext, ctx, &served, &mut from).await;
+    (outcome, deprecation(from.as_deref()))
+}
+
+/// Resolves against `served`, pulls, renders, checks and applies; the outcome. `from` is set
+/// to the catalog of the resolved bundle.
+async fn resolve_and_apply(
+    ext: &ClusterExtension,
+    ctx: &Context<State>,
+    served: &std::collections::BTreeMap<String, crate::catalogd::ServedCatalog>,
+    from: &mut Option<String>,
+) -> Outcome {
     let spec = &ext.spec;
     let Some(filter) = &spec.source.catalog else {
         return Outcome::Blocked("spec.source.catalog is required for sourceType Catalog".into());
@@ -177,7 +209,6 @@ async fn install(ext: &ClusterExtension, ctx: &Context<State>) -> Outcome {
                 version: semver::Version::parse(&i.bundle.version).ok()?,
             })
         });
-    let served = ctx.data().catalogs.snapshot();
     let sources: Vec<Source<'_>> = served
         .iter()
         .map(|(name, c)| Source {
@@ -199,10 +230,28 @@ async fn install(ext: &ClusterExtension, ctx: &Context<State>) -> Outcome {
         Ok(r) => r,
         Err(e) => return Outcome::Retrying(format!("cannot resolve: {e}")),
     };
+    *from = Some(resolved.catalog.clone());
     let objects = match ctx.data().objects(ext, &resolved).await {
         Ok(o) => o,
         Err(message) => return Outcome::Retrying(message),
     };
+    let enforcement = spec
+        .install
+        .as_ref()
+        .and_then(|i| i.preflight.as_ref())
+        .and_then(|p| p.crd_upgrade_safety.as_ref())
+        .map(|c| c.enforcement)
+        .unwrap_or_default();
+    let changing = installed.as_ref().is_none_or(|i| i.name != resolved.name);
+    if changing
+        && enforcement == CrdUpgradeSafetyEnforcement::Strict
+        && let Err(message) = crd_upgrade_safety(ctx.client(), ext, &objects).await
+    {
+        return Outcome::Retrying(format!(
+            "cannot upgrade to bundle {} {}: CRD upgrade safety preflight failed:\n{message}",
+            resolved.name, resolved.version
+        ));
+    }
     if let Err(message) = apply_all(ctx.client(), ext, &objects).await {
         return Outcome::Retrying(message);
     }
@@ -351,6 +400,38 @@ async fn apply_all(
     Ok(())
 }
 
+/// Checks each CRD of `objects` that is on the cluster may replace the live one; every
+/// failed check, one a line, when some may not.
+async fn crd_upgrade_safety(
+    client: &Client,
+    ext: &ClusterExtension,
+    objects: &[Value],
+) -> Result<(), String> {
+    let mut failed = Vec::new();
+    for new in objects
+        .iter()
+        .filter(|o| o["kind"] == "CustomResourceDefinition")
+    {
+        let (api, _, _) = api_for(client, new, &ext.spec.namespace).await?;
+        let name = new["metadata"]["name"].as_str().unwrap_or_default();
+        let live = api
+            .get_opt(name)
+            .await
+            .map_err(|e| format!("cannot read CustomResourceDefinition {name}: {e}"))?;
+        let Some(live) = live else { continue };
+        let old = serde_json::to_value(&live)
+            .map_err(|e| format!("cannot read CustomResourceDefinition {name}: {e}"))?;
+        if let Err(unsafe_upgrade) = opkit_olm::crd_safety::check_upgrade(&old, new) {
+            failed.push(unsafe_upgrade.to_string());
+        }
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(failed.join("\n"))
+    }
+}
+
 /// Deletes the objects labelled with `ext` that `objects` no longer has, for the kinds a
 /// registry+v1 install makes, the plain kinds a bundle commonly ships, and the kinds
 /// `objects` has.
@@ -444,7 +525,11 @@ async fn unavailable(client: &Client, objects: &[Value]) -> Result<Option<String
 }
 
 /// The status for `outcome`, keeping what was installed before when nothing new is.
-fn status_of(ext: &ClusterExtension, outcome: &Outcome) -> ClusterExtensionStatus {
+fn status_of(
+    ext: &ClusterExtension,
+    outcome: &Outcome,
+    deprecation: Option<&Deprecation>,
+) -> ClusterExtensionStatus {
     let previous = ext.status.clone().unwrap_or_default();
     let mut conditions = previous.conditions;
     let install = match outcome {
@@ -478,6 +563,28 @@ fn status_of(ext: &ClusterExtension, outcome: &Outcome) -> ClusterExtensionStatu
             .message("no bundle is installed yet"),
     };
     opkit::conditions::set(&mut conditions, installed.observed_generation(generation));
+    let channels = ext
+        .spec
+        .source
+        .catalog
+        .as_ref()
+        .map(|c| c.channels.as_slice())
+        .unwrap_or_default();
+    let bundle = install.as_ref().map(|i| i.bundle.name.as_str());
+    for c in opkit_olm::deprecation::conditions(deprecation, channels, bundle) {
+        let builder = match c.status {
+            Status::True => opkit::conditions::of(c.type_, true),
+            Status::False => opkit::conditions::of(c.type_, false),
+            Status::Unknown => opkit::conditions::of(c.type_, false).unknown(),
+        };
+        opkit::conditions::set(
+            &mut conditions,
+            builder
+                .reason(c.reason)
+                .message(c.message)
+                .observed_generation(generation),
+        );
+    }
     ClusterExtensionStatus {
         conditions,
         install,
@@ -507,7 +614,7 @@ mod tests {
             name: "demo.v1.0.0".into(),
             version: "1.0.0".into(),
         };
-        let done = status_of(&ext(None), &Outcome::Installed(bundle.clone()));
+        let done = status_of(&ext(None), &Outcome::Installed(bundle.clone()), None);
         assert_eq!(done.install.as_ref().unwrap().bundle, bundle);
         assert_eq!(
             condition(&done, "Installed"),
@@ -520,6 +627,7 @@ mod tests {
         let failed = status_of(
             &ext(Some(done)),
             &Outcome::Retrying("cannot resolve".into()),
+            None,
         );
         assert_eq!(failed.install.as_ref().unwrap().bundle, bundle);
         assert_eq!(
@@ -534,7 +642,7 @@ mod tests {
 
     #[test]
     fn nothing_installed_is_installed_false_and_a_bad_spec_is_blocked() {
-        let s = status_of(&ext(None), &Outcome::Blocked("bad range".into()));
+        let s = status_of(&ext(None), &Outcome::Blocked("bad range".into()), None);
         assert!(s.install.is_none());
         assert_eq!(
             condition(&s, "Installed"),
@@ -543,6 +651,55 @@ mod tests {
         assert_eq!(
             condition(&s, "Progressing"),
             ("False".into(), "Blocked".into())
+        );
+    }
+
+    #[test]
+    fn the_status_carries_the_catalogs_deprecation_of_the_installed_bundle() {
+        let deprecation = Deprecation {
+            schema: "olm.deprecations".into(),
+            package: "demo".into(),
+            entries: vec![opkit_olm::catalog::DeprecationEntry {
+                reference: opkit_olm::catalog::Reference {
+                    schema: "olm.bundle".into(),
+                    name: "demo.v1.0.0".into(),
+                },
+                message: "1.0.0 has a CVE".into(),
+            }],
+        };
+        let waiting = status_of(
+            &ext(None),
+            &Outcome::Waiting("applied".into()),
+            Some(&deprecation),
+        );
+        assert_eq!(
+            condition(&waiting, "BundleDeprecated"),
+            ("Unknown".into(), "Absent".into())
+        );
+        assert_eq!(
+            condition(&waiting, "Deprecated"),
+            ("False".into(), "NotDeprecated".into())
+        );
+        let bundle = BundleMetadata {
+            name: "demo.v1.0.0".into(),
+            version: "1.0.0".into(),
+        };
+        let done = status_of(
+            &ext(Some(waiting)),
+            &Outcome::Installed(bundle),
+            Some(&deprecation),
+        );
+        assert_eq!(
+            condition(&done, "BundleDeprecated"),
+            ("True".into(), "Deprecated".into())
+        );
+        assert_eq!(
+            condition(&done, "Deprecated"),
+            ("True".into(), "Deprecated".into())
+        );
+        assert_eq!(
+            condition(&done, "PackageDeprecated"),
+            ("False".into(), "NotDeprecated".into())
         );
     }
 }

@@ -21,6 +21,7 @@ pub mod bundle;
 pub mod catalog;
 pub mod cluster_catalog;
 pub mod crd_safety;
+pub mod deprecation;
 mod documents;
 pub mod graph;
 pub mod image;
