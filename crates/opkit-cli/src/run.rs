@@ -96,10 +96,41 @@ async fn run_operator(
     let mut cluster = cluster::connect(kubeconfig).await?;
     match project.plugin {
         Plugin::Helm => {
-            return run_chart_operator(args, root, project, &mut cluster, signals).await;
+            let generic = Generic {
+                what: "the chart operator",
+                command: "helm-operator",
+                add_kind: "`opkit create api --group G --version V --kind K` or `--helm-chart \
+                           DIR|TGZ`",
+                generate: crate::helm_manifests::generate,
+            };
+            let watches_file = root.join(crate::helm_scaffold::WATCHES_FILE);
+            let start = |client| async move {
+                let options = opkit_chart_operator::OperatorOptions {
+                    watches_file,
+                    ..opkit_chart_operator::OperatorOptions::default()
+                };
+                opkit_chart_operator::start(client, options).await
+            };
+            return run_generic(args, root, project, &mut cluster, signals, generic, start).await;
         }
         Plugin::Ansible => {
-            return run_ansible_operator(args, root, project, &mut cluster, signals).await;
+            let generic = Generic {
+                what: "the Ansible operator",
+                command: "ansible-operator",
+                add_kind: "`opkit create api --group G --version V --kind K --generate-role`",
+                generate: crate::ansible_manifests::generate,
+            };
+            let watches_file = root.join(crate::ansible_scaffold::WATCHES_FILE);
+            // The runs reach the cluster through the operator's owner-reference proxy, which
+            // uses this client (and so the run's kubeconfig).
+            let start = |client| async move {
+                let options = opkit_ansible::OperatorOptions {
+                    watches_file,
+                    ..opkit_ansible::OperatorOptions::default()
+                };
+                opkit_ansible::start(client, options).await
+            };
+            return run_generic(args, root, project, &mut cluster, signals, generic, start).await;
         }
         Plugin::Rust => {}
     }
@@ -166,68 +197,51 @@ async fn run_operator(
     })
 }
 
-/// A helm project's `run`: its manifests from the charts, its CRDs installed, and opkit's
-/// generic chart operator on `watches.yaml`, in this process (what the image runs as `opkit
-/// helm-operator run`), until Ctrl-C or SIGTERM.
-async fn run_chart_operator(
-    args: &RunArgs,
-    root: &Path,
-    project: &Project,
-    cluster: &mut cluster::Cluster,
-    signals: Signals,
-) -> anyhow::Result<ExitCode> {
-    if !args.operator_args.is_empty() {
-        anyhow::bail!(
-            "flags after `--` are for a Rust operator's binary; a helm project's chart operator \
-             runs in this process (`opkit helm-operator run --help` lists its flags for the \
-             image)"
-        );
-    }
-    crate::helm_manifests::generate(root, project)?;
-    if project.resources.is_empty() {
-        anyhow::bail!(
-            "the project has no kinds yet, so the chart operator has nothing to watch; add one \
-             with `opkit create api --group G --version V --kind K` or `--helm-chart DIR|TGZ`"
-        );
-    }
-    cluster::install_crds(cluster, root, args.cluster.timeout).await?;
-    progress::step(format!(
-        "running {} against {} (Ctrl-C stops it)",
-        project.project_name, cluster.server
-    ));
-    let options = opkit_chart_operator::OperatorOptions {
-        watches_file: root.join(crate::helm_scaffold::WATCHES_FILE),
-        ..opkit_chart_operator::OperatorOptions::default()
-    };
-    let running = opkit_chart_operator::start(cluster.client.clone(), options)
-        .await
-        .context("starting the chart operator")?;
-    serve_until_stopped(running, signals, "the chart operator").await
+/// What differs between the generic operators (chart, Ansible) a `run` starts.
+struct Generic {
+    /// The operator, as messages name it (`the chart operator`).
+    what: &'static str,
+    /// Its command in the image (`helm-operator`).
+    command: &'static str,
+    /// How a kind is added to the project.
+    add_kind: &'static str,
+    /// Writes the project's manifests.
+    generate: fn(&Path, &Project) -> anyhow::Result<()>,
 }
 
-/// An ansible project's `run`: its manifests from `PROJECT`, its CRDs installed, and opkit's
-/// generic Ansible operator on `watches.yaml`, in this process (what the image runs as `opkit
-/// ansible-operator run`), its runs reaching the cluster through its proxy, until Ctrl-C or
-/// SIGTERM.
-async fn run_ansible_operator(
+/// A helm or ansible project's `run`: its manifests, its CRDs installed, and opkit's generic
+/// operator on `watches.yaml` in this process (what the image runs as `opkit COMMAND run`),
+/// until Ctrl-C or SIGTERM.
+async fn run_generic<E, F>(
     args: &RunArgs,
     root: &Path,
     project: &Project,
     cluster: &mut cluster::Cluster,
     signals: Signals,
-) -> anyhow::Result<ExitCode> {
+    generic: Generic,
+    start: impl FnOnce(kube::Client) -> F,
+) -> anyhow::Result<ExitCode>
+where
+    F: std::future::Future<Output = Result<opkit::Running, E>>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let Generic {
+        what,
+        command,
+        add_kind,
+        generate,
+    } = generic;
     if !args.operator_args.is_empty() {
         anyhow::bail!(
-            "flags after `--` are for a Rust operator's binary; an ansible project's operator \
-             runs in this process (`opkit ansible-operator run --help` lists its flags for the \
-             image)"
+            "flags after `--` are for a Rust operator's binary; {what} of a {} project runs in \
+             this process (`opkit {command} run --help` lists its flags for the image)",
+            project.plugin.name()
         );
     }
-    crate::ansible_manifests::generate(root, project)?;
+    generate(root, project)?;
     if project.resources.is_empty() {
         anyhow::bail!(
-            "the project has no kinds yet, so the Ansible operator has nothing to watch; add \
-             one with `opkit create api --group G --version V --kind K --generate-role`"
+            "the project has no kinds yet, so {what} has nothing to watch; add one with {add_kind}"
         );
     }
     cluster::install_crds(cluster, root, args.cluster.timeout).await?;
@@ -235,16 +249,10 @@ async fn run_ansible_operator(
         "running {} against {} (Ctrl-C stops it)",
         project.project_name, cluster.server
     ));
-    // The runs reach the cluster through the operator's owner-reference proxy, which uses
-    // this client (and so the run's kubeconfig).
-    let options = opkit_ansible::OperatorOptions {
-        watches_file: root.join(crate::ansible_scaffold::WATCHES_FILE),
-        ..opkit_ansible::OperatorOptions::default()
-    };
-    let running = opkit_ansible::start(cluster.client.clone(), options)
+    let running = start(cluster.client.clone())
         .await
-        .context("starting the Ansible operator")?;
-    serve_until_stopped(running, signals, "the Ansible operator").await
+        .with_context(|| format!("starting {what}"))?;
+    serve_until_stopped(running, signals, what).await
 }
 
 /// Waits for an operator running in this process to stop, and stops it gracefully on Ctrl-C or
