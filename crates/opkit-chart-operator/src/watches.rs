@@ -53,47 +53,7 @@ impl Watch {
     }
 }
 
-/// Why `watches.yaml` cannot be used.
-#[derive(Debug, thiserror::Error)]
-pub enum WatchesError {
-    /// The file cannot be read.
-    #[error("could not open watches file {path}: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The file is not a list of watches.
-    #[error("{path}: {message}")]
-    Parse {
-        /// The file.
-        path: PathBuf,
-        /// The YAML error, with its path in the document.
-        message: String,
-    },
-    /// An entry is invalid.
-    #[error("{path}: watch {index} ({gvk}): {field}: {message}")]
-    Invalid {
-        /// The file.
-        path: PathBuf,
-        /// The entry's position in the list (from 0).
-        index: usize,
-        /// The entry's group/version/kind as written.
-        gvk: String,
-        /// The field at fault.
-        field: &'static str,
-        /// What is wrong.
-        message: String,
-    },
-    /// The file lists no watches.
-    #[error("{path}: no watches: list at least one group/version/kind and its chart")]
-    Empty {
-        /// The file.
-        path: PathBuf,
-    },
-}
+pub use opkit::watches::WatchesError;
 
 /// An entry as written.
 #[derive(Debug, Deserialize)]
@@ -120,10 +80,7 @@ struct RawWatch {
 /// directory. Every entry is checked (the chart must exist, GVKs must be unique, durations
 /// and selectors must parse, override values must expand).
 pub fn load(path: &Path) -> Result<Vec<Watch>, WatchesError> {
-    let text = std::fs::read_to_string(path).map_err(|source| WatchesError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = opkit::watches::read(path)?;
     let base = path.parent().unwrap_or(Path::new("."));
     parse(&text, path, base, &|name| std::env::var(name).ok())
 }
@@ -136,18 +93,7 @@ pub(crate) fn parse(
     base: &Path,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Vec<Watch>, WatchesError> {
-    let raw: Vec<RawWatch> = {
-        let de = serde_yaml::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(de).map_err(|e| WatchesError::Parse {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?
-    };
-    if raw.is_empty() {
-        return Err(WatchesError::Empty {
-            path: path.to_path_buf(),
-        });
-    }
+    let raw: Vec<RawWatch> = opkit::watches::entries(text, path, "its chart")?;
     let mut seen = HashSet::new();
     raw.into_iter()
         .enumerate()

@@ -131,6 +131,7 @@ pub mod metrics;
 pub mod predicate;
 pub mod rbac;
 pub mod signals;
+pub mod watches;
 pub mod webhook;
 pub mod workqueue;
 
