@@ -330,7 +330,7 @@ fn from_files(files: Vec<File>) -> Result<Chart, LoadError> {
     let loaded = opkit_template::parallel::map_in_order(
         subcharts,
         |(_, files)| files.iter().map(|f| f.data.len()).sum(),
-        PARALLEL_LOAD_BYTES,
+        opkit_template::parallel::MIN_BYTES_PER_THREAD,
         |(name, files)| load_subchart(parent, &name, files),
     );
     for sub in loaded {
@@ -338,9 +338,6 @@ fn from_files(files: Vec<File>) -> Result<Chart, LoadError> {
     }
     Ok(chart)
 }
-
-/// Loading gives each thread at least this many bytes of subcharts.
-const PARALLEL_LOAD_BYTES: usize = 64 * 1024;
 
 /// The subchart `name` of `parent`: the archive `charts/NAME.tgz` or the directory
 /// `charts/NAME/`, from the files under `charts/` whose first path element is `name`.

@@ -140,9 +140,6 @@ static SEP: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:^|[\t\n\x0C\r ]*\n)---[\t\n\x0C\r ]*").expect("the separator compiles")
 });
 
-/// [`sort_manifests`] gives each thread at least this much rendered text.
-const PARALLEL_HEAD_BYTES: usize = 64 * 1024;
-
 /// Go's `strings.TrimSpace`: Unicode white space at both ends.
 pub(crate) fn trim_space(s: &str) -> &str {
     s.trim_matches(char::is_whitespace)
@@ -202,7 +199,7 @@ pub fn sort_manifests(
     let heads = opkit_template::parallel::map_in_order(
         docs.iter().map(|(_, d)| d.as_str()).collect(),
         |d| d.len(),
-        PARALLEL_HEAD_BYTES,
+        opkit_template::parallel::MIN_BYTES_PER_THREAD,
         read_head,
     );
     for ((path, doc), head) in docs.into_iter().zip(heads) {

@@ -9,6 +9,11 @@
 
 use std::sync::{Mutex, OnceLock};
 
+/// The text each thread gets at least when parsing or decoding is spread (templates,
+/// rendered documents, subcharts): starting a thread costs about as much as parsing a few
+/// kilobytes.
+pub const MIN_BYTES_PER_THREAD: usize = 64 * 1024;
+
 /// `f` of every item, in the order of `items`, computed on up to as many threads as the
 /// machine runs at once, with each thread getting at least `min_weight` of the total
 /// `weight` (so small inputs stay on the calling thread).

@@ -16,10 +16,6 @@ const _: fn() = || {
     send_sync::<Templates>();
 };
 
-/// [`Templates::parse_all`] gives each thread at least this much text: starting a thread
-/// costs about as much as parsing a few kilobytes.
-const PARALLEL_PARSE_BYTES: usize = 64 * 1024;
-
 /// Go's `text/template` execution depth limit (`maxExecDepth`).
 pub const MAX_EXEC_DEPTH: usize = 100_000;
 
@@ -185,7 +181,7 @@ impl Templates {
         let results = crate::parallel::map_in_order(
             files,
             |(_, text)| text.len(),
-            PARALLEL_PARSE_BYTES,
+            crate::parallel::MIN_BYTES_PER_THREAD,
             |(name, text)| parse(name, text, &has_func),
         );
         for (i, trees) in results.into_iter().enumerate() {
