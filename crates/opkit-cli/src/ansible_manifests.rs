@@ -14,14 +14,11 @@ use anyhow::Context;
 use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule};
 use opkit::rbac::{Rules, rule};
 
-use crate::manifests::{self, CRD_BASES, Outcome, sync_file};
+use crate::manifests::{self, ROLE_FILE};
 use crate::project::{Project, Resource};
 use crate::scaffold::render;
 
 const CRD: &str = include_str!("../templates/ansible/crd.yaml.tmpl");
-
-/// The ClusterRole's file.
-pub(crate) const ROLE_FILE: &str = "config/rbac/role.yaml";
 
 /// Every verb on a resource the operator manages.
 const ALL_VERBS: &[&str] = &[
@@ -129,39 +126,15 @@ pub(crate) fn sample(resource: &Resource) -> String {
 /// `config/` only where missing).
 pub(crate) fn generate(root: &Path, project: &Project) -> anyhow::Result<()> {
     crate::progress::step("generating manifests under config/ from PROJECT");
-    let mut report: Vec<(String, Outcome)> = Vec::new();
-    let mut generated = Vec::new();
-    for resource in &project.resources {
-        let file = manifests::crd_file(&resource.full_group(), &resource.plural());
-        let rel = format!("{CRD_BASES}/{file}");
-        report.push((rel.clone(), sync_file(root, &rel, &crd(resource), false)?));
-        generated.push(file);
-    }
-    let always = [
-        (
-            "config/crd/kustomization.yaml".to_string(),
-            manifests::crd_kustomization(&generated),
-        ),
-        (ROLE_FILE.to_string(), role(root, project)?),
-        (
-            "config/samples/kustomization.yaml".to_string(),
-            manifests::samples_kustomization(project),
-        ),
-    ];
-    for (rel, text) in &always {
-        report.push((rel.clone(), sync_file(root, rel, text, false)?));
-    }
-    for resource in &project.resources {
-        let rel = manifests::sample_path(resource);
-        report.push((rel.clone(), sync_file(root, &rel, &sample(resource), true)?));
-    }
-    for (rel, text) in manifests::scaffolded_config(project) {
-        let outcome = sync_file(root, &rel, &text, true)?;
-        report.push((rel, outcome));
-    }
-    manifests::print_report(&report);
-    manifests::note_stale_crds(root, &generated);
-    Ok(())
+    manifests::write_plugin_config(
+        root,
+        project,
+        manifests::PluginConfig {
+            crd: &|resource| Ok(crd(resource)),
+            role: role(root, project)?,
+            sample: &|resource| Ok(sample(resource)),
+        },
+    )
 }
 
 #[cfg(test)]

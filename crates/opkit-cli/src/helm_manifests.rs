@@ -16,7 +16,7 @@ use k8s_openapi::api::rbac::v1::PolicyRule;
 use opkit::rbac::{Rules, rule};
 use opkit_chart::{Chart, Engine, TemplateOptions, ValueOptions};
 
-use crate::manifests::{self, CRD_BASES, Outcome, sync_file};
+use crate::manifests;
 use crate::project::{Project, Resource};
 use crate::scaffold::render;
 
@@ -261,40 +261,15 @@ fn check_watches(root: &Path, project: &Project) -> anyhow::Result<()> {
 pub(crate) fn generate(root: &Path, project: &Project) -> anyhow::Result<()> {
     crate::progress::step("generating manifests under config/ from the charts");
     check_watches(root, project)?;
-    let mut report: Vec<(String, Outcome)> = Vec::new();
-    let mut generated = Vec::new();
-    for resource in &project.resources {
-        let file = manifests::crd_file(&resource.full_group(), &resource.plural());
-        let rel = format!("{CRD_BASES}/{file}");
-        report.push((rel.clone(), sync_file(root, &rel, &crd(resource)?, false)?));
-        generated.push(file);
-    }
-    let always = [
-        (
-            "config/crd/kustomization.yaml".to_string(),
-            manifests::crd_kustomization(&generated),
-        ),
-        ("config/rbac/role.yaml".to_string(), role(root, project)?),
-        (
-            "config/samples/kustomization.yaml".to_string(),
-            manifests::samples_kustomization(project),
-        ),
-    ];
-    for (rel, text) in &always {
-        report.push((rel.clone(), sync_file(root, rel, text, false)?));
-    }
-    for resource in &project.resources {
-        let rel = manifests::sample_path(resource);
-        let text = sample(root, resource)?;
-        report.push((rel.clone(), sync_file(root, &rel, &text, true)?));
-    }
-    for (rel, text) in manifests::scaffolded_config(project) {
-        let outcome = sync_file(root, &rel, &text, true)?;
-        report.push((rel, outcome));
-    }
-    manifests::print_report(&report);
-    manifests::note_stale_crds(root, &generated);
-    Ok(())
+    manifests::write_plugin_config(
+        root,
+        project,
+        manifests::PluginConfig {
+            crd: &crd,
+            role: role(root, project)?,
+            sample: &|resource| sample(root, resource),
+        },
+    )
 }
 
 #[cfg(test)]

@@ -174,7 +174,7 @@ pub fn initial_config(project: &Project, role: &str) -> Vec<(String, String)> {
         "config/crd/kustomization.yaml".into(),
         crd_kustomization(&[]),
     ));
-    files.push(("config/rbac/role.yaml".into(), role.to_string()));
+    files.push((ROLE_FILE.into(), role.to_string()));
     files.push((
         "config/samples/kustomization.yaml".into(),
         samples_kustomization(project),
@@ -309,7 +309,7 @@ pub fn generate_in(root: &Path, project: &Project) -> anyhow::Result<std::path::
             "config/crd/kustomization.yaml".to_string(),
             crd_kustomization(&names),
         ),
-        ("config/rbac/role.yaml".to_string(), role),
+        (ROLE_FILE.to_string(), role),
     ];
     always.push((
         "config/samples/kustomization.yaml".to_string(),
@@ -336,6 +336,65 @@ pub fn generate_in(root: &Path, project: &Project) -> anyhow::Result<std::path::
     print_report(&report);
     note_stale_crds(root, &generated);
     Ok(binary)
+}
+
+/// The operator's role, regenerated on every `generate manifests` (rules added by hand are
+/// kept where the plugin reads them back).
+pub(crate) const ROLE_FILE: &str = "config/rbac/role.yaml";
+
+/// What a generic operator's project (helm, ansible) generates per kind and once.
+pub(crate) struct PluginConfig<'a> {
+    /// A kind's CRD.
+    pub(crate) crd: &'a dyn Fn(&Resource) -> anyhow::Result<String>,
+    /// The operator's role (`config/rbac/role.yaml`).
+    pub(crate) role: String,
+    /// A kind's sample, written only where missing.
+    pub(crate) sample: &'a dyn Fn(&Resource) -> anyhow::Result<String>,
+}
+
+/// Writes a generic operator's `config/`: each kind's CRD and sample, the CRD and sample
+/// kustomizations, the role, and the scaffolded rest (samples and scaffolding only where
+/// missing), then reports what happened to each file.
+pub(crate) fn write_plugin_config(
+    root: &Path,
+    project: &Project,
+    config: PluginConfig<'_>,
+) -> anyhow::Result<()> {
+    let mut report: Vec<(String, Outcome)> = Vec::new();
+    let mut generated = Vec::new();
+    for resource in &project.resources {
+        let file = crd_file(&resource.full_group(), &resource.plural());
+        let rel = format!("{CRD_BASES}/{file}");
+        let text = (config.crd)(resource)?;
+        report.push((rel.clone(), sync_file(root, &rel, &text, false)?));
+        generated.push(file);
+    }
+    let always = [
+        (
+            "config/crd/kustomization.yaml".to_string(),
+            crd_kustomization(&generated),
+        ),
+        (ROLE_FILE.to_string(), config.role),
+        (
+            "config/samples/kustomization.yaml".to_string(),
+            samples_kustomization(project),
+        ),
+    ];
+    for (rel, text) in &always {
+        report.push((rel.clone(), sync_file(root, rel, text, false)?));
+    }
+    for resource in &project.resources {
+        let rel = sample_path(resource);
+        let text = (config.sample)(resource)?;
+        report.push((rel.clone(), sync_file(root, &rel, &text, true)?));
+    }
+    for (rel, text) in scaffolded_config(project) {
+        let outcome = sync_file(root, &rel, &text, true)?;
+        report.push((rel, outcome));
+    }
+    print_report(&report);
+    note_stale_crds(root, &generated);
+    Ok(())
 }
 
 /// Prints what happened to each file.
