@@ -162,24 +162,23 @@ impl Engine {
             let name = renderables.get(i).map_or("", |r| r.name.as_str());
             return Err(RenderError(cleanup_parse_error(name, e.message())));
         }
-        let mut rendered = BTreeMap::new();
-        for r in &renderables {
-            let base = r.name.rsplit('/').next().unwrap_or(&r.name);
-            if base.starts_with('_') {
-                continue;
-            }
-            r.scope.insert(
-                "Template",
-                Value::map(BTreeMap::from([
-                    ("Name".to_string(), Value::string(r.name.as_str())),
-                    ("BasePath".to_string(), Value::string(r.base_path.as_str())),
-                ])),
-            );
-            let out = set
-                .execute(&r.name, &Value::Map(r.scope.clone()))
-                .map_err(|e| RenderError(reformat_exec_error(&r.name, e.message())))?;
-            rendered.insert(r.name.clone(), drop_no_value(out));
-        }
+        let jobs: Vec<&Renderable> = renderables
+            .iter()
+            .filter(|r| {
+                !r.name
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or(&r.name)
+                    .starts_with('_')
+            })
+            .collect();
+        let outputs = render_in_order(&set, &jobs)
+            .map_err(|(i, e)| RenderError(reformat_exec_error(&jobs[i].name, e.message())))?;
+        let rendered = jobs
+            .iter()
+            .zip(outputs)
+            .map(|(r, out)| (r.name.clone(), drop_no_value(out)))
+            .collect();
         if self.one_shot {
             std::mem::forget(set);
         } else {
@@ -187,6 +186,92 @@ impl Engine {
         }
         Ok(rendered)
     }
+}
+
+/// The template bytes each thread gets at least when a chart's templates render side by
+/// side: a thread costs about as much as rendering a few kilobytes.
+const MIN_RENDER_BYTES_PER_THREAD: usize = 16 * 1024;
+
+/// Runs `jobs` (in Helm's order) as Helm does, one after another on the scope of their
+/// chart with its `.Template` set to the file's, giving the first error in that order. They
+/// run side by side where nothing can tell (see
+/// [`opkit_template::parallel::map_isolated`]): each on a copy of its chart's scope, a
+/// template changing a map it shares sending them all back to the sequential run.
+fn render_in_order(
+    set: &Templates,
+    jobs: &[&Renderable],
+) -> Result<Vec<String>, (usize, opkit_template::Error)> {
+    let side_by_side = subcharts_render_first(jobs);
+    if side_by_side {
+        // What a parent reaching a subchart's scope through `.Subcharts` sees there in Go:
+        // the `.Template` of that subchart's last file (they all render before its own).
+        for r in jobs {
+            r.scope.insert("Template", template_value(r));
+        }
+    }
+    let items: Vec<(&Renderable, Option<Value>)> = jobs
+        .iter()
+        .map(|r| {
+            let own = side_by_side.then(|| {
+                let scope = opkit_template::Dict::new(r.scope.to_map());
+                scope.insert("Template", template_value(r));
+                Value::Map(scope)
+            });
+            (*r, own)
+        })
+        .collect();
+    let run = |(r, own): (&Renderable, Option<Value>), beside_others: bool| match own {
+        Some(own) if beside_others => set.execute(&r.name, &own),
+        _ => {
+            r.scope.insert("Template", template_value(r));
+            set.execute(&r.name, &Value::Map(r.scope.clone()))
+        }
+    };
+    if !side_by_side {
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.into_iter().enumerate() {
+            out.push(run(item, false).map_err(|e| (i, e))?);
+        }
+        return Ok(out);
+    }
+    opkit_template::parallel::map_isolated(
+        items,
+        |(r, _)| r.text.len(),
+        MIN_RENDER_BYTES_PER_THREAD,
+        run,
+    )
+}
+
+/// Helm's `.Template` of a file: its name and its chart's template directory.
+fn template_value(r: &Renderable) -> Value {
+    Value::map(BTreeMap::from([
+        ("Name".to_string(), Value::string(r.name.as_str())),
+        ("BasePath".to_string(), Value::string(r.base_path.as_str())),
+    ]))
+}
+
+/// Whether every subchart's files render before any file of the charts above it (Helm
+/// renders deeper paths first, so only a parent's own deeply nested templates break this):
+/// then what a parent reads of a subchart's scope is the same whenever it runs.
+fn subcharts_render_first(jobs: &[&Renderable]) -> bool {
+    let mut span: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for (i, r) in jobs.iter().enumerate() {
+        let chart = r
+            .base_path
+            .strip_suffix("/templates")
+            .unwrap_or(&r.base_path);
+        let e = span.entry(chart).or_insert((i, i));
+        e.0 = e.0.min(i);
+        e.1 = e.1.max(i);
+    }
+    span.iter().all(|(chart, (_, last))| {
+        span.iter().all(|(above, (first, _))| {
+            let is_above = chart
+                .strip_prefix(above)
+                .is_some_and(|rest| rest.starts_with("/charts/"));
+            !is_above || last < first
+        })
+    })
 }
 
 /// Helm's `strings.ReplaceAll(out, "<no value>", "")` on a template's output, without

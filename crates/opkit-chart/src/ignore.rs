@@ -19,7 +19,7 @@ pub enum IgnoreError {
 
 #[derive(Debug, Clone)]
 struct Pattern {
-    glob: String,
+    glob: Glob,
     /// A rule with a leading `/` or with a `/` inside matches the whole path; others the
     /// last element.
     whole_path: bool,
@@ -75,7 +75,7 @@ impl Rules {
             None => (rule, rule.contains('/')),
         };
         self.patterns.push(Pattern {
-            glob: glob.to_string(),
+            glob: Glob::new(glob),
             whole_path,
             negate,
             must_dir,
@@ -95,8 +95,7 @@ impl Rules {
             } else {
                 path.rsplit('/').next().unwrap_or(path)
             };
-            // A glob that fails to match (including a malformed one) counts as no match.
-            let matched = go_match(&p.glob, name).unwrap_or(false);
+            let matched = p.glob.matches(name);
             if p.negate {
                 if (p.must_dir && !is_dir) || !matched {
                     return true;
@@ -111,6 +110,41 @@ impl Rules {
             }
         }
         false
+    }
+}
+
+/// A rule's glob, with the shapes most `.helmignore` rules have (`.git`, `*.swp`) matched
+/// without the general matcher: every file of a chart is checked against every rule.
+#[derive(Debug, Clone)]
+enum Glob {
+    /// No metacharacter: the name itself.
+    Literal(String),
+    /// `*` then no metacharacter: any name ending so, with no `/` before the ending.
+    Suffix(String),
+    /// Anything else, for [`go_match`].
+    General(String),
+}
+
+impl Glob {
+    fn new(glob: &str) -> Glob {
+        let plain = |s: &str| !s.contains(['*', '?', '[', '\\']);
+        match glob.strip_prefix('*') {
+            _ if plain(glob) => Glob::Literal(glob.to_string()),
+            Some(rest) if plain(rest) => Glob::Suffix(rest.to_string()),
+            _ => Glob::General(glob.to_string()),
+        }
+    }
+
+    /// Whether `name` matches, as [`go_match`] answers; a glob that fails to match
+    /// (including a malformed one) counts as no match.
+    fn matches(&self, name: &str) -> bool {
+        match self {
+            Glob::Literal(l) => name == l,
+            Glob::Suffix(s) => name
+                .strip_suffix(s.as_str())
+                .is_some_and(|head| !head.contains('/')),
+            Glob::General(g) => go_match(g, name).unwrap_or(false),
+        }
     }
 }
 
@@ -367,7 +401,10 @@ mod tests {
             path in "[a-c/.☺-]{0,12}",
             is_dir in proptest::bool::ANY,
         ) {
-            let _ = go_match(&rule, &path);
+            let general = go_match(&rule, &path);
+            if !rule.contains("**") {
+                proptest::prop_assert_eq!(Glob::new(&rule).matches(&path), general.unwrap_or(false));
+            }
             if let Ok(r) = Rules::parse(rule.as_bytes()) {
                 let _ = r.ignore(&path, is_dir);
             }

@@ -282,7 +282,10 @@ fn from_files(files: Vec<File>) -> Result<Chart, LoadError> {
             "values.yaml" => {
                 chart.values = read_values(&f.data).map_err(|e| parse_err("values.yaml", e))?;
             }
-            "values.schema.json" => chart.schema = Some(f.data),
+            "values.schema.json" => {
+                crate::schema::prepare_validator();
+                chart.schema = Some(f.data);
+            }
             "requirements.yaml" => {
                 let cf = chartfile::read_metadata(&f.data, metadata.as_ref())
                     .map_err(|e| parse_err("requirements.yaml", e))?;

@@ -38,6 +38,29 @@ pub(crate) fn validate_against_schema(chart: &Chart, values: &Dict) -> Result<()
     if sb.is_empty() { Ok(()) } else { Err(sb) }
 }
 
+/// Starts building, once per process and on a thread of its own, what every schema compile
+/// needs first: `boon` checks each schema against its draft's metaschema, and compiles all
+/// five drafts' metaschemas on first use, which costs about as much as rendering a large
+/// chart. Called when a chart with a schema is loaded, so that work overlaps the rest of the
+/// load and the render instead of preceding the check.
+pub(crate) fn prepare_validator() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        let warm = || {
+            let mut compiler = Compiler::new();
+            let url = "file:///opkit-warm-up.json";
+            // Cannot fail: the empty schema is valid in every draft.
+            if compiler.add_resource(url, serde_json::json!({})).is_ok() {
+                let _ = compiler.compile(url, &mut Schemas::new());
+            }
+        };
+        // Without a thread the first real compile does this work, as before.
+        let _ = std::thread::Builder::new()
+            .name("opkit-schema-warm".into())
+            .spawn(warm);
+    });
+}
+
 /// Helm's `urn:` loader: an unresolved URN is a permissive schema.
 struct UrnLoader;
 

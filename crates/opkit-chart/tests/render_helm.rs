@@ -407,3 +407,92 @@ fn output_dir_writes_the_files_helm_writes() {
     let expected = std::fs::read_to_string(&recording).expect("recorded helm output");
     assert_eq!(output_dir_report(&stdout, &out), expected);
 }
+
+/// Large templates render side by side, yet a template still sees what one rendered before
+/// it (Helm renders names in descending order) set on `.Values` or on its chart's scope,
+/// and a parent sees a subchart's last `.Template` through `.Subcharts`, as in Helm.
+#[test]
+fn templates_rendered_side_by_side_see_what_earlier_templates_set_as_in_helm() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("side");
+    let sub = dir.join("charts/sub");
+    std::fs::create_dir_all(dir.join("templates")).unwrap();
+    std::fs::create_dir_all(sub.join("templates")).unwrap();
+    std::fs::write(
+        dir.join("Chart.yaml"),
+        "apiVersion: v2\nname: side\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("values.yaml"), "greeting: hello\n").unwrap();
+    std::fs::write(
+        sub.join("Chart.yaml"),
+        "apiVersion: v2\nname: sub\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    // Enough template text for several threads; a comment costs nothing to render.
+    let padding = format!("{{{{/* {} */}}}}\n", "x".repeat(40 * 1024));
+    let doc = |name: &str, body: &str| {
+        format!(
+            "{padding}apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n{body}"
+        )
+    };
+    for (i, name) in ["s1", "s2"].iter().enumerate() {
+        std::fs::write(
+            sub.join(format!("templates/{name}.yaml")),
+            doc(name, &format!("  n: \"{i}\"\n")),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        dir.join("templates/z-writer.yaml"),
+        doc(
+            "writer",
+            "{{- $_ := set .Values \"seen\" \"set-by-writer\" }}{{- $_ := set $ \"mark\" \"z\" }}\n  own: {{ .Template.Name | quote }}\n",
+        ),
+    )
+    .unwrap();
+    for name in ["m-plain", "b-plain"] {
+        std::fs::write(
+            dir.join(format!("templates/{name}.yaml")),
+            doc(
+                name,
+                "  greeting: {{ .Values.greeting | quote }}\n  own: {{ .Template.Name | quote }}\n",
+            ),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        dir.join("templates/a-reader.yaml"),
+        doc(
+            "reader",
+            "  seen: {{ .Values.seen | quote }}\n  mark: {{ .mark | quote }}\n  sub: {{ .Subcharts.sub.Template.Name | quote }}\n",
+        ),
+    )
+    .unwrap();
+    let opts = TemplateOptions {
+        release_name: "rel".into(),
+        namespace: "ns1".into(),
+        ..TemplateOptions::default()
+    };
+    let got = opkit_template(&dir, &opts).expect("the chart renders");
+    for line in [
+        "  seen: \"set-by-writer\"",
+        "  mark: \"z\"",
+        "  sub: \"side/charts/sub/templates/s1.yaml\"",
+        "  own: \"side/templates/m-plain.yaml\"",
+        "  own: \"side/templates/z-writer.yaml\"",
+    ] {
+        assert!(got.lines().any(|l| l == line), "no line {line:?} in\n{got}");
+    }
+    match common::helm() {
+        Some(helm) => {
+            let live = run_helm(&helm, root.path(), &["rel", "side", "-n", "ns1"])
+                .expect("helm renders the chart");
+            assert!(
+                got == live,
+                "opkit differs from helm\n--- helm ---\n{live}\n--- opkit ---\n{got}"
+            );
+        }
+        None => say_no_helm(),
+    }
+}

@@ -7,6 +7,8 @@
 //! pool: a pool's idle workers spin looking for work, and on a small machine that spinning
 //! took CPU from the thread doing the rest of the render.
 
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// The text each thread gets at least when parsing or decoding is spread (templates,
@@ -77,6 +79,78 @@ pub fn map_in_order<T: Send, R: Send>(
     })
 }
 
+/// Bumped when templates start running side by side; every map records the value it was
+/// made under, so a map made before a run is one the run's templates share.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// While this thread runs one of several templates side by side: the generation of
+    /// that run (maps made before it are shared). Zero otherwise.
+    static SHARED_BEFORE: Cell<u64> = const { Cell::new(0) };
+    /// Whether the template running here tried to change a shared map.
+    static REFUSED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The generation a map made now records.
+pub(crate) fn generation() -> u64 {
+    GENERATION.load(Ordering::Relaxed)
+}
+
+/// Whether a map made in generation `born` may be changed on this thread. Go runs a chart's
+/// templates one after another, and a template that changes a map it shares (Sprig's `set`
+/// on `.Values`) is seen by every later one: side by side that order is lost, so such a
+/// change is refused (and noted) rather than made.
+pub(crate) fn may_change(born: u64) -> bool {
+    let shared_before = SHARED_BEFORE.get();
+    if born < shared_before {
+        REFUSED.set(true);
+        return false;
+    }
+    true
+}
+
+/// `f` of every item in order, as if run one after another, where `f` runs templates that
+/// may change the maps they share (a template changing a map changes it for every later one,
+/// as in Go). The items run side by side on up to as many threads as the machine has (each
+/// thread given at least `min_weight`), `f` told so by its second argument; if any of them
+/// tries to change a map made before the run, nothing has been changed, and every item runs
+/// again one after another, stopping at the first error as a sequential loop does.
+pub fn map_isolated<T: Send + Clone, R: Send, E: Send>(
+    items: Vec<T>,
+    weight: impl Fn(&T) -> usize,
+    min_weight: usize,
+    f: impl Fn(T, bool) -> Result<R, E> + Sync,
+) -> Result<Vec<R>, (usize, E)> {
+    let sequential = |items: Vec<T>| -> Result<Vec<R>, (usize, E)> {
+        items
+            .into_iter()
+            .enumerate()
+            .map(|(i, item)| f(item, false).map_err(|e| (i, e)))
+            .collect()
+    };
+    let total: usize = items.iter().map(&weight).sum();
+    if total / min_weight.max(1) < 2 || cores() < 2 || items.len() < 2 {
+        return sequential(items);
+    }
+    let run = GENERATION.fetch_add(1, Ordering::Relaxed) + 1;
+    let results = map_in_order(items.clone(), weight, min_weight, |item| {
+        let outer = SHARED_BEFORE.replace(run);
+        let outer_refused = REFUSED.replace(false);
+        let result = f(item, true);
+        let refused = REFUSED.replace(outer_refused);
+        SHARED_BEFORE.set(outer);
+        (result, refused)
+    });
+    if results.iter().any(|(_, refused)| *refused) {
+        return sequential(items);
+    }
+    results
+        .into_iter()
+        .enumerate()
+        .map(|(i, (r, _))| r.map_err(|e| (i, e)))
+        .collect()
+}
+
 /// How many threads the machine runs at once (at least one), asked once per process.
 fn cores() -> usize {
     static CORES: OnceLock<usize> = OnceLock::new();
@@ -94,6 +168,51 @@ mod tests {
             let out = map_in_order(items, |_| 1000, 1, |i| i * 2);
             assert_eq!(out, (0..n).map(|i| i * 2).collect::<Vec<_>>());
         }
+    }
+
+    fn int(v: Option<crate::Value>) -> i64 {
+        match v {
+            Some(crate::Value::Int(n)) => n,
+            _ => -1,
+        }
+    }
+
+    #[test]
+    fn a_change_to_a_shared_map_is_seen_by_later_items_as_in_sequence() {
+        let shared = crate::Dict::default();
+        shared.insert("n", crate::Value::Int(0));
+        // Each item reads the counter and increments it, as `set` on `.Values` would.
+        let out = map_isolated(
+            (0..6).collect(),
+            |_| 10,
+            10,
+            |i: i64, _| {
+                let n = int(shared.get("n"));
+                shared.insert("n", crate::Value::Int(n + 1));
+                Ok::<_, ()>((i, n))
+            },
+        )
+        .unwrap();
+        assert_eq!(out, (0..6).map(|i| (i, i)).collect::<Vec<_>>());
+        assert_eq!(int(shared.get("n")), 6);
+    }
+
+    #[test]
+    fn maps_made_by_an_item_are_its_own_and_the_first_error_in_order_wins() {
+        let out = map_isolated(
+            (0..8).collect(),
+            |_| 10,
+            10,
+            |i: i64, _| {
+                let own = crate::Dict::default();
+                own.insert("i", crate::Value::Int(i));
+                match int(own.get("i")) {
+                    n if n == 3 || n == 6 => Err(n),
+                    n => Ok(n),
+                }
+            },
+        );
+        assert_eq!(out, Err((3, 3)));
     }
 
     #[test]

@@ -40,21 +40,40 @@ pub enum Value {
 /// A Go map (`map[string]interface {}`): a shared, mutable reference, so that changing it
 /// through one holder (Sprig's `set`, `unset`, `merge`) shows through every other, as in Go.
 /// Readers get snapshots; no lock is held while a template runs.
-#[derive(Clone, Default)]
-pub struct Dict(Arc<RwLock<BTreeMap<String, Value>>>);
+#[derive(Clone)]
+pub struct Dict(Arc<DictCell>);
+
+struct DictCell {
+    /// When the map was made (see [`crate::parallel::may_change`]).
+    born: u64,
+    entries: RwLock<BTreeMap<String, Value>>,
+}
+
+impl Default for Dict {
+    fn default() -> Self {
+        Dict::new(BTreeMap::new())
+    }
+}
 
 impl Dict {
     /// A map holding `entries`.
     pub fn new(entries: BTreeMap<String, Value>) -> Self {
-        Dict(Arc::new(RwLock::new(entries)))
+        Dict(Arc::new(DictCell {
+            born: crate::parallel::generation(),
+            entries: RwLock::new(entries),
+        }))
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Value>> {
-        self.0.read().unwrap_or_else(|e| e.into_inner())
+        self.0.entries.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, Value>> {
-        self.0.write().unwrap_or_else(|e| e.into_inner())
+    /// The entries to change, unless this thread runs a template beside others and the map
+    /// is older than their run (a change they might see): the change is then refused, and
+    /// the run is done again one template at a time.
+    fn write(&self) -> Option<std::sync::RwLockWriteGuard<'_, BTreeMap<String, Value>>> {
+        crate::parallel::may_change(self.0.born)
+            .then(|| self.0.entries.write().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// The value under `key`.
@@ -97,12 +116,14 @@ impl Dict {
 
     /// Sets `key` to `value` (seen by every holder of this map).
     pub fn insert(&self, key: impl Into<String>, value: Value) {
-        self.write().insert(key.into(), value);
+        if let Some(mut entries) = self.write() {
+            entries.insert(key.into(), value);
+        }
     }
 
     /// Removes `key`, returning its value.
     pub fn remove(&self, key: &str) -> Option<Value> {
-        self.write().remove(key)
+        self.write()?.remove(key)
     }
 
     /// Whether both are the same map (not merely equal).
