@@ -208,6 +208,10 @@ impl<'a> State<'a> {
     /// Counts one unit of work against the set's step bound.
     fn step(&mut self) -> Result<(), Flow> {
         self.steps += 1;
+        if crate::parallel::abandoned() {
+            // Thrown away: the run starts again one template at a time.
+            return Err(Flow::Err(self.errorf("abandoned side-by-side run")));
+        }
         if let Some(max) = self.set.max_steps()
             && self.steps > max
         {

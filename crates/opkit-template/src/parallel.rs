@@ -83,6 +83,10 @@ pub fn map_in_order<T: Send, R: Send>(
 /// made under, so a map made before a run is one the run's templates share.
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 
+/// The last side-by-side run given up because one of its templates tried to change a shared
+/// map: its other templates stop at their next step, their output being thrown away.
+static ABANDONED: AtomicU64 = AtomicU64::new(0);
+
 thread_local! {
     /// While this thread runs one of several templates side by side: the generation of
     /// that run (maps made before it are shared). Zero otherwise.
@@ -104,9 +108,17 @@ pub(crate) fn may_change(born: u64) -> bool {
     let shared_before = SHARED_BEFORE.get();
     if born < shared_before {
         REFUSED.set(true);
+        ABANDONED.store(shared_before, Ordering::Relaxed);
         return false;
     }
     true
+}
+
+/// Whether the template running on this thread belongs to a side-by-side run that has been
+/// given up (see [`map_isolated`]); its execution may stop at once.
+pub(crate) fn abandoned() -> bool {
+    let run = SHARED_BEFORE.get();
+    run != 0 && ABANDONED.load(Ordering::Relaxed) == run
 }
 
 /// `f` of every item in order, as if run one after another, where `f` runs templates that
@@ -134,20 +146,24 @@ pub fn map_isolated<T: Send + Clone, R: Send, E: Send>(
     }
     let run = GENERATION.fetch_add(1, Ordering::Relaxed) + 1;
     let results = map_in_order(items.clone(), weight, min_weight, |item| {
+        if ABANDONED.load(Ordering::Relaxed) == run {
+            return None;
+        }
         let outer = SHARED_BEFORE.replace(run);
         let outer_refused = REFUSED.replace(false);
         let result = f(item, true);
         let refused = REFUSED.replace(outer_refused);
         SHARED_BEFORE.set(outer);
-        (result, refused)
+        (!refused).then_some(result)
     });
-    if results.iter().any(|(_, refused)| *refused) {
+    if ABANDONED.load(Ordering::Relaxed) == run || results.iter().any(Option::is_none) {
         return sequential(items);
     }
     results
         .into_iter()
+        .flatten()
         .enumerate()
-        .map(|(i, (r, _))| r.map_err(|e| (i, e)))
+        .map(|(i, r)| r.map_err(|e| (i, e)))
         .collect()
 }
 
