@@ -455,12 +455,16 @@ async fn approve(args: NameArgs) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot annotate ClusterExtension {name}"))?;
     let bundle = pending.bundle.name.clone();
+    // Done when installed, or blocked by something else than this approval.
     let done = move |e: Option<&ClusterExtension>| {
         e.is_some_and(|e| {
+            let waiting = e
+                .status
+                .as_ref()
+                .and_then(|s| s.pending_upgrade.as_ref())
+                .is_some_and(|p| p.bundle.name == bundle);
             installed_name(e) == Some(bundle.as_str())
-                || condition(e, "Progressing").is_some_and(|c| {
-                    c.reason == "Blocked" && !c.message.contains("waits for approval")
-                })
+                || (!waiting && condition(e, "Progressing").is_some_and(|c| c.reason == "Blocked"))
         })
     };
     match tokio::time::timeout(
