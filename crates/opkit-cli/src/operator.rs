@@ -489,7 +489,7 @@ async fn approve(args: NameArgs) -> anyhow::Result<()> {
     }
 }
 
-/// A CRD and how many custom resources of it the cluster has.
+/// How many custom resources of `crd` the cluster has (read at its storage version).
 async fn count_resources(client: &Client, crd: &CustomResourceDefinition) -> anyhow::Result<usize> {
     let Some(version) = crd.spec.versions.iter().find(|v| v.storage) else {
         return Ok(0);

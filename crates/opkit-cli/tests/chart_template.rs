@@ -1256,6 +1256,15 @@ fn a_cluster_extension_for_a_missing_package_retries_naming_it() {
         message,
         "cannot resolve: package \"demo\" has no bundle in version range \">=9\""
     );
+
+    // Nothing installed: the uninstall finalizer lets them go at once.
+    cp.kubectl_ok(&[
+        "delete",
+        "clusterextension",
+        "ghost",
+        "too-new",
+        "--timeout=20s",
+    ]);
 }
 
 #[test]

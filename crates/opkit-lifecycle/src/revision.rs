@@ -165,17 +165,22 @@ pub(crate) async fn delete_all(
 ) -> Result<(), RevisionError> {
     let name = ext.name_any();
     let api: Api<Secret> = Api::namespaced(client.clone(), &ext.spec.namespace);
-    api.delete_collection(
-        &DeleteParams::default(),
-        &ListParams::default().labels(&format!("{EXTENSION_LABEL}={name}")),
-    )
-    .await
-    .map(|_| ())
-    .map_err(|source| RevisionError::Api {
-        action: "delete",
-        extension: name,
-        source,
-    })
+    match api
+        .delete_collection(
+            &DeleteParams::default(),
+            &ListParams::default().labels(&format!("{EXTENSION_LABEL}={name}")),
+        )
+        .await
+    {
+        Ok(_) => Ok(()),
+        // The namespace is gone, and the revisions with it.
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+        Err(source) => Err(RevisionError::Api {
+            action: "delete",
+            extension: name,
+            source,
+        }),
+    }
 }
 
 /// A new revision numbered after `latest`, installed now.
