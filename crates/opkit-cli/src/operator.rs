@@ -96,6 +96,11 @@ pub(crate) struct UpgradeArgs {
     /// The channels to take bundles from instead (repeatable).
     #[arg(long = "channel", value_name = "CHANNEL")]
     channels: Vec<String>,
+    /// Which upgrades are allowed: `CatalogProvided` (the catalog's graph, one hop at a time;
+    /// what to set after a rollback, which sets `SelfCertified`) or `SelfCertified` (any
+    /// version in the range); unchanged when absent.
+    #[arg(long, value_parser = ["CatalogProvided", "SelfCertified"])]
+    upgrade_constraint_policy: Option<String>,
     #[command(flatten)]
     cluster: ClusterArgs,
 }
@@ -350,6 +355,9 @@ async fn upgrade(args: UpgradeArgs) -> anyhow::Result<()> {
     let mut catalog = json!({"version": args.version});
     if !args.channels.is_empty() {
         catalog["channels"] = json!(args.channels);
+    }
+    if let Some(policy) = &args.upgrade_constraint_policy {
+        catalog["upgradeConstraintPolicy"] = json!(policy);
     }
     let patch = json!({"spec": {"source": {"catalog": catalog}}});
     let changed = api

@@ -1583,6 +1583,28 @@ fn every_install_is_a_kept_revision_and_rollback_is_refused_by_crd_safety_and_in
         10
     );
     get_in(&cp, "demo-system", "secret", "opkit.extension.demo.v3");
+
+    // Back to the catalog's graph: one hop up from 1.0.0 again, as revision 4.
+    let out = operator_ok(
+        &cp,
+        &[
+            "upgrade",
+            "demo",
+            "--version",
+            ">=1.0.0",
+            "--upgrade-constraint-policy",
+            "CatalogProvided",
+        ],
+    );
+    assert_eq!(
+        out,
+        "Upgraded demo: demo.v2.0.0 2.0.0 (revision 4) is installed.\n"
+    );
+    let ext = get_object(&cp, "clusterextension", "demo");
+    assert_eq!(
+        ext["spec"]["source"]["catalog"]["upgradeConstraintPolicy"],
+        "CatalogProvided"
+    );
 }
 
 #[test]
