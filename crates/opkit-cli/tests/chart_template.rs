@@ -1450,6 +1450,16 @@ fn plane_serving_demo(
     tmp: &Path,
     prepare: impl FnOnce(&Path),
 ) -> common::ControlPlane {
+    plane_with_flags_serving_demo(registry, tmp, prepare, &["--olm"])
+}
+
+/// As [`plane_serving_demo`], with `opkit up FLAGS`.
+fn plane_with_flags_serving_demo(
+    registry: &Registry,
+    tmp: &Path,
+    prepare: impl FnOnce(&Path),
+    flags: &[&str],
+) -> common::ControlPlane {
     write_installable_bundles(tmp);
     prepare(tmp);
     for (dir, version) in [("b1", "1.0.0"), ("b2", "2.0.0")] {
@@ -1461,7 +1471,7 @@ fn plane_serving_demo(
     });
     let catalog = registry.image("demo/catalog:v1");
     pushed_digest(&opkit(tmp, &["catalog", "push", "catalog", &catalog]));
-    let cp = common::ControlPlane::start_with(&["--olm"]);
+    let cp = common::ControlPlane::start_with(flags);
     let out = cp.kubectl_stdin(&["apply", "-f", "-"], &cluster_catalog("ops", &catalog));
     assert!(out.success(), "{out}");
     wait_for_catalog(&cp, "ops", "Serving", "True", "Available");
@@ -1762,5 +1772,30 @@ fn uninstall_keeps_the_crds_and_their_resources_and_lists_them_unless_purged() {
     assert_eq!(
         err,
         "error: there is no ClusterExtension \"demo\": `opkit operator list` shows the installed ones\n"
+    );
+}
+
+#[test]
+fn kept_revisions_outlive_a_restart_of_the_control_plane_and_its_lifecycle_controllers() {
+    let registry = Registry::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let flags = ["--olm", "--data-dir", data.to_str().unwrap()];
+    let cp = plane_with_flags_serving_demo(&registry, tmp.path(), |_| {}, &flags);
+    operator_ok(
+        &cp,
+        &["install", "demo", "--version", "<2", "-n", "demo-system"],
+    );
+    operator_ok(&cp, &["upgrade", "demo", "--version", ">=1.0.0"]);
+
+    // Killed and started again on the same data: the controllers remember nothing but
+    // what the cluster holds.
+    drop(cp);
+    let cp = common::ControlPlane::start_with(&flags);
+    wait_for_catalog(&cp, "ops", "Serving", "True", "Available");
+    let out = operator_ok(&cp, &["rollback", "demo"]);
+    assert_eq!(
+        out,
+        "Rolled back to revision 1: demo: demo.v1.0.0 1.0.0 (revision 3) is installed.\n"
     );
 }
