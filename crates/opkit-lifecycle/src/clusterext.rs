@@ -773,6 +773,46 @@ mod tests {
     }
 
     #[test]
+    fn a_pending_upgrade_is_blocked_with_upgrade_pending_only_under_manual_approval() {
+        let pending = PendingUpgrade {
+            bundle: BundleMetadata {
+                name: "demo.v2.0.0".into(),
+                version: "2.0.0".into(),
+            },
+            removed: vec!["ConfigMap ns/settings".into()],
+            ..PendingUpgrade::default()
+        };
+        let mut manual = ext(None);
+        manual.spec.install = Some(crate::api::ExtensionInstallConfig {
+            approval: Some(Approval::Manual),
+            ..Default::default()
+        });
+        let s = status_of(&manual, &Outcome::Pending(pending.clone()), None);
+        assert_eq!(s.pending_upgrade.as_ref(), Some(&pending));
+        assert_eq!(
+            condition(&s, "Progressing"),
+            ("False".into(), "Blocked".into())
+        );
+        assert_eq!(
+            condition(&s, "UpgradePending"),
+            ("True".into(), "AwaitingApproval".into())
+        );
+        manual.status = Some(s);
+        let bundle = pending.bundle.clone();
+        let done = status_of(&manual, &Outcome::Installed(bundle, 2), None);
+        assert!(done.pending_upgrade.is_none());
+        assert_eq!(
+            condition(&done, "UpgradePending"),
+            ("False".into(), "NoPendingUpgrade".into())
+        );
+        // Automatic again: the condition goes.
+        manual.spec.install = None;
+        manual.status = Some(done);
+        let automatic = status_of(&manual, &Outcome::Waiting("applied".into()), None);
+        assert!(opkit::conditions::find(&automatic.conditions, "UpgradePending").is_none());
+    }
+
+    #[test]
     fn nothing_installed_is_installed_false_and_a_bad_spec_is_blocked() {
         let s = status_of(&ext(None), &Outcome::Blocked("bad range".into()), None);
         assert!(s.install.is_none());
