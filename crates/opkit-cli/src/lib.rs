@@ -31,6 +31,7 @@ mod kudo;
 mod kustomize;
 mod manifests;
 mod olm;
+mod operator;
 mod progress;
 mod project;
 mod report;
@@ -115,6 +116,10 @@ enum Command {
     /// `opm` has them (offline: bundle references are directories).
     #[command(subcommand)]
     Catalog(olm::CatalogCommand),
+    /// Installed operators (OLM v1 ClusterExtensions), kubectl-operator's way: `operator
+    /// list|install|upgrade|rollback|approve|uninstall`.
+    #[command(subcommand)]
+    Operator(operator::OperatorCommand),
     /// Metering reports: `report run` evaluates a built-in ReportQuery (Operator Metering's)
     /// over data-source files, offline.
     #[command(subcommand)]
@@ -299,6 +304,7 @@ pub fn main(program: Program) -> ExitCode {
             Command::Test(args) => test::run(args, &cwd).await,
             Command::Bundle(cmd) => Ok(olm::run_bundle(cmd, &cwd)),
             Command::Catalog(cmd) => Ok(olm::run_catalog(cmd, &cwd)),
+            Command::Operator(cmd) => done(operator::run(cmd).await),
             Command::Report(cmd) => Ok(report::run_report(cmd, &cwd)),
         }
     });

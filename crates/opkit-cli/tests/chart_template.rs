@@ -1256,6 +1256,15 @@ fn a_cluster_extension_for_a_missing_package_retries_naming_it() {
         message,
         "cannot resolve: package \"demo\" has no bundle in version range \">=9\""
     );
+
+    // Nothing installed: the uninstall finalizer lets them go at once.
+    cp.kubectl_ok(&[
+        "delete",
+        "clusterextension",
+        "ghost",
+        "too-new",
+        "--timeout=20s",
+    ]);
 }
 
 #[test]
@@ -1394,5 +1403,399 @@ fn a_cluster_extension_upgrade_removing_a_crd_field_is_blocked_until_enforcement
     assert!(
         crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"].is_null(),
         "{crd}"
+    );
+}
+
+// ---- `opkit operator …`: revisions, rollback, manual approval, uninstall ----
+
+/// Runs `opkit operator ARGS` against `cp`.
+fn operator(cp: &common::ControlPlane, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_opkit"))
+        .arg("operator")
+        .args(args)
+        .arg("--kubeconfig")
+        .arg(&cp.kubeconfig)
+        .args(["--timeout", "30s"])
+        .output()
+        .expect("opkit runs")
+}
+
+/// `opkit operator ARGS`' standard output; fails the test when it fails.
+fn operator_ok(cp: &common::ControlPlane, args: &[&str]) -> String {
+    let out = operator(cp, args);
+    assert!(
+        out.status.success(),
+        "opkit operator {args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `opkit operator ARGS`' standard error; fails the test when it succeeds.
+fn operator_fails(cp: &common::ControlPlane, args: &[&str]) -> String {
+    let out = operator(cp, args);
+    assert!(
+        !out.status.success(),
+        "opkit operator {args:?} succeeded: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8(out.stderr).unwrap()
+}
+
+/// Pushes the installable bundles (after `prepare` changed them) and their catalog to
+/// `registry`, starts `opkit up --olm` and serves the catalog as ClusterCatalog `ops`.
+fn plane_serving_demo(
+    registry: &Registry,
+    tmp: &Path,
+    prepare: impl FnOnce(&Path),
+) -> common::ControlPlane {
+    plane_with_flags_serving_demo(registry, tmp, prepare, &["--olm"])
+}
+
+/// As [`plane_serving_demo`], with `opkit up FLAGS`.
+fn plane_with_flags_serving_demo(
+    registry: &Registry,
+    tmp: &Path,
+    prepare: impl FnOnce(&Path),
+    flags: &[&str],
+) -> common::ControlPlane {
+    write_installable_bundles(tmp);
+    prepare(tmp);
+    for (dir, version) in [("b1", "1.0.0"), ("b2", "2.0.0")] {
+        let image = registry.image(&format!("demo/bundle:v{version}"));
+        pushed_digest(&opkit(tmp, &["bundle", "push", dir, &image]));
+    }
+    write_catalog_of(&tmp.join("catalog"), |v| {
+        registry.image(&format!("demo/bundle:v{v}"))
+    });
+    let catalog = registry.image("demo/catalog:v1");
+    pushed_digest(&opkit(tmp, &["catalog", "push", "catalog", &catalog]));
+    let cp = common::ControlPlane::start_with(flags);
+    let out = cp.kubectl_stdin(&["apply", "-f", "-"], &cluster_catalog("ops", &catalog));
+    assert!(out.success(), "{out}");
+    wait_for_catalog(&cp, "ops", "Serving", "True", "Available");
+    cp
+}
+
+/// Gives bundle `dir`'s Widget CRD an integer `spec.size` of at most `maximum`.
+fn widget_size_at_most(root: &Path, dir: &str, maximum: u32) {
+    let widgets = root.join(dir).join("manifests/widgets.yaml");
+    let text = std::fs::read_to_string(&widgets).unwrap().replace(
+        "        type: object\n",
+        &format!("        type: object\n        properties:\n          spec:\n            type: object\n            properties:\n              size:\n                type: integer\n                maximum: {maximum}\n"),
+    );
+    std::fs::write(&widgets, text).unwrap();
+}
+
+/// A Widget `name` of `size` in demo-system.
+fn widget(name: &str, size: u32) -> String {
+    format!(
+        "apiVersion: demo.example.com/v1\nkind: Widget\nmetadata:\n  name: {name}\n  namespace: demo-system\nspec:\n  size: {size}\n"
+    )
+}
+
+#[test]
+fn every_install_is_a_kept_revision_and_rollback_is_refused_by_crd_safety_and_invalid_objects_until_safe()
+ {
+    let registry = Registry::start();
+    let tmp = tempfile::tempdir().unwrap();
+    // 2.0.0 allows bigger Widgets than 1.0.0: going back tightens `maximum`.
+    let cp = plane_serving_demo(&registry, tmp.path(), |root| {
+        widget_size_at_most(root, "b1", 10);
+        widget_size_at_most(root, "b2", 100);
+    });
+
+    let out = operator_ok(
+        &cp,
+        &["install", "demo", "--version", "<2", "-n", "demo-system"],
+    );
+    assert_eq!(
+        out,
+        "Installed demo: demo.v1.0.0 1.0.0 (revision 1) is installed.\n"
+    );
+    let secret = get_in(&cp, "demo-system", "secret", "opkit.extension.demo.v1");
+    assert_eq!(secret["type"], "opkit.dev/extension-revision");
+    assert_eq!(
+        secret["metadata"]["labels"],
+        serde_json::json!({"opkit.dev/extension": "demo", "opkit.dev/revision": "1"})
+    );
+    assert_eq!(
+        secret["metadata"]["ownerReferences"][0]["name"], "demo",
+        "{secret}"
+    );
+
+    let out = operator_ok(&cp, &["upgrade", "demo", "--version", ">=1.0.0"]);
+    assert_eq!(
+        out,
+        "Upgraded demo: demo.v2.0.0 2.0.0 (revision 2) is installed.\n"
+    );
+    let ext = get_object(&cp, "clusterextension", "demo");
+    assert_eq!(ext["status"]["install"]["revision"], 2);
+    assert_eq!(
+        operator_ok(&cp, &["list"]),
+        "NAME   PACKAGE   VERSION   REVISION   STATE\ndemo   demo      2.0.0     2          Installed\n"
+    );
+
+    // A Widget only 2.0.0's schema admits.
+    let out = cp.kubectl_stdin(&["apply", "-f", "-"], &widget("big", 50));
+    assert!(out.success(), "{out}");
+    let err = operator_fails(&cp, &["rollback", "demo"]);
+    assert_eq!(
+        err,
+        "error: cannot roll back demo to revision 1 (demo.v1.0.0 1.0.0): CRD upgrade safety preflight failed:\n\
+         CustomResourceDefinition widgets.demo.example.com failed upgrade safety validation. \"ChangeValidator\" validation failed: \
+         version \"v1\", field \"^.spec.size\": maximum: constraint decreased from 100 to 10\n"
+    );
+    // Refused: nothing changed.
+    let ext = get_object(&cp, "clusterextension", "demo");
+    assert_eq!(ext["spec"]["source"]["catalog"]["version"], ">=1.0.0");
+
+    // Without the CRD check, the Widget itself stops the downgrade.
+    let out = cp.kubectl(&[
+        "patch",
+        "clusterextension",
+        "demo",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"install":{"preflight":{"crdUpgradeSafety":{"enforcement":"None"}}}}}"#,
+    ]);
+    assert!(out.success(), "{out}");
+    let err = operator_fails(&cp, &["rollback", "demo", "--to-revision", "1"]);
+    assert!(
+        err.starts_with(
+            "error: cannot roll back demo to revision 1 (demo.v1.0.0 1.0.0): existing Widget demo-system/big would not validate against the bundle's CustomResourceDefinition widgets.demo.example.com version v1: spec.size: "
+        ) && err.contains("10"),
+        "{err}"
+    );
+
+    let out = cp.kubectl_stdin(&["apply", "-f", "-"], &widget("big", 5));
+    assert!(out.success(), "{out}");
+    let out = operator_ok(&cp, &["rollback", "demo"]);
+    assert_eq!(
+        out,
+        "Rolled back to revision 1: demo: demo.v1.0.0 1.0.0 (revision 3) is installed.\n"
+    );
+    let ext = get_object(&cp, "clusterextension", "demo");
+    assert_eq!(
+        ext["spec"]["source"]["catalog"],
+        serde_json::json!({"packageName": "demo", "version": "1.0.0", "upgradeConstraintPolicy": "SelfCertified"})
+    );
+    let deployment = get_in(&cp, "demo-system", "deployment", "demo-controller");
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["containers"][0]["image"],
+        "example.com/demo:v1.0.0"
+    );
+    let crd = get_object(&cp, "crd", "widgets.demo.example.com");
+    assert_eq!(
+        crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+            ["size"]["maximum"],
+        10
+    );
+    get_in(&cp, "demo-system", "secret", "opkit.extension.demo.v3");
+
+    // Back to the catalog's graph: one hop up from 1.0.0 again, as revision 4.
+    let out = operator_ok(
+        &cp,
+        &[
+            "upgrade",
+            "demo",
+            "--version",
+            ">=1.0.0",
+            "--upgrade-constraint-policy",
+            "CatalogProvided",
+        ],
+    );
+    assert_eq!(
+        out,
+        "Upgraded demo: demo.v2.0.0 2.0.0 (revision 4) is installed.\n"
+    );
+    let ext = get_object(&cp, "clusterextension", "demo");
+    assert_eq!(
+        ext["spec"]["source"]["catalog"]["upgradeConstraintPolicy"],
+        "CatalogProvided"
+    );
+}
+
+#[test]
+fn a_manual_approval_extension_shows_the_pending_upgrade_and_its_changes_until_approved() {
+    let registry = Registry::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let cp = plane_serving_demo(&registry, tmp.path(), |root| {
+        // Only 1.0.0 ships this ConfigMap: the upgrade would delete it.
+        std::fs::write(
+            root.join("b1/manifests/settings.yaml"),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo-settings\ndata:\n  level: info\n",
+        )
+        .unwrap();
+    });
+    cp.kubectl_ok(&["create", "namespace", "demo-system"]);
+    let manual = format!(
+        "{}  install:\n    approval: Manual\n",
+        cluster_extension("demo", "demo", "<2")
+    );
+    let out = cp.kubectl_stdin(&["apply", "-f", "-"], &manual);
+    assert!(out.success(), "{out}");
+    // The first install does not wait.
+    wait_for_condition(
+        &cp,
+        "clusterextension",
+        "demo",
+        "Installed",
+        "True",
+        "Succeeded",
+    );
+
+    let out = operator_ok(&cp, &["upgrade", "demo", "--version", ">=1.0.0"]);
+    assert!(
+        out.starts_with("demo: the upgrade to demo.v2.0.0 2.0.0 waits for approval (installed: demo.v1.0.0 1.0.0 (revision 1)); it adds [], removes [ConfigMap demo-system/demo-settings], changes [Deployment demo-system/demo-controller]")
+            && out.ends_with("]. Run `opkit operator approve demo`.\n"),
+        "{out}"
+    );
+    let ext = get_object(&cp, "clusterextension", "demo");
+    let pending = &ext["status"]["pendingUpgrade"];
+    assert_eq!(
+        pending["bundle"],
+        serde_json::json!({"name": "demo.v2.0.0", "version": "2.0.0"})
+    );
+    assert_eq!(
+        pending["removed"],
+        serde_json::json!(["ConfigMap demo-system/demo-settings"])
+    );
+    assert!(
+        pending["changed"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("Deployment demo-system/demo-controller")),
+        "{pending}"
+    );
+    assert_eq!(
+        catalog_condition(&ext, "UpgradePending"),
+        Some((
+            "True".into(),
+            "AwaitingApproval".into(),
+            "the upgrade to bundle demo.v2.0.0 2.0.0 waits for approval: run `opkit operator approve demo`".into()
+        ))
+    );
+    assert_eq!(
+        catalog_condition(&ext, "Progressing").map(|c| (c.0, c.1)),
+        Some(("False".into(), "Blocked".into()))
+    );
+    let deployment = get_in(&cp, "demo-system", "deployment", "demo-controller");
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["containers"][0]["image"],
+        "example.com/demo:v1.0.0"
+    );
+    assert!(
+        operator_ok(&cp, &["list"])
+            .ends_with("demo   demo      1.0.0     1          UpgradePending 2.0.0\n")
+    );
+
+    let out = operator_ok(&cp, &["approve", "demo"]);
+    assert_eq!(
+        out,
+        "Approved demo.v2.0.0: demo: demo.v2.0.0 2.0.0 (revision 2) is installed.\n"
+    );
+    let ext = get_object(&cp, "clusterextension", "demo");
+    assert!(
+        ext["status"]["pendingUpgrade"].is_null(),
+        "{}",
+        ext["status"]
+    );
+    assert_eq!(
+        catalog_condition(&ext, "UpgradePending").map(|c| (c.0, c.1)),
+        Some(("False".into(), "NoPendingUpgrade".into()))
+    );
+    let out = cp.kubectl(&["get", "configmap", "demo-settings", "-n", "demo-system"]);
+    assert!(!out.success() && out.stderr.contains("NotFound"), "{out}");
+    let err = operator_fails(&cp, &["approve", "demo"]);
+    assert_eq!(
+        err,
+        "error: ClusterExtension demo has no upgrade waiting for approval (installed: demo.v2.0.0 2.0.0 (revision 2))\n"
+    );
+}
+
+#[test]
+fn uninstall_keeps_the_crds_and_their_resources_and_lists_them_unless_purged() {
+    let registry = Registry::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let cp = plane_serving_demo(&registry, tmp.path(), |root| {
+        widget_size_at_most(root, "b1", 10)
+    });
+    let install = ["install", "demo", "--version", "1.0.0", "-n", "demo-system"];
+    operator_ok(&cp, &install);
+    let out = cp.kubectl_stdin(&["apply", "-f", "-"], &widget("w1", 1));
+    assert!(out.success(), "{out}");
+
+    let out = operator_ok(&cp, &["uninstall", "demo"]);
+    assert_eq!(
+        out,
+        "Uninstalled demo (demo.v1.0.0 1.0.0 (revision 1)).\n\
+         These remain (uninstall with --purge, or delete them, to remove them):\n  \
+         CustomResourceDefinition widgets.demo.example.com (1 custom resource)\n"
+    );
+    let out = cp.kubectl(&["get", "deployment", "demo-controller", "-n", "demo-system"]);
+    assert!(!out.success() && out.stderr.contains("NotFound"), "{out}");
+    let out = cp.kubectl(&[
+        "get",
+        "secret",
+        "opkit.extension.demo.v1",
+        "-n",
+        "demo-system",
+    ]);
+    assert!(!out.success() && out.stderr.contains("NotFound"), "{out}");
+    let crd = get_object(&cp, "crd", "widgets.demo.example.com");
+    assert!(crd["metadata"]["ownerReferences"].is_null(), "{crd}");
+    assert!(
+        crd["metadata"]["labels"]["olm.operatorframework.io/owner-name"].is_null(),
+        "{crd}"
+    );
+    get_in(&cp, "demo-system", "widget", "w1");
+
+    // Installed again, it takes the CRD back; --purge removes it and the Widget with it.
+    operator_ok(&cp, &install);
+    let out = operator_ok(&cp, &["uninstall", "demo", "--purge"]);
+    assert_eq!(
+        out,
+        "Uninstalled demo (demo.v1.0.0 1.0.0 (revision 1)).\nDeleted with it:\n  \
+         CustomResourceDefinition widgets.demo.example.com (1 custom resource)\n"
+    );
+    common::eventually("the Widget CRD to be gone", || {
+        let out = cp.kubectl(&["get", "crd", "widgets.demo.example.com"]);
+        if !out.success() && out.stderr.contains("NotFound") {
+            Ok(())
+        } else {
+            Err(format!("{out}"))
+        }
+    });
+    let err = operator_fails(&cp, &["uninstall", "demo"]);
+    assert_eq!(
+        err,
+        "error: there is no ClusterExtension \"demo\": `opkit operator list` shows the installed ones\n"
+    );
+}
+
+#[test]
+fn kept_revisions_outlive_a_restart_of_the_control_plane_and_its_lifecycle_controllers() {
+    let registry = Registry::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let flags = ["--olm", "--data-dir", data.to_str().unwrap()];
+    let cp = plane_with_flags_serving_demo(&registry, tmp.path(), |_| {}, &flags);
+    operator_ok(
+        &cp,
+        &["install", "demo", "--version", "<2", "-n", "demo-system"],
+    );
+    operator_ok(&cp, &["upgrade", "demo", "--version", ">=1.0.0"]);
+
+    // Killed and started again on the same data: the controllers remember nothing but
+    // what the cluster holds.
+    drop(cp);
+    let cp = common::ControlPlane::start_with(&flags);
+    wait_for_catalog(&cp, "ops", "Serving", "True", "Available");
+    let out = operator_ok(&cp, &["rollback", "demo"]);
+    assert_eq!(
+        out,
+        "Rolled back to revision 1: demo: demo.v1.0.0 1.0.0 (revision 3) is installed.\n"
     );
 }

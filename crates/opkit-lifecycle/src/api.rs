@@ -135,6 +135,7 @@ pub struct ClusterCatalogUrls {
     status = "ClusterExtensionStatus",
     printcolumn = r#"{"name": "Installed Bundle", "type": "string", "jsonPath": ".status.install.bundle.name"}"#,
     printcolumn = r#"{"name": "Version", "type": "string", "jsonPath": ".status.install.bundle.version"}"#,
+    printcolumn = r#"{"name": "Revision", "type": "integer", "jsonPath": ".status.install.revision"}"#,
     printcolumn = r#"{"name": "Installed", "type": "string", "jsonPath": ".status.conditions[?(@.type==\"Installed\")].status"}"#,
     printcolumn = r#"{"name": "Progressing", "type": "string", "jsonPath": ".status.conditions[?(@.type==\"Progressing\")].status"}"#,
     printcolumn = r#"{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}"#
@@ -222,7 +223,33 @@ pub struct ExtensionInstallConfig {
     /// Checks before installing or upgrading.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preflight: Option<PreflightConfig>,
+    /// Whether an upgrade waits for `opkit operator approve` (an opkit field, for this
+    /// extension only; OLM v1 has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Approval>,
 }
+
+/// Whether an upgrade of an installed extension waits for approval.
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum Approval {
+    /// Upgrades proceed as soon as they resolve.
+    #[default]
+    Automatic,
+    /// An upgrade waits until the extension's [`APPROVED_BUNDLE_ANNOTATION`] names the
+    /// pending bundle; the first install does not wait.
+    Manual,
+}
+
+/// The annotation approving one pending bundle, by name (`opkit operator approve` sets it).
+pub const APPROVED_BUNDLE_ANNOTATION: &str = "opkit.dev/approved-bundle";
+
+/// The annotation asking the uninstall to remove the extension's CRDs, and so every custom
+/// resource of them, too (`opkit operator uninstall --purge` sets it).
+pub const PURGE_ANNOTATION: &str = "opkit.dev/purge";
+
+/// The finalizer under which a deleted extension's objects are removed (its CRDs released,
+/// or deleted under [`PURGE_ANNOTATION`]).
+pub const UNINSTALL_FINALIZER: &str = "opkit.dev/uninstall";
 
 /// Checks before installing or upgrading.
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
@@ -252,6 +279,7 @@ pub enum CrdUpgradeSafetyEnforcement {
 
 /// What the controller observed.
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct ClusterExtensionStatus {
     /// `Installed` and `Progressing`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -259,6 +287,9 @@ pub struct ClusterExtensionStatus {
     /// What is installed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub install: Option<ClusterExtensionInstallStatus>,
+    /// The upgrade waiting for approval (`spec.install.approval: Manual`; an opkit field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_upgrade: Option<PendingUpgrade>,
 }
 
 /// What is installed.
@@ -266,6 +297,27 @@ pub struct ClusterExtensionStatus {
 pub struct ClusterExtensionInstallStatus {
     /// The bundle.
     pub bundle: BundleMetadata,
+    /// The number of the kept revision it was installed as (an opkit field; see
+    /// [`crate::revision`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<u32>,
+}
+
+/// An upgrade waiting for approval and what it would change, each object as `Kind name` or
+/// `Kind namespace/name`.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct PendingUpgrade {
+    /// The bundle it would install.
+    pub bundle: BundleMetadata,
+    /// Objects the new bundle adds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub added: Vec<String>,
+    /// Objects the installed bundle has and the new one does not (they would be deleted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removed: Vec<String>,
+    /// Objects both have, rendered differently.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<String>,
 }
 
 /// A bundle's name and version.

@@ -15,10 +15,16 @@
 //! The deprecation conditions come from the served catalog's `olm.deprecations` for the
 //! package ([`opkit_olm::deprecation`]).
 //!
+//! Every bundle installed is kept as a numbered revision ([`crate::revision`]); the status
+//! gives the installed one's number. Under `spec.install.approval: Manual` an upgrade waits:
+//! the status names the pending bundle and what it would add, remove and change, until the
+//! extension's approval annotation names that bundle. Deleting the extension (under a
+//! finalizer) deletes what it installed but its CRDs, which are released and stay with their
+//! custom resources, unless the purge annotation asks for them to go too.
+//!
 //! A failure (no such package, no matching version, a pull or apply failure) is written as
 //! `Progressing=True/Retrying` and retried with the runtime's per-key backoff; a spec the
-//! controller cannot honour is `Progressing=False/Blocked`. Objects go with the extension
-//! through their owner references.
+//! controller cannot honour is `Progressing=False/Blocked`.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -29,21 +35,24 @@ use kube::api::{
 };
 use kube::discovery::{Scope, pinned_kind};
 use kube::{Client, Resource, ResourceExt};
+use opkit::finalizer::{Event, FinalizerError};
 use opkit::{Action, Context, Controller, Manager, Predicate, Running};
 use opkit_olm::catalog::Deprecation;
 use opkit_olm::deprecation::Status;
 use opkit_olm::graph::Node;
-use opkit_olm::install::OWNER_NAME_LABEL;
+use opkit_olm::install::{OWNER_KIND_LABEL, OWNER_NAME_LABEL};
 use opkit_olm::resolve::{self, Request, Resolved, Source, UpgradePolicy};
 use opkit_olm::version::VersionRange;
 use serde_json::{Value, json};
 
 use crate::api::{
-    BundleMetadata, ClusterExtension, ClusterExtensionInstallStatus, ClusterExtensionStatus,
-    CrdError, CrdUpgradeSafetyEnforcement, UpgradeConstraintPolicy,
+    APPROVED_BUNDLE_ANNOTATION, Approval, BundleMetadata, ClusterExtension,
+    ClusterExtensionInstallStatus, ClusterExtensionStatus, CrdError, PURGE_ANNOTATION,
+    PendingUpgrade, UNINSTALL_FINALIZER, UpgradeConstraintPolicy,
 };
 use crate::catalogd::ServedCatalogs;
 use crate::registry::Registry;
+use crate::revision::{self, describe};
 
 /// The controller's name and field manager.
 const NAME: &str = "clusterextension-controller";
@@ -85,8 +94,14 @@ pub async fn start(
     let mut manager = Manager::builder().build();
     manager.add(
         Controller::<ClusterExtension>::new(NAME)
+            .finalizer(UNINSTALL_FINALIZER)
             .with_predicate(Predicate::on_update(|old: &ClusterExtension, new| {
+                let approved =
+                    |e: &ClusterExtension| e.annotations().get(APPROVED_BUNDLE_ANNOTATION).cloned();
                 old.spec != new.spec
+                    || approved(old) != approved(new)
+                    || old.metadata.deletion_timestamp != new.metadata.deletion_timestamp
+                    || old.metadata.finalizers != new.metadata.finalizers
             }))
             .owns::<Deployment>()
             .build(reconcile, state),
@@ -109,8 +124,10 @@ type Rendered = (String, Arc<Vec<Value>>);
 /// What one reconcile came to.
 #[derive(Debug, PartialEq)]
 enum Outcome {
-    /// The bundle is installed and its Deployments are Available.
-    Installed(BundleMetadata),
+    /// The bundle is installed, as the revision numbered, and its Deployments are Available.
+    Installed(BundleMetadata, u32),
+    /// An upgrade waits for approval.
+    Pending(PendingUpgrade),
     /// The bundle's objects are applied; the Deployments are not Available yet.
     Waiting(String),
     /// A failure that may pass.
@@ -120,39 +137,126 @@ enum Outcome {
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error("cannot write the status of ClusterExtension {name}: {source}")]
-struct StatusError {
-    name: String,
-    #[source]
-    source: opkit::Error,
+enum ReconcileError {
+    #[error("cannot write the status of ClusterExtension {name}: {source}")]
+    Status {
+        name: String,
+        #[source]
+        source: opkit::Error,
+    },
+    #[error("cannot uninstall ClusterExtension {name}: {message}")]
+    Uninstall { name: String, message: String },
+    #[error(transparent)]
+    Finalizer(Box<FinalizerError<ReconcileError>>),
 }
 
 async fn reconcile(
     ext: Arc<ClusterExtension>,
     ctx: Arc<Context<State>>,
-) -> Result<Action, StatusError> {
-    if ext.metadata.deletion_timestamp.is_some() {
-        return Ok(Action::await_change());
-    }
-    let (outcome, deprecation) = install(&ext, &ctx).await;
+) -> Result<Action, ReconcileError> {
+    ctx.finalize(ext, |event| async {
+        match event {
+            Event::Apply(ext) => apply(&ext, &ctx).await,
+            Event::Cleanup(ext) => {
+                uninstall(ctx.client(), &ext).await.map_err(|message| {
+                    ReconcileError::Uninstall {
+                        name: ext.name_any(),
+                        message,
+                    }
+                })?;
+                ctx.data()
+                    .rendered
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(&ext.name_any());
+                Ok(Action::await_change())
+            }
+        }
+    })
+    .await
+    .map_err(|e| ReconcileError::Finalizer(Box::new(e)))
+}
+
+/// Brings one live extension to its spec and writes what happened into its status.
+async fn apply(ext: &ClusterExtension, ctx: &Context<State>) -> Result<Action, ReconcileError> {
+    let (outcome, deprecation) = install(ext, ctx).await;
     let next = match &outcome {
         // A Deployment's status change brings a waiting install back (the extension owns it).
-        Outcome::Installed(_) | Outcome::Waiting(_) | Outcome::Blocked(_) => Action::await_change(),
+        Outcome::Installed(..)
+        | Outcome::Pending(_)
+        | Outcome::Waiting(_)
+        | Outcome::Blocked(_) => Action::await_change(),
         Outcome::Retrying(message) => {
             tracing::info!(extension = ext.name_any(), "{message}");
             Action::requeue_with_backoff()
         }
     };
-    let status = status_of(&ext, &outcome, deprecation.as_ref());
+    let status = status_of(ext, &outcome, deprecation.as_ref());
     if ext.status.as_ref() != Some(&status) {
-        ctx.apply_status(&*ext, &status)
+        ctx.apply_status(ext, &status)
             .await
-            .map_err(|source| StatusError {
+            .map_err(|source| ReconcileError::Status {
                 name: ext.name_any(),
                 source,
             })?;
     }
     Ok(next)
+}
+
+/// Removes what `ext` installed: its CRDs first, deleted under the purge annotation (their
+/// custom resources go with them) and otherwise released (no owner, no label) to stay;
+/// then every other object it labelled, and its revisions.
+async fn uninstall(client: &Client, ext: &ClusterExtension) -> Result<(), String> {
+    let purge = ext.annotations().get(PURGE_ANNOTATION).map(String::as_str) == Some("true");
+    if !purge {
+        release_crds(client, ext).await?;
+    }
+    prune(client, ext, &[]).await?;
+    revision::delete_all(client, ext)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// Takes `ext`'s label and owner reference off its CRDs, so they outlive it.
+async fn release_crds(client: &Client, ext: &ClusterExtension) -> Result<(), String> {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let selector = format!("{OWNER_NAME_LABEL}={}", ext.name_any());
+    let crds = api
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .map_err(|e| format!("cannot list the extension's CRDs: {e}"))?;
+    let uid = ext.metadata.uid.as_deref().unwrap_or_default();
+    for crd in crds {
+        let owners: Vec<_> = crd
+            .owner_references()
+            .iter()
+            .filter(|o| o.uid != uid)
+            .cloned()
+            .collect();
+        let owners = if owners.is_empty() {
+            Value::Null
+        } else {
+            json!(owners)
+        };
+        let patch = json!({"metadata": {
+            "labels": {OWNER_NAME_LABEL: null, OWNER_KIND_LABEL: null},
+            "ownerReferences": owners,
+        }});
+        api.patch(
+            &crd.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await
+        .map_err(|e| {
+            format!(
+                "cannot release CustomResourceDefinition {}: {e}",
+                crd.name_any()
+            )
+        })?;
+    }
+    Ok(())
 }
 
 /// Resolves, pulls, renders and applies; the outcome, and the served catalog's deprecation
@@ -231,24 +335,33 @@ async fn resolve_and_apply(
         Err(e) => return Outcome::Retrying(format!("cannot resolve: {e}")),
     };
     *from = Some(resolved.catalog.clone());
-    let objects = match ctx.data().objects(ext, &resolved).await {
+    let objects = match ctx.data().objects(ctx.client(), ext, &resolved).await {
         Ok(o) => o,
         Err(message) => return Outcome::Retrying(message),
     };
-    let enforcement = spec
-        .install
-        .as_ref()
-        .and_then(|i| i.preflight.as_ref())
-        .and_then(|p| p.crd_upgrade_safety.as_ref())
-        .map(|c| c.enforcement)
-        .unwrap_or_default();
     let changing = installed.as_ref().is_none_or(|i| i.name != resolved.name);
-    if changing
-        && enforcement == CrdUpgradeSafetyEnforcement::Strict
-        && let Err(message) = crd_upgrade_safety(ctx.client(), ext, &objects).await
-    {
+    let revisions = match revision::list(ctx.client(), &spec.namespace, &ext.name_any()).await {
+        Ok(r) => r,
+        Err(e) => return Outcome::Retrying(e.to_string()),
+    };
+    let manual = spec.install.as_ref().and_then(|i| i.approval) == Some(Approval::Manual);
+    let approved = ext.annotations().get(APPROVED_BUNDLE_ANNOTATION) == Some(&resolved.name);
+    if changing && installed.is_some() && manual && !approved {
+        let current = revisions.last().map_or(&[][..], |r| r.objects.as_slice());
+        let (added, removed, changed) = revision::diff(current, &objects);
+        return Outcome::Pending(PendingUpgrade {
+            bundle: BundleMetadata {
+                name: resolved.name,
+                version: resolved.version.to_string(),
+            },
+            added,
+            removed,
+            changed,
+        });
+    }
+    if changing && let Err(message) = crate::preflight::check(ctx.client(), ext, &objects).await {
         return Outcome::Retrying(format!(
-            "cannot upgrade to bundle {} {}: CRD upgrade safety preflight failed:\n{message}",
+            "cannot upgrade to bundle {} {}: {message}",
             resolved.name, resolved.version
         ));
     }
@@ -259,10 +372,27 @@ async fn resolve_and_apply(
         return Outcome::Retrying(message);
     }
     match unavailable(ctx.client(), &objects).await {
-        Ok(None) => Outcome::Installed(BundleMetadata {
-            name: resolved.name,
-            version: resolved.version.to_string(),
-        }),
+        Ok(None) => {
+            let bundle = BundleMetadata {
+                name: resolved.name.clone(),
+                version: resolved.version.to_string(),
+            };
+            let latest = revisions.last();
+            if let Some(r) = latest.filter(|r| r.bundle.name == resolved.name) {
+                return Outcome::Installed(bundle, r.number);
+            }
+            let new = revision::next(
+                latest,
+                bundle.clone(),
+                &resolved.image,
+                &resolved.catalog,
+                &objects,
+            );
+            match revision::record(ctx.client(), ext, &new).await {
+                Ok(()) => Outcome::Installed(bundle, new.number),
+                Err(e) => Outcome::Retrying(e.to_string()),
+            }
+        }
         Ok(Some(deployment)) => Outcome::Waiting(format!(
             "bundle {} is applied; waiting for Deployment {deployment} to be Available",
             resolved.name
@@ -272,9 +402,11 @@ async fn resolve_and_apply(
 }
 
 impl State {
-    /// The objects installing `resolved` for `ext`: pulled and rendered once per image.
+    /// The objects installing `resolved` for `ext`: pulled, rendered and placed once per
+    /// image.
     async fn objects(
         &self,
+        client: &Client,
         ext: &ClusterExtension,
         resolved: &Resolved,
     ) -> Result<Arc<Vec<Value>>, String> {
@@ -297,7 +429,7 @@ impl State {
                     resolved.name, resolved.image
                 )
             })?;
-        let objects = Arc::new(objects);
+        let objects = Arc::new(place(client, ext, objects).await?);
         self.rendered
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -329,23 +461,29 @@ async fn pull_and_render(image: &str, namespace: &str, owner: &str) -> anyhow::R
     )?)
 }
 
+/// `objects` with the extension's namespace on each namespaced one that names none, as they
+/// are applied (so revisions and change lists say where each object is).
+async fn place(
+    client: &Client,
+    ext: &ClusterExtension,
+    mut objects: Vec<Value>,
+) -> Result<Vec<Value>, String> {
+    for object in &mut objects {
+        if object["metadata"]["namespace"].is_null() {
+            let (_, _, namespaced) = api_for(client, object, &ext.spec.namespace).await?;
+            if namespaced {
+                object["metadata"]["namespace"] = json!(ext.spec.namespace);
+            }
+        }
+    }
+    Ok(objects)
+}
+
 /// The object's kind, group and version.
 fn gvk(object: &Value) -> GroupVersionKind {
     let api_version = object["apiVersion"].as_str().unwrap_or_default();
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
     GroupVersionKind::gvk(group, version, object["kind"].as_str().unwrap_or_default())
-}
-
-/// `Kind namespace/name` (or `Kind name`), for messages.
-fn describe(object: &Value) -> String {
-    let name = object["metadata"]["name"].as_str().unwrap_or_default();
-    match object["metadata"]["namespace"].as_str() {
-        Some(ns) => format!(
-            "{} {ns}/{name}",
-            object["kind"].as_str().unwrap_or_default()
-        ),
-        None => format!("{} {name}", object["kind"].as_str().unwrap_or_default()),
-    }
 }
 
 /// The API of `object`'s kind, in its namespace (the extension's when it names none).
@@ -370,7 +508,7 @@ async fn api_for(
     Ok((api, ar, namespaced))
 }
 
-/// Server-side applies every object, CRDs first, owned by `ext`.
+/// Server-side applies every (placed) object, CRDs first, owned by `ext`.
 async fn apply_all(
     client: &Client,
     ext: &ClusterExtension,
@@ -383,11 +521,8 @@ async fn apply_all(
     ordered.sort_by_key(|o| o["kind"] != "CustomResourceDefinition");
     let params = PatchParams::apply(NAME).force();
     for object in ordered {
-        let (api, _, namespaced) = api_for(client, object, &ext.spec.namespace).await?;
+        let (api, _, _) = api_for(client, object, &ext.spec.namespace).await?;
         let mut body = object.clone();
-        if namespaced && body["metadata"]["namespace"].is_null() {
-            body["metadata"]["namespace"] = json!(ext.spec.namespace);
-        }
         body["metadata"]["ownerReferences"] = json!([owner]);
         let name = body["metadata"]["name"]
             .as_str()
@@ -398,38 +533,6 @@ async fn apply_all(
             .map_err(|e| format!("cannot apply {}: {e}", describe(&body)))?;
     }
     Ok(())
-}
-
-/// Checks each CRD of `objects` that is on the cluster may replace the live one; every
-/// failed check, one a line, when some may not.
-async fn crd_upgrade_safety(
-    client: &Client,
-    ext: &ClusterExtension,
-    objects: &[Value],
-) -> Result<(), String> {
-    let mut failed = Vec::new();
-    for new in objects
-        .iter()
-        .filter(|o| o["kind"] == "CustomResourceDefinition")
-    {
-        let (api, _, _) = api_for(client, new, &ext.spec.namespace).await?;
-        let name = new["metadata"]["name"].as_str().unwrap_or_default();
-        let live = api
-            .get_opt(name)
-            .await
-            .map_err(|e| format!("cannot read CustomResourceDefinition {name}: {e}"))?;
-        let Some(live) = live else { continue };
-        let old = serde_json::to_value(&live)
-            .map_err(|e| format!("cannot read CustomResourceDefinition {name}: {e}"))?;
-        if let Err(unsafe_upgrade) = opkit_olm::crd_safety::check_upgrade(&old, new) {
-            failed.push(unsafe_upgrade.to_string());
-        }
-    }
-    if failed.is_empty() {
-        Ok(())
-    } else {
-        Err(failed.join("\n"))
-    }
 }
 
 /// Deletes the objects labelled with `ext` that `objects` no longer has, for the kinds a
@@ -533,17 +636,44 @@ fn status_of(
     let previous = ext.status.clone().unwrap_or_default();
     let mut conditions = previous.conditions;
     let install = match outcome {
-        Outcome::Installed(bundle) => Some(ClusterExtensionInstallStatus {
+        Outcome::Installed(bundle, revision) => Some(ClusterExtensionInstallStatus {
             bundle: bundle.clone(),
+            revision: Some(*revision),
         }),
         _ => previous.install,
     };
+    let pending_upgrade = match outcome {
+        Outcome::Pending(p) => Some(p.clone()),
+        _ => None,
+    };
     let (progressing, reason, message) = match outcome {
-        Outcome::Installed(b) => (true, "Succeeded", format!("installed bundle {}", b.name)),
+        Outcome::Installed(b, _) => (true, "Succeeded", format!("installed bundle {}", b.name)),
+        Outcome::Pending(p) => (
+            false,
+            "Blocked",
+            format!(
+                "the upgrade to bundle {} {} waits for approval: run `opkit operator approve {}`",
+                p.bundle.name,
+                p.bundle.version,
+                ext.name_any()
+            ),
+        ),
         Outcome::Waiting(m) | Outcome::Retrying(m) => (true, "Retrying", m.clone()),
         Outcome::Blocked(m) => (false, "Blocked", m.clone()),
     };
     let generation = ext.metadata.generation;
+    let manual = ext.spec.install.as_ref().and_then(|i| i.approval) == Some(Approval::Manual);
+    if manual {
+        let pending = match &pending_upgrade {
+            Some(_) => opkit::conditions::of("UpgradePending", true)
+                .reason("AwaitingApproval")
+                .message(message.clone()),
+            None => opkit::conditions::of("UpgradePending", false).reason("NoPendingUpgrade"),
+        };
+        opkit::conditions::set(&mut conditions, pending.observed_generation(generation));
+    } else {
+        conditions.retain(|c| c.type_ != "UpgradePending");
+    }
     opkit::conditions::set(
         &mut conditions,
         opkit::conditions::of("Progressing", progressing)
@@ -588,6 +718,7 @@ fn status_of(
     ClusterExtensionStatus {
         conditions,
         install,
+        pending_upgrade,
     }
 }
 
@@ -614,7 +745,8 @@ mod tests {
             name: "demo.v1.0.0".into(),
             version: "1.0.0".into(),
         };
-        let done = status_of(&ext(None), &Outcome::Installed(bundle.clone()), None);
+        let done = status_of(&ext(None), &Outcome::Installed(bundle.clone(), 1), None);
+        assert_eq!(done.install.as_ref().unwrap().revision, Some(1));
         assert_eq!(done.install.as_ref().unwrap().bundle, bundle);
         assert_eq!(
             condition(&done, "Installed"),
@@ -638,6 +770,46 @@ mod tests {
             condition(&failed, "Progressing"),
             ("True".into(), "Retrying".into())
         );
+    }
+
+    #[test]
+    fn a_pending_upgrade_is_blocked_with_upgrade_pending_only_under_manual_approval() {
+        let pending = PendingUpgrade {
+            bundle: BundleMetadata {
+                name: "demo.v2.0.0".into(),
+                version: "2.0.0".into(),
+            },
+            removed: vec!["ConfigMap ns/settings".into()],
+            ..PendingUpgrade::default()
+        };
+        let mut manual = ext(None);
+        manual.spec.install = Some(crate::api::ExtensionInstallConfig {
+            approval: Some(Approval::Manual),
+            ..Default::default()
+        });
+        let s = status_of(&manual, &Outcome::Pending(pending.clone()), None);
+        assert_eq!(s.pending_upgrade.as_ref(), Some(&pending));
+        assert_eq!(
+            condition(&s, "Progressing"),
+            ("False".into(), "Blocked".into())
+        );
+        assert_eq!(
+            condition(&s, "UpgradePending"),
+            ("True".into(), "AwaitingApproval".into())
+        );
+        manual.status = Some(s);
+        let bundle = pending.bundle.clone();
+        let done = status_of(&manual, &Outcome::Installed(bundle, 2), None);
+        assert!(done.pending_upgrade.is_none());
+        assert_eq!(
+            condition(&done, "UpgradePending"),
+            ("False".into(), "NoPendingUpgrade".into())
+        );
+        // Automatic again: the condition goes.
+        manual.spec.install = None;
+        manual.status = Some(done);
+        let automatic = status_of(&manual, &Outcome::Waiting("applied".into()), None);
+        assert!(opkit::conditions::find(&automatic.conditions, "UpgradePending").is_none());
     }
 
     #[test]
@@ -686,7 +858,7 @@ mod tests {
         };
         let done = status_of(
             &ext(Some(waiting)),
-            &Outcome::Installed(bundle),
+            &Outcome::Installed(bundle, 1),
             Some(&deprecation),
         );
         assert_eq!(

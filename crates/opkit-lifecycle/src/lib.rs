@@ -3,7 +3,8 @@
 //! CLI's `push|pull` use it too), [`catalogd`] is the `ClusterCatalog` controller (pull,
 //! unpack, validate, serve catalogd's HTTP API from its own listener), [`clusterext`] is the
 //! `ClusterExtension` controller (resolve against the served catalogs, pull the bundle, apply
-//! its objects), [`http`] answers catalogd's API on a listener, and [`api`] holds both types
+//! its objects; [`revision`] keeps each install, [`preflight`] checks a change is safe),
+//! [`http`] answers catalogd's API on a listener, and [`api`] holds both types
 //! and CRDs.
 //!
 //! `opkit up --olm` runs both controllers inside the embedded control plane's process; any
@@ -16,7 +17,9 @@ pub mod api;
 pub mod catalogd;
 pub mod clusterext;
 pub mod http;
+pub mod preflight;
 pub mod registry;
+pub mod revision;
 
 pub use api::{
     ClusterCatalog, ClusterCatalogSpec, ClusterCatalogStatus, ClusterExtension,

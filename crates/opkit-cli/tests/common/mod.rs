@@ -43,7 +43,9 @@ impl ControlPlane {
         Self::start_with(&[])
     }
 
-    /// [`ControlPlane::start`] with more flags of `opkit up` (e.g. `--olm`).
+    /// [`ControlPlane::start`] with more flags of `opkit up` (e.g. `--olm`); with
+    /// `--data-dir DIR` among them, not `--ephemeral`: the plane keeps its data in DIR, so
+    /// another one started on DIR after this one is dropped (killed) finds it.
     pub fn start_with(flags: &[&str]) -> Self {
         let dir = tempfile::Builder::new()
             .prefix("opkit-e2e-")
@@ -51,9 +53,11 @@ impl ControlPlane {
             .expect("create a temporary directory");
         let kubeconfig_arg = dir.path().join("kubeconfig");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_opkit"));
-        cmd.arg("up")
-            .arg("--ephemeral")
-            .args(["--listen", "127.0.0.1:0"])
+        cmd.arg("up");
+        if !flags.contains(&"--data-dir") {
+            cmd.arg("--ephemeral");
+        }
+        cmd.args(["--listen", "127.0.0.1:0"])
             .arg("--kubeconfig")
             .arg(&kubeconfig_arg)
             .args(flags)
