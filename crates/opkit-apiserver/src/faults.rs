@@ -569,7 +569,11 @@ mod tests {
             "NotOlderThan a newer revision is never stale"
         );
         assert_eq!(faults.stale_read("configmaps", 0), Some(10));
-        assert_eq!(faults.stale_read("configmaps", 0), None, "once per resource");
+        assert_eq!(
+            faults.stale_read("configmaps", 0),
+            None,
+            "once per resource"
+        );
         assert_eq!(faults.stale_read("secrets", 10), Some(10));
         // A view of a write not made before the trigger is none.
         let faults = Faults::new();

@@ -566,8 +566,9 @@ fn an_unobserved_campaign_catches_storage_deleted_only_on_a_transient_terminatin
         "the end-state oracle names the leaked storage: {out}"
     );
     assert!(
-        out.stdout
-            .contains("replay: opkit test --chaos-settle 500ms --chaos-replay storage:unobserved@2"),
+        out.stdout.contains(
+            "replay: opkit test --chaos-settle 500ms --chaos-replay storage:unobserved@2"
+        ),
         "{out}"
     );
 }
@@ -588,7 +589,8 @@ fn unobserved_and_watch_campaigns_pass_the_storage_operator_that_collects_orphan
         "expire@3 (DELETED configmaps db)",
     ] {
         assert!(
-            out.stdout.contains(&format!("chaos: storage:{point}: ok (")),
+            out.stdout
+                .contains(&format!("chaos: storage:{point}: ok (")),
             "{point}: {out}"
         );
     }
@@ -603,7 +605,7 @@ fn unobserved_and_watch_campaigns_pass_the_storage_operator_that_collects_orphan
 /// scale-down with a read of the latest state first.
 const BUGGY_SCALE_OPERATOR: &str = r#"while true; do
   for ns in $(kubectl get configmaps -A -l chaos-demo=app -o jsonpath='{range .items[*]}{.metadata.namespace}{" "}{end}'); do
-    want=$(kubectl get --raw "/api/v1/namespaces/$ns/configmaps/app?resourceVersion=0" | sed -n 's/.*"replicas":"\([0-9]*\)".*//p')
+    want=$(kubectl get --raw "/api/v1/namespaces/$ns/configmaps/app?resourceVersion=0" | sed -n 's/.*"replicas":"\([0-9]*\)".*/\1/p')
     have=$(kubectl get configmaps -n "$ns" -o name)
     for i in 0 1 2; do
       case "$have" in *"configmap/app-$i"*) there=1 ;; *) there=0 ;; esac
@@ -620,7 +622,7 @@ done
 
 const FIXED_SCALE_OPERATOR: &str = r#"while true; do
   for ns in $(kubectl get configmaps -A -l chaos-demo=app -o jsonpath='{range .items[*]}{.metadata.namespace}{" "}{end}'); do
-    want=$(kubectl get --raw "/api/v1/namespaces/$ns/configmaps/app?resourceVersion=0" | sed -n 's/.*"replicas":"\([0-9]*\)".*//p')
+    want=$(kubectl get --raw "/api/v1/namespaces/$ns/configmaps/app?resourceVersion=0" | sed -n 's/.*"replicas":"\([0-9]*\)".*/\1/p')
     have=$(kubectl get configmaps -n "$ns" -o name)
     for i in 0 1 2; do
       case "$have" in *"configmap/app-$i"*) there=1 ;; *) there=0 ;; esac
@@ -701,7 +703,10 @@ fn a_stale_campaign_passes_the_scale_operator_that_rereads_before_deleting() {
     let dir = scale_suite(FIXED_SCALE_OPERATOR);
     let out = opkit_chaos(dir.path(), &["--chaos", "stale", "--chaos-settle", "500ms"]);
     assert!(out.success(), "{out}");
-    for point in ["stale4@6 (create configmaps app-1)", "stale5@7 (create configmaps app-2)"] {
+    for point in [
+        "stale4@6 (create configmaps app-1)",
+        "stale5@7 (create configmaps app-2)",
+    ] {
         assert!(
             out.stdout
                 .contains(&format!("chaos: scale:{point}: ok (restarted 1 times, ")),

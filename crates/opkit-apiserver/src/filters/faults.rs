@@ -14,8 +14,8 @@ use http_body_util::{BodyExt, BodyStream, StreamBody};
 use hyper::body::Frame;
 
 use super::{Body, Filter, Identity, Info, Next};
-use crate::error::{ApiError, qualified};
 use crate::api::Api;
+use crate::error::{ApiError, qualified};
 use crate::faults::{Action, Faults, Notification, TraceEntry};
 use crate::request::Attributes;
 use crate::response::{ResponseBody, error_response, full};
@@ -62,7 +62,9 @@ impl Filter for FaultInjection {
                 held: None,
             };
             match fault.map(|f| f.action) {
-                Some(Action::ExpireWatch { after_events }) => watching.expire_in = Some(after_events),
+                Some(Action::ExpireWatch { after_events }) => {
+                    watching.expire_in = Some(after_events)
+                }
                 Some(Action::DelayWatch(delay)) => watching.delay = Some(delay),
                 _ => {}
             }

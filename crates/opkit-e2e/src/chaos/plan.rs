@@ -366,7 +366,9 @@ fn stale_points(writes: &[TraceEntry]) -> Vec<Injection> {
                 && w.namespace == create.namespace
                 && w.name == create.name
         };
-        let last = writes[..m].iter().rposition(|w| same(w) && w.verb != "patch");
+        let last = writes[..m]
+            .iter()
+            .rposition(|w| same(w) && w.verb != "patch");
         if let Some(k) = last.filter(|&k| writes[k].verb == "delete") {
             out.push(Injection::Stale {
                 delete: k + 1,
@@ -391,7 +393,9 @@ fn unobserved_points(trace: &Trace) -> Vec<Injection> {
         let Some(later) = later else { continue };
         // A write's revision lies in (before, after]: it may fall in (note, later].
         let operator_wrote = trace.writes.iter().any(|w| {
-            writes_object(w, note) && w.revisions.1 > note.revision && w.revisions.0 < later.revision
+            writes_object(w, note)
+                && w.revisions.1 > note.revision
+                && w.revisions.0 < later.revision
         });
         if !operator_wrote {
             out.push(Injection::Unobserved {
