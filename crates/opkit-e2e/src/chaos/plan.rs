@@ -457,6 +457,7 @@ mod tests {
             namespace: Some("ns".into()),
             name: name.map(Into::into),
             code: 200,
+            revisions: (0, 0),
         }
     }
 
