@@ -1,15 +1,19 @@
 //! Fault injection for one client: the server misbehaves, legally, toward the operator under
 //! test and no one else, so the bugs Sieve and Acto find (crashes between two writes, lost
-//! responses, watches that end or lag) show up in seconds, for an operator in any language.
+//! responses, stale and unobserved states, watches that end or lag) show up in seconds, for an
+//! operator in any language.
 //!
 //! Every fault here is behaviour a real API server exhibits: it refuses writes under load or
 //! conflict (409, 429 with `Retry-After`, 500, 503), a response is lost after the write
 //! committed (the client sees 500 or 504, the object changed), a watch ends with `410 Expired`
-//! and the client must relist, a watch lags. The runner (`opkit test --chaos`) chooses the
-//! client by its user name, arms faults on points of a reference run's [`Trace`] (the client's
-//! committed writes and opened watches, in order), and learns through [`Faults::crashes`] when
-//! to kill and restart the client process after a write committed. Faults fire on events of
-//! the trace, never on time, so a run is reproducible from its plan.
+//! and the client must relist, a watch lags (and, lagging, expires before the client saw a
+//! short-lived state), a read that allows any revision (`resourceVersion=0`, `NotOlderThan`)
+//! is served from an older one, as a lagging watch cache does. The runner (`opkit test
+//! --chaos`) chooses the client by its user name, arms faults on points of a reference run's
+//! [`Trace`] (the client's committed writes, opened watches and the notifications they
+//! delivered, in order), and learns through [`Faults::crashes`] when to kill and restart the
+//! client process after a write committed. Faults fire on events of the trace, never on time,
+//! so a run is reproducible from its plan.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -34,15 +38,41 @@ pub struct TraceEntry {
     pub name: Option<String>,
     /// The HTTP status the server answered (before a fault replaced it).
     pub code: u16,
+    /// The store's revision when the request arrived and when it was answered: a write's own
+    /// revision is above the first and at most the second (`(0, 0)` for a watch).
+    pub revisions: (u64, u64),
 }
 
-/// What the target did, in order: its committed writes and its watches.
+/// A change of an object one of the target's watches delivered (JSON watches only: the server
+/// reads the object's name from the event). `ADDED` events are not notifications of the trace:
+/// whether one comes from the watch or from the list before it depends on when the client
+/// started watching, and trace points must not depend on timing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notification {
+    /// The watch it came on (1-based, as [`Trigger::Watch`]).
+    pub watch: usize,
+    /// `MODIFIED` or `DELETED`.
+    pub event: String,
+    /// The watch's resource, with its group for non-core ones.
+    pub resource: String,
+    /// The object's namespace, if namespaced.
+    pub namespace: Option<String>,
+    /// The object's name.
+    pub name: String,
+    /// The object's `resourceVersion` in the event (the revision of the change).
+    pub revision: u64,
+}
+
+/// What the target did, in order: its committed writes, its watches, and their events.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Trace {
     /// The committed writes; the k-th is [`Trigger::Write`]`(k)` (1-based).
     pub writes: Vec<TraceEntry>,
     /// The watches opened; the k-th is [`Trigger::Watch`]`(k)` (1-based).
     pub watches: Vec<TraceEntry>,
+    /// The events its watches delivered; the k-th is [`Trigger::Notification`]`(k)`
+    /// (1-based).
+    pub notifications: Vec<Notification>,
 }
 
 /// When a fault fires.
@@ -53,6 +83,8 @@ pub enum Trigger {
     Write(usize),
     /// The k-th watch the target opens (1-based).
     Watch(usize),
+    /// The k-th event the target's watches deliver (1-based, over all its watches).
+    Notification(usize),
 }
 
 /// The status a refused write or a lost response is answered with.
@@ -92,6 +124,22 @@ pub enum Action {
     },
     /// Hold every event of the watch this long before delivering it (for [`Trigger::Watch`]).
     DelayWatch(Duration),
+    /// Deliver the event, then an `ERROR` event `410 Expired`, and end its watch: the client
+    /// relists and sees every object again (for [`Trigger::Notification`]).
+    Expire,
+    /// Do not deliver the event (an unobserved state): its watch lags from there on, and when a
+    /// later event of the same object reaches it, ends with `410 Expired` instead, so the
+    /// client relists and sees only the later state (for [`Trigger::Notification`]).
+    Unobserved,
+    /// Commit the write, answer it, signal a crash as [`Action::Crash`] does, and serve the
+    /// restarted client a stale view: its first read of each resource that allows any
+    /// revision (`resourceVersion=0`, or `NotOlderThan` an older one) is answered at the
+    /// revision the store had when its write `view_before_write` arrived (for
+    /// [`Trigger::Write`]).
+    StaleRestart {
+        /// The write (1-based) before which the stale view was current.
+        view_before_write: usize,
+    },
 }
 
 /// A fault: an action on a point of the trace.
@@ -117,7 +165,7 @@ pub struct Fired {
 pub enum FaultError {
     /// The action does not apply to the trigger (a watch action on a write, or the reverse).
     #[error(
-        "{action:?} cannot fire on {trigger:?}: write actions fire on writes, watch actions on watches"
+        "{action:?} cannot fire on {trigger:?}: write actions fire on writes, watch actions on watches, event actions on notifications"
     )]
     Mismatch {
         /// The trigger.
@@ -159,7 +207,16 @@ struct State {
     target: Option<String>,
     armed: Vec<Fault>,
     trace: Trace,
+    stale: Option<StaleView>,
     fired: Vec<Fired>,
+}
+
+/// A stale view served to the target after [`Action::StaleRestart`].
+#[derive(Debug)]
+struct StaleView {
+    revision: u64,
+    /// The resources whose first stale-allowing read was served already.
+    served: std::collections::BTreeSet<String>,
 }
 
 impl FaultStatus {
@@ -222,16 +279,23 @@ impl Faults {
 
     /// Arms a fault; it fires once, when its trace point comes.
     pub fn arm(&self, fault: Fault) -> Result<(), FaultError> {
-        let on_write = matches!(
-            fault.action,
-            Action::Refuse(_) | Action::LoseResponse(_) | Action::Crash
-        );
+        let fits = match fault.action {
+            Action::Refuse(_)
+            | Action::LoseResponse(_)
+            | Action::Crash
+            | Action::StaleRestart { .. } => matches!(fault.trigger, Trigger::Write(_)),
+            Action::ExpireWatch { .. } | Action::DelayWatch(_) => {
+                matches!(fault.trigger, Trigger::Watch(_))
+            }
+            Action::Expire | Action::Unobserved => {
+                matches!(fault.trigger, Trigger::Notification(_))
+            }
+        };
         match fault.trigger {
-            Trigger::Write(0) | Trigger::Watch(0) => {
+            Trigger::Write(0) | Trigger::Watch(0) | Trigger::Notification(0) => {
                 return Err(FaultError::ZeroPoint(fault.trigger));
             }
-            Trigger::Write(_) if on_write => {}
-            Trigger::Watch(_) if !on_write => {}
+            Trigger::Write(_) | Trigger::Watch(_) | Trigger::Notification(_) if fits => {}
             trigger => {
                 return Err(FaultError::Mismatch {
                     trigger,
@@ -290,26 +354,77 @@ impl Faults {
         Some(status)
     }
 
-    /// Records a committed write; returns the fault that fires on it (spent), if any.
+    /// Records a committed write; returns the fault that fires on it (spent), if any. A
+    /// [`Action::StaleRestart`] starts its stale view here.
     pub(crate) fn committed(&self, entry: TraceEntry) -> Option<Fault> {
         let mut state = self.state();
         state.trace.writes.push(entry.clone());
         let point = Trigger::Write(state.trace.writes.len());
         let at = state.armed.iter().position(|f| f.trigger == point)?;
         let fault = state.armed.remove(at);
+        if let Action::StaleRestart { view_before_write } = fault.action {
+            // A view of the future is no stale view: such a fault names an earlier write.
+            let revision = state
+                .trace
+                .writes
+                .get(view_before_write.checked_sub(1)?)
+                .map(|w| w.revisions.0)
+                .filter(|_| view_before_write < state.trace.writes.len())?;
+            state.stale = Some(StaleView {
+                revision,
+                served: Default::default(),
+            });
+        }
         state.fired.push(Fired { fault, entry });
         Some(fault)
     }
 
-    /// Records an opened watch; returns the fault that fires on it (spent), if any.
-    pub(crate) fn watch_opened(&self, entry: TraceEntry) -> Option<Fault> {
+    /// Records an event delivered to the target on its `watch`-th watch; returns the action
+    /// armed on it (spent), if any.
+    pub(crate) fn notified(&self, notification: Notification) -> Option<Action> {
         let mut state = self.state();
-        state.trace.watches.push(entry.clone());
-        let point = Trigger::Watch(state.trace.watches.len());
+        state.trace.notifications.push(notification.clone());
+        let point = Trigger::Notification(state.trace.notifications.len());
         let at = state.armed.iter().position(|f| f.trigger == point)?;
         let fault = state.armed.remove(at);
+        let entry = TraceEntry {
+            verb: notification.event,
+            resource: notification.resource,
+            subresource: None,
+            namespace: notification.namespace,
+            name: Some(notification.name),
+            code: 200,
+            revisions: (notification.revision, notification.revision),
+        };
         state.fired.push(Fired { fault, entry });
-        Some(fault)
+        Some(fault.action)
+    }
+
+    /// The revision to answer the target's read of `resource` at, if a stale view is served
+    /// and this is its first read of the resource that allows one not older than `min`
+    /// (spent for that resource).
+    pub(crate) fn stale_read(&self, resource: &str, min: u64) -> Option<u64> {
+        let mut state = self.state();
+        let view = state.stale.as_mut()?;
+        if view.revision < min || !view.served.insert(resource.to_string()) {
+            return None;
+        }
+        Some(view.revision)
+    }
+
+    /// Records an opened watch; returns its number (1-based) and the fault that fires on it
+    /// (spent), if any.
+    pub(crate) fn watch_opened(&self, entry: TraceEntry) -> (usize, Option<Fault>) {
+        let mut state = self.state();
+        state.trace.watches.push(entry.clone());
+        let number = state.trace.watches.len();
+        let point = Trigger::Watch(number);
+        let Some(at) = state.armed.iter().position(|f| f.trigger == point) else {
+            return (number, None);
+        };
+        let fault = state.armed.remove(at);
+        state.fired.push(Fired { fault, entry });
+        (number, Some(fault))
     }
 
     /// Signals a crash (after the write's answer is on its way).
@@ -330,6 +445,7 @@ mod tests {
             namespace: Some("default".into()),
             name: Some("a".into()),
             code: 200,
+            revisions: (0, 0),
         }
     }
 
@@ -388,6 +504,90 @@ mod tests {
             }),
             Err(FaultError::ZeroPoint(Trigger::Write(0)))
         );
+        assert!(matches!(
+            faults.arm(Fault {
+                trigger: Trigger::Write(1),
+                action: Action::Unobserved
+            }),
+            Err(FaultError::Mismatch { .. })
+        ));
+    }
+
+    fn note(event: &str, name: &str) -> Notification {
+        Notification {
+            watch: 1,
+            event: event.into(),
+            resource: "configmaps".into(),
+            namespace: Some("default".into()),
+            name: name.into(),
+            revision: 7,
+        }
+    }
+
+    #[test]
+    fn a_notification_fault_fires_on_its_event_and_is_traced() {
+        let faults = Faults::new();
+        faults.target("op");
+        let unobserved = Fault {
+            trigger: Trigger::Notification(2),
+            action: Action::Unobserved,
+        };
+        faults.arm(unobserved).unwrap();
+        assert_eq!(faults.notified(note("ADDED", "a")), None);
+        assert_eq!(
+            faults.notified(note("MODIFIED", "a")),
+            Some(Action::Unobserved)
+        );
+        assert_eq!(faults.notified(note("MODIFIED", "a")), None, "spent");
+        assert_eq!(faults.trace().notifications.len(), 3);
+        assert_eq!(faults.fired()[0].entry.verb, "MODIFIED");
+    }
+
+    #[test]
+    fn a_stale_restart_serves_the_view_before_an_earlier_write_once_per_resource() {
+        let faults = Faults::new();
+        faults.target("op");
+        let stale = Fault {
+            trigger: Trigger::Write(3),
+            action: Action::StaleRestart {
+                view_before_write: 1,
+            },
+        };
+        faults.arm(stale).unwrap();
+        assert_eq!(faults.stale_read("configmaps", 0), None, "no view yet");
+        let at = |verb: &str, revision: u64| TraceEntry {
+            revisions: (revision, revision + 1),
+            ..entry(verb)
+        };
+        for (revision, verb) in [(10, "create"), (20, "delete")] {
+            assert_eq!(faults.committed(at(verb, revision)), None);
+        }
+        assert_eq!(faults.committed(at("create", 30)), Some(stale));
+        assert_eq!(
+            faults.stale_read("configmaps", 11),
+            None,
+            "NotOlderThan a newer revision is never stale"
+        );
+        assert_eq!(faults.stale_read("configmaps", 0), Some(10));
+        assert_eq!(
+            faults.stale_read("configmaps", 0),
+            None,
+            "once per resource"
+        );
+        assert_eq!(faults.stale_read("secrets", 10), Some(10));
+        // A view of a write not made before the trigger is none.
+        let faults = Faults::new();
+        faults.target("op");
+        faults
+            .arm(Fault {
+                trigger: Trigger::Write(1),
+                action: Action::StaleRestart {
+                    view_before_write: 1,
+                },
+            })
+            .unwrap();
+        assert_eq!(faults.committed(entry("create")), None);
+        assert_eq!(faults.stale_read("configmaps", 0), None);
     }
 
     #[test]

@@ -105,6 +105,21 @@ impl Storage {
         self.store.get(&key(target.res, target.ns, target.name))
     }
 
+    /// One object as it was at `revision` (still in the history).
+    pub(crate) fn get_at(
+        &self,
+        target: ObjectRef<'_>,
+        revision: u64,
+    ) -> Result<Option<Entry>, StoreError> {
+        let key = key(target.res, target.ns, target.name);
+        let options = ListOptions {
+            at_revision: Some(revision),
+            ..ListOptions::default()
+        };
+        let listed = self.store.list(&key, &options)?;
+        Ok(listed.entries.into_iter().find(|e| *e.key == *key))
+    }
+
     /// One object, decoded; `404` when it does not exist.
     pub(crate) fn current(&self, target: ObjectRef<'_>) -> ApiResult<Current> {
         let ObjectRef { res, name, .. } = target;

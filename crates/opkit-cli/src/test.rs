@@ -110,7 +110,8 @@ pub struct TestArgs {
     /// Variables of templated step files (not supported yet: templated files are refused).
     #[arg(long, value_name = "K=V", value_delimiter = ',')]
     template_var: Vec<String>,
-    /// A fault-injection campaign: crash, errors or all (comma-separated). Each test runs
+    /// A fault-injection campaign: crash, errors, stale, unobserved, watch or all
+    /// (comma-separated). Each test runs
     /// without faults, then once per injection point with the server misbehaving toward the
     /// suite's background commands (the operator under test) alone.
     #[arg(long, value_name = "KINDS")]
@@ -121,8 +122,8 @@ pub struct TestArgs {
     /// Stop starting the campaign's runs after this long (e.g. 90s, 5m).
     #[arg(long, value_name = "DURATION", value_parser = crate::parse_duration)]
     budget: Option<std::time::Duration>,
-    /// Replay one run of a campaign, as its report prints it: TEST:crash@K, TEST:refuseCODE@K
-    /// or TEST:loseCODE@K.
+    /// Replay one run of a campaign, as its report prints it: TEST:crash@K, TEST:refuseCODE@K,
+    /// TEST:loseCODE@K, TEST:staleD@K, TEST:unobserved@N, TEST:expire@N or TEST:delay@W.
     #[arg(long, value_name = "PLAN")]
     chaos_replay: Option<String>,
     /// How long the operator keeps running after a chaos run's last step (the window in which

@@ -103,12 +103,12 @@ fn render(outcome: &CampaignOutcome, seed: u64) -> String {
     let mut out = String::new();
     for (i, f) in outcome.findings.iter().enumerate() {
         out.push_str(&format!(
-            "FINDING {}: test {} under {}\n  fault: {}\n  injection point: write {}: {}\n",
+            "FINDING {}: test {} under {}\n  fault: {}\n  injection point: {}: {}\n",
             i + 1,
             f.plan.test,
             f.plan.injection,
             f.plan.injection.describe(),
-            f.plan.injection.write(),
+            f.label,
             f.point
         ));
         for failure in &f.failures {

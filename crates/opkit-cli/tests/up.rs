@@ -422,7 +422,7 @@ fn a_campaign_of_every_fault_passes_the_fixed_operator_without_a_false_alarm() {
     assert!(out.success(), "{out}");
     assert!(
         out.stdout
-            .contains("chaos: flag: the operator made 2 writes without faults"),
+            .contains("chaos: flag: the operator made 2 writes, 0 watches and got 0 notifications without faults"),
         "{out}"
     );
     assert!(out.stdout.contains(", 0 findings"), "{out}");
@@ -447,13 +447,14 @@ fn a_campaign_of_every_fault_passes_the_fixed_operator_without_a_false_alarm() {
 }
 
 #[test]
-fn chaos_refuses_fault_kinds_not_built_yet_and_an_existing_cluster() {
+fn chaos_refuses_unknown_fault_kinds_and_an_existing_cluster() {
     let dir = chaos_suite(FIXED_OPERATOR);
-    let out = opkit_chaos(dir.path(), &["--chaos", "crash,stale"]);
+    let out = opkit_chaos(dir.path(), &["--chaos", "crash,leader"]);
     assert_eq!(out.code, Some(255), "{out}");
     assert!(
-        out.stderr
-            .contains("the fault kind \"stale\" is not supported yet"),
+        out.stderr.contains(
+            "unknown fault kind \"leader\" (supported: crash, errors, stale, unobserved, watch, all)"
+        ),
         "{out}"
     );
     let out = opkit_chaos(
@@ -465,4 +466,252 @@ fn chaos_refuses_fault_kinds_not_built_yet_and_an_existing_cluster() {
     let out = opkit_chaos(dir.path(), &["--chaos-replay", "flag:nap@1"]);
     assert_eq!(out.code, Some(255), "{out}");
     assert!(out.stderr.contains("is not a run plan"), "{out}");
+}
+
+/// The storage operator of the unobserved-state suite: it watches ConfigMaps labelled
+/// `chaos-demo=db` (`kubectl get -w`, one line per event), creates `<name>-storage` for each and
+/// marks it `storage=ready`. `BUGGY` deletes the storage only when it sees the transient state
+/// `phase=terminating` the test sets right before deleting the db: a watch that never shows
+/// that state leaks the storage. `FIXED` also deletes it on `DELETED`, and collects storage
+/// whose db is gone each time its watch (re)starts.
+const BUGGY_STORAGE_OPERATOR: &str = r#"while true; do
+  kubectl get configmaps -A -l chaos-demo=db -w --output-watch-events -o jsonpath='{.type}|{.object.metadata.namespace}|{.object.metadata.name}|{.object.metadata.annotations.phase}|{.object.metadata.annotations.storage}{"\n"}' |
+  while IFS='|' read -r type ns name phase storage; do
+    if [ "$phase" = terminating ]; then
+      kubectl delete configmap "$name-storage" -n "$ns" --ignore-not-found
+    elif [ "$type" != DELETED ] && [ "$storage" != ready ]; then
+      kubectl create configmap "$name-storage" -n "$ns" && kubectl annotate configmap "$name" -n "$ns" storage=ready
+    fi
+  done
+  sleep 0.2
+done
+"#;
+
+const FIXED_STORAGE_OPERATOR: &str = r#"while true; do
+  for s in $(kubectl get configmaps -A -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}{" "}{end}'); do
+    case "$s" in */*-storage) ;; *) continue ;; esac
+    ns=${s%%/*}; name=${s#*/}
+    kubectl get configmap "${name%-storage}" -n "$ns" >/dev/null 2>&1 || kubectl delete configmap "$name" -n "$ns" --ignore-not-found
+  done
+  kubectl get configmaps -A -l chaos-demo=db -w --output-watch-events -o jsonpath='{.type}|{.object.metadata.namespace}|{.object.metadata.name}|{.object.metadata.annotations.phase}|{.object.metadata.annotations.storage}{"\n"}' |
+  while IFS='|' read -r type ns name phase storage; do
+    if [ "$phase" = terminating ] || [ "$type" = DELETED ]; then
+      kubectl delete configmap "$name-storage" -n "$ns" --ignore-not-found
+    elif [ "$storage" != ready ]; then
+      kubectl create configmap "$name-storage" -n "$ns" && kubectl annotate configmap "$name" -n "$ns" storage=ready
+    fi
+  done
+  sleep 0.2
+done
+"#;
+
+/// A suite whose one test (`storage`) creates a db, waits for its storage, then marks the db
+/// terminating and deletes it at once (a transient state), and requires the storage gone.
+fn storage_suite(operator: &str) -> tempfile::TempDir {
+    kuttl_suite(&[
+        (
+            "kuttl-test.yaml",
+            "apiVersion: kuttl.dev/v1beta1\nkind: TestSuite\ntestDirs: [e2e]\ntimeout: 8\n\
+             startControlPlane: true\ncommands:\n- command: sh operator.sh\n  background: true\n",
+        ),
+        ("operator.sh", operator),
+        (
+            "e2e/storage/00-db.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: db, labels: {chaos-demo: db}}\n",
+        ),
+        (
+            "e2e/storage/00-assert.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: db-storage}\n---\napiVersion: v1\n\
+             kind: ConfigMap\nmetadata: {name: db, annotations: {storage: ready}}\n",
+        ),
+        (
+            "e2e/storage/01-delete.yaml",
+            "apiVersion: kuttl.dev/v1beta1\nkind: TestStep\ncommands:\n- script: kubectl annotate \
+             configmap db -n $NAMESPACE phase=terminating && kubectl delete configmap db -n \
+             $NAMESPACE\n",
+        ),
+        (
+            "e2e/storage/01-errors.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: db-storage}\n",
+        ),
+    ])
+}
+
+#[test]
+fn an_unobserved_campaign_catches_storage_deleted_only_on_a_transient_terminating_state() {
+    let dir = storage_suite(BUGGY_STORAGE_OPERATOR);
+    let out = opkit_chaos(
+        dir.path(),
+        &["--chaos", "unobserved", "--chaos-settle", "500ms"],
+    );
+    assert_eq!(out.code, Some(1), "{out}");
+    assert!(
+        out.stdout.contains(
+            "chaos: storage: the operator made 3 writes, 1 watches and got 3 notifications \
+             without faults; 2 runs planned"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.stdout.contains(
+            "test storage under unobserved@2\n  fault: hold back the operator's notification 2; \
+             its watch expires (410) when a later event of the same object comes, so it never \
+             sees that state\n  injection point: notification 2: MODIFIED configmaps db\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.stdout
+            .contains("ConfigMap/db-storage: not in the reference, left by this run"),
+        "the end-state oracle names the leaked storage: {out}"
+    );
+    assert!(
+        out.stdout.contains(
+            "replay: opkit test --chaos-settle 500ms --chaos-replay storage:unobserved@2"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn unobserved_and_watch_campaigns_pass_the_storage_operator_that_collects_orphans() {
+    let dir = storage_suite(FIXED_STORAGE_OPERATOR);
+    let out = opkit_chaos(
+        dir.path(),
+        &["--chaos", "unobserved,watch", "--chaos-settle", "500ms"],
+    );
+    assert!(out.success(), "{out}");
+    for point in [
+        "unobserved@1 (MODIFIED configmaps db)",
+        "unobserved@2 (MODIFIED configmaps db)",
+        "delay@1 (watch configmaps)",
+        "expire@1 (MODIFIED configmaps db)",
+        "expire@3 (DELETED configmaps db)",
+    ] {
+        assert!(
+            out.stdout
+                .contains(&format!("chaos: storage:{point}: ok (")),
+            "{point}: {out}"
+        );
+    }
+    // Two unobserved points, a delay of the one watch, an expiry after each notification.
+    assert!(out.stdout.contains("chaos: 6 fault runs in"), "{out}");
+    assert!(out.stdout.contains(", 0 findings"), "{out}");
+}
+
+/// The scale operator of the stale-state suite: it keeps ConfigMaps `app-0`..`app-2` for the
+/// ConfigMap `app` (`data.replicas`), reading the spec as an informer cache would, with
+/// `resourceVersion=0`. `BUGGY` scales down on that read alone; `FIXED` confirms a destructive
+/// scale-down with a read of the latest state first.
+const BUGGY_SCALE_OPERATOR: &str = r#"while true; do
+  for ns in $(kubectl get configmaps -A -l chaos-demo=app -o jsonpath='{range .items[*]}{.metadata.namespace}{" "}{end}'); do
+    want=$(kubectl get --raw "/api/v1/namespaces/$ns/configmaps/app?resourceVersion=0" | sed -n 's/.*"replicas":"\([0-9]*\)".*/\1/p')
+    have=$(kubectl get configmaps -n "$ns" -o name)
+    for i in 0 1 2; do
+      case "$have" in *"configmap/app-$i"*) there=1 ;; *) there=0 ;; esac
+      if [ "$i" -lt "${want:-0}" ]; then
+        [ $there = 0 ] && kubectl create configmap "app-$i" -n "$ns"
+      elif [ $there = 1 ]; then
+        kubectl delete configmap "app-$i" -n "$ns"
+      fi
+    done
+  done
+  sleep 0.2
+done
+"#;
+
+const FIXED_SCALE_OPERATOR: &str = r#"while true; do
+  for ns in $(kubectl get configmaps -A -l chaos-demo=app -o jsonpath='{range .items[*]}{.metadata.namespace}{" "}{end}'); do
+    want=$(kubectl get --raw "/api/v1/namespaces/$ns/configmaps/app?resourceVersion=0" | sed -n 's/.*"replicas":"\([0-9]*\)".*/\1/p')
+    have=$(kubectl get configmaps -n "$ns" -o name)
+    for i in 0 1 2; do
+      case "$have" in *"configmap/app-$i"*) there=1 ;; *) there=0 ;; esac
+      if [ "$i" -lt "${want:-0}" ]; then
+        [ $there = 0 ] && kubectl create configmap "app-$i" -n "$ns"
+      elif [ $there = 1 ] && [ "$i" -ge "$(kubectl get configmap app -n "$ns" -o jsonpath='{.data.replicas}')" ]; then
+        kubectl delete configmap "app-$i" -n "$ns"
+      fi
+    done
+  done
+  sleep 0.2
+done
+"#;
+
+/// A suite whose one test (`scale`) scales `app` to 3, down to 1, and up to 3 again.
+fn scale_suite(operator: &str) -> tempfile::TempDir {
+    let app = |replicas: u8| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: app, labels: {{chaos-demo: \
+             app}}}}\ndata: {{replicas: \"{replicas}\"}}\n"
+        )
+    };
+    let replicas = |names: &[u8]| {
+        names
+            .iter()
+            .map(|i| format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: app-{i}}}\n"))
+            .collect::<Vec<_>>()
+            .join("---\n")
+    };
+    let files = [
+        ("e2e/scale/00-app.yaml", app(3)),
+        ("e2e/scale/00-assert.yaml", replicas(&[0, 1, 2])),
+        ("e2e/scale/01-app.yaml", app(1)),
+        ("e2e/scale/01-assert.yaml", replicas(&[0])),
+        ("e2e/scale/01-errors.yaml", replicas(&[1, 2])),
+        ("e2e/scale/02-app.yaml", app(3)),
+        ("e2e/scale/02-assert.yaml", replicas(&[0, 1, 2])),
+    ];
+    let mut all: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
+    all.push((
+        "kuttl-test.yaml",
+        "apiVersion: kuttl.dev/v1beta1\nkind: TestSuite\ntestDirs: [e2e]\ntimeout: 8\n\
+         startControlPlane: true\ncommands:\n- command: sh operator.sh\n  background: true\n",
+    ));
+    all.push(("operator.sh", operator));
+    kuttl_suite(&all)
+}
+
+#[test]
+fn a_stale_campaign_catches_a_scale_down_acting_on_a_stale_spec_after_a_restart() {
+    let dir = scale_suite(BUGGY_SCALE_OPERATOR);
+    let out = opkit_chaos(dir.path(), &["--chaos", "stale", "--chaos-settle", "500ms"]);
+    assert_eq!(out.code, Some(1), "{out}");
+    assert!(
+        out.stdout.contains(
+            "chaos: scale: the operator made 7 writes, 0 watches and got 0 notifications \
+             without faults; 2 runs planned"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.stdout.contains(
+            "test scale under stale4@6\n  fault: restart the operator after its write 6 \
+             committed, and answer its first read of each resource that allows any revision \
+             from before its write 4\n  injection point: write 6: create configmaps app-1\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.stdout
+            .contains("delete configmaps $NAMESPACE/app-1: 1 in the reference, 2 in this run"),
+        "the counts oracle names the second, destructive delete: {out}"
+    );
+}
+
+#[test]
+fn a_stale_campaign_passes_the_scale_operator_that_rereads_before_deleting() {
+    let dir = scale_suite(FIXED_SCALE_OPERATOR);
+    let out = opkit_chaos(dir.path(), &["--chaos", "stale", "--chaos-settle", "500ms"]);
+    assert!(out.success(), "{out}");
+    for point in [
+        "stale4@6 (create configmaps app-1)",
+        "stale5@7 (create configmaps app-2)",
+    ] {
+        assert!(
+            out.stdout
+                .contains(&format!("chaos: scale:{point}: ok (restarted 1 times, ")),
+            "{point}: {out}"
+        );
+    }
+    assert!(out.stdout.contains(", 0 findings"), "{out}");
 }

@@ -1,6 +1,7 @@
 //! Fault injection for one client (`opkit_apiserver::faults`) over real HTTPS with kube-rs:
 //! the target user's writes are refused, lose their responses or signal a crash at the trace
-//! points armed, its watches expire; every other user sees a well-behaved server.
+//! points armed, its watches expire, its reads that allow it are served from an older revision;
+//! every other user sees a well-behaved server.
 
 mod common;
 
@@ -167,5 +168,103 @@ async fn an_expired_watch_ends_with_410_after_the_armed_number_of_events() {
         .boxed();
     assert!(matches!(again.next().await, Some(Ok(WatchEvent::Added(_)))));
     assert_eq!(faults.trace().watches.len(), 2);
+    plane.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_stale_restart_answers_the_first_read_that_allows_any_revision_from_before_the_named_write()
+ {
+    use k8s_openapi::api::core::v1::Secret;
+    use kube::api::{GetParams, ListParams};
+    let (plane, admin) = common::start_with_client().await;
+    let faults = plane.server().faults();
+    faults.target(OPERATOR);
+    arm(
+        &plane,
+        Trigger::Write(2),
+        Action::StaleRestart {
+            view_before_write: 1,
+        },
+    );
+    let mut crashes = faults.crashes();
+    let seen: Api<ConfigMap> = Api::namespaced(admin.clone(), "default");
+    let secrets: Api<Secret> = Api::namespaced(admin, "default");
+    let secret = |v: &str| -> Secret {
+        let data = serde_json::json!({"k": if v == "1" { "MQ==" } else { "Mg==" }});
+        serde_json::from_value(serde_json::json!({"metadata": {"name": "s"}, "data": data}))
+            .unwrap()
+    };
+    seen.create(&PostParams::default(), &config_map("a", "1"))
+        .await
+        .unwrap();
+    secrets
+        .create(&PostParams::default(), &secret("1"))
+        .await
+        .unwrap();
+    let client = operator_client(&plane).await;
+    let op: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let op_secrets: Api<Secret> = Api::namespaced(client, "default");
+    op.create(&PostParams::default(), &config_map("x", "1"))
+        .await
+        .unwrap();
+    let patch = Patch::Merge(serde_json::json!({"data": {"k": "2"}}));
+    seen.patch("a", &PatchParams::default(), &patch)
+        .await
+        .unwrap();
+    secrets
+        .replace("s", &PostParams::default(), &secret("2"))
+        .await
+        .unwrap();
+    op.create(&PostParams::default(), &config_map("y", "1"))
+        .await
+        .unwrap();
+    crashes.changed().await.expect("the restart is signalled");
+
+    let names = |list: &kube::core::ObjectList<ConfigMap>| {
+        list.items
+            .iter()
+            .map(|cm| {
+                format!(
+                    "{}={}",
+                    cm.metadata.name.as_deref().unwrap(),
+                    cm.data.as_ref().unwrap()["k"]
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let any = ListParams::default().match_any();
+    // Another user, and a read of the latest state, are never stale.
+    assert_eq!(
+        names(&seen.list(&any).await.unwrap()),
+        ["a=2", "x=1", "y=1"]
+    );
+    assert_eq!(
+        names(&op.list(&ListParams::default()).await.unwrap()),
+        ["a=2", "x=1", "y=1"]
+    );
+    // The first read allowing any revision sees the store as it was before write 1.
+    let stale = op.list(&any).await.unwrap();
+    assert_eq!(names(&stale), ["a=1"]);
+    let fresh = op.list(&any).await.unwrap();
+    assert_eq!(names(&fresh), ["a=2", "x=1", "y=1"], "once per resource");
+    let rv = |list: &kube::core::ObjectList<ConfigMap>| -> u64 {
+        list.metadata
+            .resource_version
+            .as_deref()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(rv(&stale) < rv(&fresh), "the stale list says how old it is");
+    // A get is served so too, per resource.
+    let value = |s: Secret| String::from_utf8(s.data.unwrap()["k"].0.clone()).unwrap();
+    assert_eq!(
+        value(op_secrets.get_with("s", &GetParams::any()).await.unwrap()),
+        "1"
+    );
+    assert_eq!(
+        value(op_secrets.get_with("s", &GetParams::any()).await.unwrap()),
+        "2"
+    );
     plane.shutdown().await;
 }

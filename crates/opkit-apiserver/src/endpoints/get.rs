@@ -29,7 +29,15 @@ pub(crate) async fn get(api: &Api, target: ObjectRef<'_>, query: &Query) -> ApiR
         wait_for_revision(api, rv).await?;
     }
     let ObjectRef { res, name, .. } = target;
-    match api.storage.get(target) {
+    // A stale-state fault answers from an older revision the request allows.
+    let stale = query
+        .stale_at()
+        .filter(|r| *r >= api.storage.store().compacted_revision());
+    let entry = match stale {
+        Some(revision) => api.storage.get_at(target, revision)?,
+        None => api.storage.get(target),
+    };
+    match entry {
         Some(entry) => Ok(Answer::ok(Payload::Raw(entry.value))),
         None => Err(ApiError::not_found(&res.group, &res.plural, name)),
     }

@@ -27,7 +27,8 @@ pub(crate) async fn list(
     };
     let rv = parse_rv(query)?;
     let rv_match = query.get("resourceVersionMatch").filter(|s| !s.is_empty());
-    let (mut at_revision, mut start_after) = (None, None);
+    let mut at_revision: Option<u64>;
+    let mut start_after = None;
     if let Some(token) = query.get("continue").filter(|s| !s.is_empty()) {
         if rv.is_some_and(|v| v != 0) || rv_match.is_some() {
             return Err(ApiError::bad_request(
@@ -54,6 +55,10 @@ pub(crate) async fn list(
                 if let Some(v) = rv.filter(|v| *v > 0) {
                     wait_for_revision(api, v).await?;
                 }
+                // A stale-state fault answers from an older revision the request allows.
+                at_revision = query
+                    .stale_at()
+                    .filter(|r| *r >= api.storage.store().compacted_revision());
             }
             (Some("Exact"), Some(v)) => {
                 wait_for_revision(api, v).await?;

@@ -196,7 +196,7 @@ pub(crate) fn chain(
         .layer(filter(impersonation::Impersonation(api.clone())))
         .layer(filter(authorization::Authorization(api.clone())))
         .layer(filter(limits::RequestLimits(gates)))
-        .layer(filter(faults::FaultInjection(faults)))
+        .layer(filter(faults::FaultInjection(faults, api.clone())))
         .service(crate::router::Router(api));
     Next(Arc::new(Erased(service)))
 }

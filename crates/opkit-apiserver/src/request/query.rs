@@ -33,6 +33,8 @@ pub struct Query {
     pairs: Vec<(String, String)>,
     actor: Actor,
     body_fields: Arc<BodyFields>,
+    /// An older revision to serve this read from (a stale-state fault, `crate::faults`).
+    stale_at: Option<u64>,
 }
 
 impl Query {
@@ -42,6 +44,7 @@ impl Query {
             pairs,
             actor: Actor::System,
             body_fields: Arc::default(),
+            stale_at: None,
         }
     }
 
@@ -51,6 +54,7 @@ impl Query {
             pairs,
             actor: self.actor.clone(),
             body_fields: self.body_fields.clone(),
+            stale_at: self.stale_at,
         }
     }
 
@@ -68,6 +72,17 @@ impl Query {
             user_agent: user_agent.unwrap_or("").to_string(),
         };
         self
+    }
+
+    /// Served from the older `revision` (the request allows it: a stale-state fault).
+    pub(crate) fn served_stale_at(mut self, revision: u64) -> Query {
+        self.stale_at = Some(revision);
+        self
+    }
+
+    /// The older revision a stale-state fault serves this read from, if any.
+    pub(crate) fn stale_at(&self) -> Option<u64> {
+        self.stale_at
     }
 
     /// Who makes the request.

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::discovery::{Discovery, Scope, verbs};
-use opkit_apiserver::faults::TraceEntry;
+use opkit_apiserver::faults::Trace;
 use opkit_testenv::TestEnv;
 use regex::Regex;
 
@@ -105,7 +105,10 @@ pub struct OracleFailure {
 pub struct Finding {
     /// The run.
     pub plan: RunPlan,
-    /// The write the fault fired on, in words (`patch configmaps status`).
+    /// The trace point the fault fired on: `write 2`, `notification 3`, `watch 1`.
+    pub label: String,
+    /// What happened at that point in the reference run, in words (`patch configmaps
+    /// status`, `MODIFIED configmaps db`).
     pub point: String,
     /// The oracles it failed.
     pub failures: Vec<OracleFailure>,
@@ -132,7 +135,7 @@ pub struct CampaignOutcome {
 
 /// What the reference runs of a test established.
 struct Reference {
-    writes: Vec<TraceEntry>,
+    trace: Trace,
     snapshot: Snapshot,
     mask: Mask,
     counts: Counts,
@@ -144,7 +147,7 @@ struct Reference {
 struct RunResult {
     failures: Vec<String>,
     snapshot: Snapshot,
-    writes: Vec<TraceEntry>,
+    trace: Trace,
     after_tests: usize,
     fired: bool,
     namespace: String,
@@ -167,11 +170,13 @@ impl Campaign {
         }
         for test in &tests {
             let reference = self.reference(test).await?;
-            let points = plan::injections(&reference.writes, &self.kinds, self.seed);
+            let points = plan::injections(&reference.trace, &self.kinds, self.seed);
             self.log.line(&format!(
-                "chaos: {test}: the operator made {} writes without faults; {} runs planned \
-                 (seed {})",
-                reference.writes.len(),
+                "chaos: {test}: the operator made {} writes, {} watches and got {} \
+                 notifications without faults; {} runs planned (seed {})",
+                reference.trace.writes.len(),
+                reference.trace.watches.len(),
+                reference.trace.notifications.len(),
                 points.len(),
                 self.seed
             ));
@@ -255,15 +260,17 @@ impl Campaign {
                 });
             }
         }
-        let counts = oracle::counts(&first.writes, &first.namespace);
-        let unstable =
-            oracle::unstable_groups(&counts, &oracle::counts(&second.writes, &second.namespace));
+        let counts = oracle::counts(&first.trace.writes, &first.namespace);
+        let unstable = oracle::unstable_groups(
+            &counts,
+            &oracle::counts(&second.trace.writes, &second.namespace),
+        );
         Ok(Reference {
             counts: oracle::collapse(&counts, &unstable),
             unstable,
             mask: oracle::learn_mask(&first.snapshot, &second.snapshot),
             quiet_bound: first.after_tests.max(second.after_tests) + QUIET_SLACK,
-            writes: first.writes,
+            trace: first.trace,
             snapshot: first.snapshot,
         })
     }
@@ -278,11 +285,10 @@ impl Campaign {
         let started = Instant::now();
         let run = self.run_once(&plan.test, Some(plan.injection)).await?;
         outcome.runs += 1;
-        let point = reference
-            .writes
-            .get(plan.injection.write() - 1)
-            .or_else(|| run.writes.get(plan.injection.write() - 1))
-            .map_or_else(|| "(no such write)".to_string(), plan::describe_write);
+        let trigger = plan.injection.trigger();
+        let point = plan::describe_point(&reference.trace, trigger)
+            .or_else(|| plan::describe_point(&run.trace, trigger))
+            .unwrap_or_else(|| "(not in the trace)".to_string());
         if !run.fired {
             outcome.not_fired += 1;
         }
@@ -299,6 +305,7 @@ impl Campaign {
         let log_file = self.keep_log(plan, &run.lines)?;
         outcome.findings.push(Finding {
             plan: plan.clone(),
+            label: plan::point_label(trigger),
             point,
             failures,
             replay: format!("{} --chaos-replay {plan}", self.replay_prefix),
@@ -372,7 +379,7 @@ impl Campaign {
             faults.trace().writes.len()
         };
         let (result, writes_at_end) = tokio::join!(harness.run(), mark);
-        let writes = faults.trace().writes;
+        let trace = faults.trace();
         let fired = !faults.fired().is_empty();
         let mut failures: Vec<String> = result.fatal.iter().cloned().collect();
         let mut namespace = String::new();
@@ -404,8 +411,8 @@ impl Campaign {
         Ok(RunResult {
             failures,
             snapshot,
-            after_tests: writes.len().saturating_sub(writes_at_end),
-            writes,
+            after_tests: trace.writes.len().saturating_sub(writes_at_end),
+            trace,
             fired,
             namespace,
             lines,
@@ -433,7 +440,7 @@ fn judge(reference: &Reference, run: &RunResult) -> Vec<OracleFailure> {
     let counts = oracle::compare_counts(
         &reference.counts,
         &oracle::collapse(
-            &oracle::counts(&run.writes, &run.namespace),
+            &oracle::counts(&run.trace.writes, &run.namespace),
             &reference.unstable,
         ),
     );
@@ -553,7 +560,7 @@ mod tests {
 
     fn reference() -> Reference {
         Reference {
-            writes: Vec::new(),
+            trace: Trace::default(),
             snapshot: Snapshot::new(),
             mask: Mask::new(),
             counts: Counts::new(),
@@ -566,7 +573,7 @@ mod tests {
         RunResult {
             failures: Vec::new(),
             snapshot: Snapshot::new(),
-            writes: Vec::new(),
+            trace: Trace::default(),
             after_tests,
             fired: true,
             namespace: "ns".into(),

@@ -293,6 +293,7 @@ mod tests {
             namespace: Some("ns".into()),
             name: Some(name.into()),
             code: 201,
+            revisions: (0, 0),
         };
         let first = counts(&[w("pods", "job-abcde"), w("configmaps", "fixed")], "ns");
         let second = counts(&[w("pods", "job-fghij"), w("configmaps", "fixed")], "ns");
@@ -330,6 +331,7 @@ mod tests {
             namespace: Some("kuttl-test-a".into()),
             name: name.map(Into::into),
             code: 200,
+            revisions: (0, 0),
         };
         let reference = counts(&[w("create", None), w("patch", Some("a"))], "kuttl-test-a");
         let run = counts(

@@ -2,12 +2,15 @@
 //! points chosen from a reference run's trace (pruned of points that cannot matter), their
 //! order for a seed, and the text form of one run that `--chaos-replay` reads back. A run is
 //! reproducible from its plan because every fault fires on a point of the trace (the operator's
-//! k-th committed write), never on time.
+//! k-th committed write, k-th watch or k-th notification), never on time.
 
 use std::fmt;
 use std::str::FromStr;
+use std::time::Duration;
 
-use opkit_apiserver::faults::{Action, Fault, FaultStatus, TraceEntry, Trigger};
+use opkit_apiserver::faults::{
+    Action, Fault, FaultStatus, Notification, Trace, TraceEntry, Trigger,
+};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 
@@ -19,23 +22,32 @@ pub enum FaultKind {
     /// Refuse one write (409, 429, 500, 503) or lose its response after it committed (500,
     /// 504).
     Errors,
+    /// Restart the operator onto a stale view: after it re-creates an object it deleted, its
+    /// first reads that allow any revision are answered from before that delete.
+    Stale,
+    /// Hold back one notification until a later one of the same object overwrites it.
+    Unobserved,
+    /// Delay one watch stream, or end one with `410 Expired` after an event (the operator
+    /// relists and gets every object again).
+    Watch,
 }
+
+/// The kinds `--chaos` names, as its messages list them.
+const KINDS: &str = "crash, errors, stale, unobserved, watch, all";
 
 /// Why a `--chaos` list or a replay plan cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlanError {
-    /// A fault kind Sieve and Acto inject that opkit does not yet.
-    #[error("--chaos: the fault kind {0:?} is not supported yet (supported: crash, errors, all)")]
-    NotYet(String),
     /// Not a fault kind at all.
-    #[error("--chaos: unknown fault kind {0:?} (supported: crash, errors, all)")]
+    #[error("--chaos: unknown fault kind {0:?} (supported: {KINDS})")]
     Unknown(String),
     /// Nothing asked for.
-    #[error("--chaos: no fault kind given (supported: crash, errors, all)")]
+    #[error("--chaos: no fault kind given (supported: {KINDS})")]
     Empty,
     /// A replay plan that does not parse.
     #[error(
-        "--chaos-replay: {0:?} is not a run plan (TEST:crash@K, TEST:refuse<CODE>@K or TEST:lose<CODE>@K)"
+        "--chaos-replay: {0:?} is not a run plan (TEST:crash@K, TEST:refuse<CODE>@K, \
+         TEST:lose<CODE>@K, TEST:stale<D>@K, TEST:unobserved@N, TEST:expire@N or TEST:delay@W)"
     )]
     BadRun(String),
 }
@@ -47,8 +59,16 @@ pub fn parse_kinds(spec: &str) -> Result<Vec<FaultKind>, PlanError> {
         match word {
             "crash" => kinds.push(FaultKind::Crash),
             "errors" => kinds.push(FaultKind::Errors),
-            "all" => kinds.extend([FaultKind::Crash, FaultKind::Errors]),
-            "stale" | "unobserved" => return Err(PlanError::NotYet(word.to_string())),
+            "stale" => kinds.push(FaultKind::Stale),
+            "unobserved" => kinds.push(FaultKind::Unobserved),
+            "watch" => kinds.push(FaultKind::Watch),
+            "all" => kinds.extend([
+                FaultKind::Crash,
+                FaultKind::Errors,
+                FaultKind::Stale,
+                FaultKind::Unobserved,
+                FaultKind::Watch,
+            ]),
             other => return Err(PlanError::Unknown(other.to_string())),
         }
     }
@@ -64,8 +84,11 @@ pub fn parse_kinds(spec: &str) -> Result<Vec<FaultKind>, PlanError> {
 pub const REFUSALS: [u16; 4] = [409, 429, 500, 503];
 /// The statuses a committed write's lost response is answered with.
 pub const LOST: [u16; 2] = [500, 504];
+/// How long every event of a delayed watch is held.
+pub const WATCH_DELAY: Duration = Duration::from_millis(500);
 
-/// One fault on one point of the trace: the operator's `write`-th committed write (1-based).
+/// One fault on one point of the trace: the operator's `write`-th committed write, `watch`-th
+/// watch or `notification`-th notification (all 1-based).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Injection {
     /// Crash and restart the operator after the write committed.
@@ -87,15 +110,43 @@ pub enum Injection {
         /// 500 or 504.
         code: u16,
     },
+    /// After the write (a re-create), restart the operator onto the view from before its
+    /// write `delete` (the delete of the same object).
+    Stale {
+        /// The earlier delete.
+        delete: usize,
+        /// The write.
+        write: usize,
+    },
+    /// Hold back the notification; the watch expires when a later one of the object comes.
+    Unobserved {
+        /// The notification.
+        notification: usize,
+    },
+    /// Deliver the notification, then end its watch with `410 Expired`.
+    Expire {
+        /// The notification.
+        notification: usize,
+    },
+    /// Hold every event of the watch [`WATCH_DELAY`].
+    Delay {
+        /// The watch.
+        watch: usize,
+    },
 }
 
 impl Injection {
-    /// The write it fires on (1-based).
-    pub fn write(&self) -> usize {
+    /// The point of the trace it fires on.
+    pub fn trigger(&self) -> Trigger {
         match *self {
             Injection::Crash { write }
             | Injection::Refuse { write, .. }
-            | Injection::LoseResponse { write, .. } => write,
+            | Injection::LoseResponse { write, .. }
+            | Injection::Stale { write, .. } => Trigger::Write(write),
+            Injection::Unobserved { notification } | Injection::Expire { notification } => {
+                Trigger::Notification(notification)
+            }
+            Injection::Delay { watch } => Trigger::Watch(watch),
         }
     }
 
@@ -112,9 +163,15 @@ impl Injection {
             Injection::Crash { .. } => Action::Crash,
             Injection::Refuse { code, .. } => Action::Refuse(status(code)),
             Injection::LoseResponse { code, .. } => Action::LoseResponse(status(code)),
+            Injection::Stale { delete, .. } => Action::StaleRestart {
+                view_before_write: delete,
+            },
+            Injection::Unobserved { .. } => Action::Unobserved,
+            Injection::Expire { .. } => Action::Expire,
+            Injection::Delay { .. } => Action::DelayWatch(WATCH_DELAY),
         };
         Fault {
-            trigger: Trigger::Write(self.write()),
+            trigger: self.trigger(),
             action,
         }
     }
@@ -131,6 +188,22 @@ impl Injection {
             Injection::LoseResponse { write, code } => format!(
                 "commit the operator's write {write}, then answer {code} (the response is lost)"
             ),
+            Injection::Stale { delete, write } => format!(
+                "restart the operator after its write {write} committed, and answer its first \
+                 read of each resource that allows any revision from before its write {delete}"
+            ),
+            Injection::Unobserved { notification } => format!(
+                "hold back the operator's notification {notification}; its watch expires (410) \
+                 when a later event of the same object comes, so it never sees that state"
+            ),
+            Injection::Expire { notification } => format!(
+                "end the operator's watch with 410 Expired after its notification \
+                 {notification} (it relists)"
+            ),
+            Injection::Delay { watch } => format!(
+                "delay every event of the operator's watch {watch} by {} ms",
+                WATCH_DELAY.as_millis()
+            ),
         }
     }
 }
@@ -141,6 +214,10 @@ impl fmt::Display for Injection {
             Injection::Crash { write } => write!(f, "crash@{write}"),
             Injection::Refuse { write, code } => write!(f, "refuse{code}@{write}"),
             Injection::LoseResponse { write, code } => write!(f, "lose{code}@{write}"),
+            Injection::Stale { delete, write } => write!(f, "stale{delete}@{write}"),
+            Injection::Unobserved { notification } => write!(f, "unobserved@{notification}"),
+            Injection::Expire { notification } => write!(f, "expire@{notification}"),
+            Injection::Delay { watch } => write!(f, "delay@{watch}"),
         }
     }
 }
@@ -150,9 +227,9 @@ impl FromStr for Injection {
 
     fn from_str(s: &str) -> Result<Injection, PlanError> {
         let bad = || PlanError::BadRun(s.to_string());
-        let (what, write) = s.split_once('@').ok_or_else(bad)?;
-        let write: usize = write.parse().map_err(|_| bad())?;
-        if write == 0 {
+        let (what, at) = s.split_once('@').ok_or_else(bad)?;
+        let at: usize = at.parse().map_err(|_| bad())?;
+        if at == 0 {
             return Err(bad());
         }
         let code = |rest: &str, allowed: &[u16]| {
@@ -161,21 +238,34 @@ impl FromStr for Injection {
                 .filter(|c| allowed.contains(c))
                 .ok_or_else(bad)
         };
-        if what == "crash" {
-            Ok(Injection::Crash { write })
-        } else if let Some(rest) = what.strip_prefix("refuse") {
-            Ok(Injection::Refuse {
-                write,
-                code: code(rest, &REFUSALS)?,
-            })
-        } else if let Some(rest) = what.strip_prefix("lose") {
-            Ok(Injection::LoseResponse {
-                write,
-                code: code(rest, &LOST)?,
-            })
-        } else {
-            Err(bad())
-        }
+        Ok(match what {
+            "crash" => Injection::Crash { write: at },
+            "unobserved" => Injection::Unobserved { notification: at },
+            "expire" => Injection::Expire { notification: at },
+            "delay" => Injection::Delay { watch: at },
+            _ => {
+                if let Some(rest) = what.strip_prefix("refuse") {
+                    Injection::Refuse {
+                        write: at,
+                        code: code(rest, &REFUSALS)?,
+                    }
+                } else if let Some(rest) = what.strip_prefix("lose") {
+                    Injection::LoseResponse {
+                        write: at,
+                        code: code(rest, &LOST)?,
+                    }
+                } else if let Some(rest) = what.strip_prefix("stale") {
+                    let delete = rest
+                        .parse::<usize>()
+                        .ok()
+                        .filter(|d| (1..at).contains(d))
+                        .ok_or_else(bad)?;
+                    Injection::Stale { delete, write: at }
+                } else {
+                    return Err(bad());
+                }
+            }
+        })
     }
 }
 
@@ -222,6 +312,28 @@ pub fn describe_write(entry: &TraceEntry) -> String {
     }
 }
 
+/// A trace point's label: `write 2`, `notification 3`, `watch 1`.
+pub fn point_label(trigger: Trigger) -> String {
+    match trigger {
+        Trigger::Write(k) => format!("write {k}"),
+        Trigger::Watch(k) => format!("watch {k}"),
+        Trigger::Notification(k) => format!("notification {k}"),
+    }
+}
+
+/// What happened at a trace point, in words: `create configmaps output`, `MODIFIED configmaps
+/// db`, `watch configmaps`; `None` when the trace has no such point.
+pub fn describe_point(trace: &Trace, trigger: Trigger) -> Option<String> {
+    match trigger {
+        Trigger::Write(k) => trace.writes.get(k.checked_sub(1)?).map(describe_write),
+        Trigger::Watch(k) => trace.watches.get(k.checked_sub(1)?).map(describe_write),
+        Trigger::Notification(k) => trace
+            .notifications
+            .get(k.checked_sub(1)?)
+            .map(|n| format!("{} {} {}", n.event, n.resource, n.name)),
+    }
+}
+
 /// Whether `later` repeats `earlier` on the same named object (same verb, resource,
 /// subresource, namespace and name): the shape of a heartbeat or a retry.
 fn repeats(earlier: &TraceEntry, later: &TraceEntry) -> bool {
@@ -233,23 +345,98 @@ fn repeats(earlier: &TraceEntry, later: &TraceEntry) -> bool {
         && later.name == earlier.name
 }
 
-/// The injection points of a reference trace for `kinds`, in the seed's order. Pruned: a
-/// write that repeats the write just before it on the same object is not a point of its own
-/// (what follows a repeated write is what follows the first one).
-pub fn injections(writes: &[TraceEntry], kinds: &[FaultKind], seed: u64) -> Vec<Injection> {
+/// Whether a write addresses the object a notification is about.
+fn writes_object(write: &TraceEntry, note: &Notification) -> bool {
+    write.resource == note.resource
+        && write.namespace == note.namespace
+        && write.name.as_deref() == Some(note.name.as_str())
+}
+
+/// The stale points: each create of an object the operator deleted before (the delete's
+/// premise was contradicted later: the object is wanted again), paired with that delete.
+fn stale_points(writes: &[TraceEntry]) -> Vec<Injection> {
     let mut out = Vec::new();
-    for (i, entry) in writes.iter().enumerate() {
-        if i > 0 && repeats(&writes[i - 1], entry) {
+    for (m, create) in writes.iter().enumerate() {
+        if create.verb != "create" || create.name.is_none() {
             continue;
         }
-        let write = i + 1;
-        for kind in kinds {
-            match kind {
-                FaultKind::Crash => out.push(Injection::Crash { write }),
-                FaultKind::Errors => {
-                    out.extend(REFUSALS.map(|code| Injection::Refuse { write, code }));
-                    out.extend(LOST.map(|code| Injection::LoseResponse { write, code }));
+        let same = |w: &TraceEntry| {
+            w.subresource.is_none()
+                && w.resource == create.resource
+                && w.namespace == create.namespace
+                && w.name == create.name
+        };
+        let last = writes[..m]
+            .iter()
+            .rposition(|w| same(w) && w.verb != "patch");
+        if let Some(k) = last.filter(|&k| writes[k].verb == "delete") {
+            out.push(Injection::Stale {
+                delete: k + 1,
+                write: m + 1,
+            });
+        }
+    }
+    out
+}
+
+/// The unobserved points: each notification that a later one of the same object on the same
+/// watch overwrites, unless the operator itself wrote the object after the first and up to the
+/// later one (by the revisions of the writes and events) — then the later state waits for the
+/// operator, and holding the first would only stall it.
+fn unobserved_points(trace: &Trace) -> Vec<Injection> {
+    let notes = &trace.notifications;
+    let mut out = Vec::new();
+    for (i, note) in notes.iter().enumerate() {
+        let later = notes[i + 1..].iter().find(|n| {
+            n.watch == note.watch && n.namespace == note.namespace && n.name == note.name
+        });
+        let Some(later) = later else { continue };
+        // A write's revision lies in (before, after]: it may fall in (note, later].
+        let operator_wrote = trace.writes.iter().any(|w| {
+            writes_object(w, note)
+                && w.revisions.1 > note.revision
+                && w.revisions.0 < later.revision
+        });
+        if !operator_wrote {
+            out.push(Injection::Unobserved {
+                notification: i + 1,
+            });
+        }
+    }
+    out
+}
+
+/// The injection points of a reference trace for `kinds`, in the seed's order. Pruned: a
+/// write that repeats the write just before it on the same object is not a point of its own
+/// (what follows a repeated write is what follows the first one); see [`stale_points`] and
+/// [`unobserved_points`] for theirs.
+pub fn injections(trace: &Trace, kinds: &[FaultKind], seed: u64) -> Vec<Injection> {
+    let writes = &trace.writes;
+    let mut out = Vec::new();
+    for kind in kinds {
+        match kind {
+            FaultKind::Crash | FaultKind::Errors => {
+                for (i, entry) in writes.iter().enumerate() {
+                    if i > 0 && repeats(&writes[i - 1], entry) {
+                        continue;
+                    }
+                    let write = i + 1;
+                    if *kind == FaultKind::Crash {
+                        out.push(Injection::Crash { write });
+                    } else {
+                        out.extend(REFUSALS.map(|code| Injection::Refuse { write, code }));
+                        out.extend(LOST.map(|code| Injection::LoseResponse { write, code }));
+                    }
                 }
+            }
+            FaultKind::Stale => out.extend(stale_points(writes)),
+            FaultKind::Unobserved => out.extend(unobserved_points(trace)),
+            FaultKind::Watch => {
+                out.extend((1..=trace.watches.len()).map(|watch| Injection::Delay { watch }));
+                out.extend(
+                    (1..=trace.notifications.len())
+                        .map(|notification| Injection::Expire { notification }),
+                );
             }
         }
     }
@@ -270,32 +457,36 @@ mod tests {
             namespace: Some("ns".into()),
             name: name.map(Into::into),
             code: 200,
+            revisions: (0, 0),
         }
     }
 
     #[test]
-    fn kinds_parse_and_the_ones_not_built_yet_are_named() {
+    fn kinds_parse_and_all_names_every_kind() {
         assert_eq!(
             parse_kinds("errors,crash").unwrap(),
             [FaultKind::Crash, FaultKind::Errors]
         );
-        assert_eq!(parse_kinds("all").unwrap().len(), 2);
         assert_eq!(
-            parse_kinds("crash,stale"),
-            Err(PlanError::NotYet("stale".into()))
+            parse_kinds("unobserved, stale").unwrap(),
+            [FaultKind::Stale, FaultKind::Unobserved]
         );
-        assert!(
-            PlanError::NotYet("unobserved".into())
-                .to_string()
-                .contains("not supported yet")
-        );
+        assert_eq!(parse_kinds("all,watch").unwrap().len(), 5);
         assert_eq!(parse_kinds("boom"), Err(PlanError::Unknown("boom".into())));
         assert_eq!(parse_kinds(" , "), Err(PlanError::Empty));
     }
 
     #[test]
     fn a_run_plan_reads_back_what_it_prints() {
-        for text in ["t:crash@3", "my:test:refuse429@1", "t:lose504@12"] {
+        for text in [
+            "t:crash@3",
+            "my:test:refuse429@1",
+            "t:lose504@12",
+            "t:stale4@6",
+            "t:unobserved@3",
+            "t:expire@1",
+            "t:delay@2",
+        ] {
             let plan: RunPlan = text.parse().unwrap();
             assert_eq!(plan.to_string(), text);
         }
@@ -305,6 +496,9 @@ mod tests {
             "t:refuse418@2",
             "t:lose@2",
             "t:nap@1",
+            "t:stale6@6",
+            "t:stale0@2",
+            "t:unobserved@0",
         ] {
             assert!(bad.parse::<RunPlan>().is_err(), "{bad}");
         }
@@ -327,15 +521,103 @@ mod tests {
             write("patch", Some("a")),
             write("patch", Some("b")),
         ];
-        let mut crash: Vec<usize> = injections(&writes, &[FaultKind::Crash], 7)
+        let trace = Trace {
+            writes: writes.to_vec(),
+            ..Trace::default()
+        };
+        let mut crash: Vec<Trigger> = injections(&trace, &[FaultKind::Crash], 7)
             .iter()
-            .map(Injection::write)
+            .map(Injection::trigger)
             .collect();
-        crash.sort();
-        assert_eq!(crash, [1, 2, 3, 5], "the repeated patch of a is no point");
-        let errors = injections(&writes, &[FaultKind::Errors], 7);
+        crash.sort_by_key(|t| format!("{t:?}"));
+        assert_eq!(
+            crash,
+            [1, 2, 3, 5].map(Trigger::Write),
+            "the repeated patch of a is no point"
+        );
+        let errors = injections(&trace, &[FaultKind::Errors], 7);
         assert_eq!(errors.len(), 4 * (REFUSALS.len() + LOST.len()));
-        assert_eq!(errors, injections(&writes, &[FaultKind::Errors], 7));
-        assert_ne!(errors, injections(&writes, &[FaultKind::Errors], 8));
+        assert_eq!(errors, injections(&trace, &[FaultKind::Errors], 7));
+        assert_ne!(errors, injections(&trace, &[FaultKind::Errors], 8));
+    }
+
+    #[test]
+    fn a_stale_point_is_a_create_of_an_object_the_operator_deleted_before() {
+        let trace = Trace {
+            writes: vec![
+                write("create", Some("a")),
+                write("create", Some("b")),
+                write("delete", Some("b")),
+                write("patch", Some("b")),
+                write("create", Some("b")),
+                write("create", Some("c")),
+                write("delete", Some("a")),
+            ],
+            ..Trace::default()
+        };
+        assert_eq!(
+            injections(&trace, &[FaultKind::Stale], 1),
+            [Injection::Stale {
+                delete: 3,
+                write: 5
+            }]
+        );
+        assert_eq!(
+            describe_point(&trace, Trigger::Write(5)).as_deref(),
+            Some("create configmaps b")
+        );
+        assert_eq!(describe_point(&trace, Trigger::Write(9)), None);
+    }
+
+    fn note(watch: usize, event: &str, name: &str, revision: u64) -> Notification {
+        Notification {
+            watch,
+            event: event.into(),
+            resource: "configmaps".into(),
+            namespace: Some("ns".into()),
+            name: name.into(),
+            revision,
+        }
+    }
+
+    #[test]
+    fn an_unobserved_point_is_overwritten_later_without_the_operator_writing_the_object() {
+        let at = |verb: &str, name: &str, revisions: (u64, u64)| TraceEntry {
+            revisions,
+            ..write(verb, Some(name))
+        };
+        let trace = Trace {
+            writes: vec![
+                at("create", "db-storage", (1, 2)),
+                // Its revision is 3 (its event may pass before its answer: order does not
+                // matter, revisions do).
+                at("patch", "db", (2, 3)),
+                at("delete", "db-storage", (5, 6)),
+            ],
+            notifications: vec![
+                // The operator's own patch of db overwrites this one: holding it would stall.
+                note(1, "ADDED", "db", 1),
+                // Overwritten by the test's change (no write of db between).
+                note(1, "MODIFIED", "db", 3),
+                // Overwritten by the delete, while the operator wrote another object.
+                note(1, "MODIFIED", "db", 5),
+                note(1, "DELETED", "db", 7),
+                // Nothing later of this object on its watch.
+                note(2, "ADDED", "other", 8),
+            ],
+            ..Trace::default()
+        };
+        let mut points = injections(&trace, &[FaultKind::Unobserved], 3);
+        points.sort_by_key(|p| p.to_string());
+        assert_eq!(
+            points,
+            [2, 3].map(|notification| Injection::Unobserved { notification })
+        );
+        let watch = injections(&trace, &[FaultKind::Watch], 3);
+        assert_eq!(watch.len(), 5, "one expiry per notification: {watch:?}");
+        assert_eq!(
+            describe_point(&trace, Trigger::Notification(4)).as_deref(),
+            Some("DELETED configmaps db")
+        );
     }
 }
