@@ -144,11 +144,6 @@ async fn an_expired_watch_ends_with_410_after_the_armed_number_of_events() {
         .watch(&WatchParams::default().disable_bookmarks(), "0")
         .await
         .unwrap();
-    eprintln!(
-        "DEBUG trace {:?} fired {:?}",
-        faults.trace(),
-        faults.fired()
-    );
     let events: Vec<_> = stream.try_collect().await.expect("the watch ends cleanly");
     assert_eq!(events.len(), 2, "one event, then the expiry: {events:?}");
     assert!(
