@@ -9,6 +9,7 @@
 //! the [`Report`]; the smoke test runs it with [`Counts::tiny`] against an in-process server.
 
 pub mod admission;
+pub mod ansible_operator;
 pub mod chart_operator;
 pub mod charts;
 pub mod cluster;
@@ -54,6 +55,9 @@ pub enum Scenario {
     /// Many custom resources of the `helm create` chart brought to `Deployed` by the chart
     /// operator; API writes per steady-state reconcile.
     ChartOperator,
+    /// The Ansible operator with operator-sdk's Memcached role: one reconcile (wall and CPU
+    /// time) and many custom resources to `Successful` (needs the Ansible venv).
+    AnsibleOperator,
     /// The KUDO manager: zookeeper's deploy plan to COMPLETE, and many first-operator
     /// instances installed at once (needs the KUDO package corpus).
     Kudo,
@@ -64,7 +68,7 @@ pub enum Scenario {
 
 impl Scenario {
     /// All scenarios, in the order they run.
-    pub const ALL: [Scenario; 14] = [
+    pub const ALL: [Scenario; 15] = [
         Scenario::Startup,
         Scenario::Creates,
         Scenario::GetList,
@@ -77,6 +81,7 @@ impl Scenario {
         Scenario::Conversion,
         Scenario::Charts,
         Scenario::ChartOperator,
+        Scenario::AnsibleOperator,
         Scenario::Kudo,
         Scenario::E2e,
     ];
@@ -96,6 +101,7 @@ impl Scenario {
             Scenario::Conversion => "conversion",
             Scenario::Charts => "charts",
             Scenario::ChartOperator => "chart-operator",
+            Scenario::AnsibleOperator => "ansible-operator",
             Scenario::Kudo => "kudo",
             Scenario::E2e => "e2e",
         }
@@ -148,6 +154,8 @@ pub struct Counts {
     pub chart_runs: usize,
     /// Custom resources (releases) the chart operator deploys.
     pub chart_releases: usize,
+    /// Custom resources the Ansible operator brings to `Successful` at once.
+    pub ansible_resources: usize,
     /// Installs of the zookeeper package timed to deploy COMPLETE.
     pub kudo_runs: usize,
     /// first-operator instances installed at once.
@@ -183,6 +191,7 @@ impl Counts {
             chart_renders: 200,
             chart_runs: 10,
             chart_releases: 1_000,
+            ansible_resources: 50,
             kudo_runs: 10,
             kudo_instances: 100,
             e2e_tests: 20,
@@ -213,6 +222,7 @@ impl Counts {
             chart_renders: 20,
             chart_runs: 3,
             chart_releases: 100,
+            ansible_resources: 10,
             kudo_runs: 3,
             kudo_instances: 100,
             e2e_tests: 20,
@@ -243,6 +253,7 @@ impl Counts {
             chart_renders: 2,
             chart_runs: 1,
             chart_releases: 3,
+            ansible_resources: 2,
             kudo_runs: 1,
             kudo_instances: 3,
             e2e_tests: 3,
