@@ -28,9 +28,6 @@ const PLURAL: &str = "memcacheds";
 const NAMESPACE: &str = "bench-ansible";
 /// How often the scenario looks (each look lists every custom resource).
 const POLL: Duration = Duration::from_millis(100);
-/// Time allowed per run over the scenario's limit: a run takes 5–25 s of wall time on two
-/// busy cores (Python's start, fact gathering, a connection per `kubernetes.core` task).
-const RUN_ALLOWANCE: Duration = Duration::from_secs(30);
 
 /// operator-sdk's tutorial role.
 const ROLE: &str = r#"
@@ -141,7 +138,7 @@ async fn to_successful(
 pub async fn ansible_operator(options: &Options) -> anyhow::Result<Outcome> {
     let s = Scenario::AnsibleOperator;
     let count = options.counts.ansible_resources;
-    let limit = options.counts.scenario_timeout + RUN_ALLOWANCE * count as u32;
+    let limit = s.timeout(&options.counts);
     let mut out = Outcome::default();
     ensure!(count > 0, "the scenario needs at least one custom resource");
     let venv = opkit_ansible::default_venv();
