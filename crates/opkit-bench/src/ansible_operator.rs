@@ -216,12 +216,12 @@ pub async fn ansible_operator(options: &Options) -> anyhow::Result<Outcome> {
     ));
     out.rows.push(Row::info(
         s,
-        "  CPU time per run",
+        "  CPU time per custom resource (its runs' processes)",
         format!("{:.2} s", many_cpu.as_secs_f64() / count as f64),
     ));
     out.rows.push(Row::info(
         s,
-        "  runs/s",
+        "  custom resources Successful/s",
         format!("{:.2}/s", count as f64 / many_wall.as_secs_f64()),
     ));
     Ok(out)
