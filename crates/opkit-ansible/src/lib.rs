@@ -19,11 +19,15 @@
 //! deleted dependent runs the role again unless `watchDependentResources` is off or the kind
 //! is in `blacklist`.
 //!
-//! Not offered: `ansible-args`, `--inject-owner-ref` (owner references are always injected),
-//! and the proxy's cache (GETs and LISTs go to the API server).
+//! A custom resource's runs keep their data and the last `maxRunnerArtifacts` runs'
+//! artifacts in a directory of their own, removed when the custom resource is deleted
+//! (`artifacts`).
+//!
+//! Not offered: `ansible-args` and the proxy's cache (GETs and LISTs go to the API server).
 
 #![warn(missing_docs)]
 
+mod artifacts;
 mod collection;
 mod dependents;
 mod metrics;

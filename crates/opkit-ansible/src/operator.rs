@@ -10,6 +10,13 @@
 //! opkit operator has: shared caches, per-key serialization and backoff, leader election,
 //! Prometheus metrics under controller-runtime's names, `/healthz` and `/readyz`, and
 //! graceful shutdown on SIGTERM (a run still going is killed with its reconcile).
+//!
+//! Runs of different custom resources of a kind go on at once up to
+//! `--max-concurrent-reconciles` (each in its own ansible-runner process; the operator keeps
+//! per custom resource only its last run's generation and due time, forgotten with its data
+//! directory when the custom resource is deleted). As upstream, the environment variables
+//! `MAX_CONCURRENT_RECONCILES_<KIND>_<GROUP>` and `ANSIBLE_VERBOSITY_<KIND>_<GROUP>` (upper
+//! case, dots as underscores) override the flags for one kind.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -36,6 +43,10 @@ pub struct OperatorOptions {
     pub manager: ManagerSettings,
     /// Custom resources reconciled at once per kind (default: the number of CPUs).
     pub max_concurrent_reconciles: Option<usize>,
+    /// Whether the proxy adds owner references (or owner annotations) to what runs create,
+    /// and watches the kinds created (ansible-operator's `--inject-owner-ref`, default true).
+    /// Off, creates are forwarded unchanged and no dependent is watched.
+    pub inject_owner_ref: bool,
     /// How often every custom resource runs again when neither `watches.yaml` nor its
     /// annotation says (upstream's default: 10 hours; `None`: only on changes).
     pub reconcile_period: Option<Duration>,
@@ -54,6 +65,7 @@ impl Default for OperatorOptions {
             watches_file: PathBuf::from("watches.yaml"),
             manager: ManagerSettings::default(),
             max_concurrent_reconciles: None,
+            inject_owner_ref: true,
             reconcile_period: Some(Duration::from_secs(10 * 3600)),
             ansible_verbosity: 2,
             venv: default_venv(),
@@ -89,6 +101,16 @@ pub enum OperatorError {
         #[source]
         source: kube::Error,
     },
+    /// A per-kind environment override is not a number the operator can use.
+    #[error("environment variable {name}={value:?}: {message}")]
+    Environment {
+        /// The variable.
+        name: String,
+        /// Its value.
+        value: String,
+        /// What is wrong.
+        message: &'static str,
+    },
     /// The owner-reference proxy could not listen.
     #[error("starting the owner-reference proxy: {0}")]
     Proxy(#[source] std::io::Error),
@@ -112,13 +134,19 @@ async fn manager(client: &Client, options: &OperatorOptions) -> Result<Manager, 
         })?;
     let ansible = Ansible::new(&options.venv, &[collections])?;
     let proxy = Arc::new(
-        Proxy::start(client.clone())
+        Proxy::start(client.clone(), options.inject_owner_ref)
             .await
             .map_err(OperatorError::Proxy)?,
     );
     let mut manager = options.manager.builder().build();
     let metrics = UserMetrics::new(manager.metrics().clone());
     let default_workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let env = |name: &str| std::env::var(name).ok();
+    if !options.inject_owner_ref && watches.iter().any(|w| w.watch_dependent_resources) {
+        tracing::warn!(
+            "--inject-owner-ref=false: dependent resources are not watched (watchDependentResources is ignored)"
+        );
+    }
     for watch in watches {
         let gvk = GroupVersionKind::gvk(&watch.group, &watch.version, &watch.kind);
         let (resource, caps) =
@@ -130,9 +158,14 @@ async fn manager(client: &Client, options: &OperatorOptions) -> Result<Manager, 
                 })?;
         let namespaced = caps.scope == Scope::Namespaced;
         let name = format!("{}-controller", watch.kind.to_lowercase());
-        let workers = options.max_concurrent_reconciles.unwrap_or(default_workers);
-        let predicate = predicate(watch.clone());
+        let workers = kind_override(MAX_CONCURRENT_RECONCILES_ENV, &watch, &env, 1..=usize::MAX)?
+            .or(options.max_concurrent_reconciles)
+            .unwrap_or(default_workers)
+            .max(1);
+        let verbosity = kind_override(ANSIBLE_VERBOSITY_ENV, &watch, &env, 0..=7)?
+            .map_or(options.ansible_verbosity, |v| v as u8);
         let finalizer = watch.finalizer.as_ref().map(|f| f.name.clone());
+        let watch_for_predicate = watch.clone();
         tracing::info!(watch = %watch.name(), target = ?watch.target, "watching resource");
         let op = PlaybookOperator::new(
             watch,
@@ -142,9 +175,10 @@ async fn manager(client: &Client, options: &OperatorOptions) -> Result<Manager, 
             proxy.clone(),
             namespaced,
             options.reconcile_period,
-            options.ansible_verbosity,
+            verbosity,
             metrics.clone(),
         );
+        let predicate = predicate(watch_for_predicate, op.forgetter());
         let mut controller = Controller::dynamic(name, resource, namespaced)
             .with_predicate(predicate)
             .max_concurrent_reconciles(workers);
@@ -156,9 +190,54 @@ async fn manager(client: &Client, options: &OperatorOptions) -> Result<Manager, 
     Ok(manager)
 }
 
-/// The changes of a custom resource that start a run (see the [module docs](self)).
-fn predicate(watch: Watch) -> Predicate<DynamicObject> {
+/// The prefix of the per-kind override of `--max-concurrent-reconciles`.
+const MAX_CONCURRENT_RECONCILES_ENV: &str = "MAX_CONCURRENT_RECONCILES";
+/// The prefix of the per-kind override of `--ansible-verbosity`.
+const ANSIBLE_VERBOSITY_ENV: &str = "ANSIBLE_VERBOSITY";
+
+/// The per-kind variable `<PREFIX>_<KIND>_<GROUP>` (upper case, dots as underscores), as
+/// operator-sdk names it.
+fn kind_env_name(prefix: &str, watch: &Watch) -> String {
+    format!("{prefix}_{}_{}", watch.kind, watch.group.replace('.', "_")).to_uppercase()
+}
+
+/// The per-kind override of a number for `watch` (`None` when not set); a value that is not
+/// a number in `range` stops the operator.
+fn kind_override(
+    prefix: &str,
+    watch: &Watch,
+    env: &dyn Fn(&str) -> Option<String>,
+    range: std::ops::RangeInclusive<usize>,
+) -> Result<Option<usize>, OperatorError> {
+    let name = kind_env_name(prefix, watch);
+    let Some(value) = env(&name) else {
+        return Ok(None);
+    };
+    match value.trim().parse::<usize>() {
+        Ok(n) if range.contains(&n) => Ok(Some(n)),
+        _ => Err(OperatorError::Environment {
+            name,
+            message: if *range.end() == usize::MAX {
+                "must be a whole number of 1 or more"
+            } else {
+                "must be a whole number from 0 to 7"
+            },
+            value,
+        }),
+    }
+}
+
+/// The changes of a custom resource that start a run (see the [module docs](self)); a
+/// deletion is handed to `forget` (and starts nothing: the object is gone).
+fn predicate(
+    watch: Watch,
+    forget: impl Fn(&DynamicObject) + Send + Sync + 'static,
+) -> Predicate<DynamicObject> {
     Predicate::new(move |change: &Change<'_, DynamicObject>| {
+        if let Change::Delete(obj) = change {
+            forget(obj);
+            return false;
+        }
         if !selected(&watch, change.object()) {
             return false;
         }
@@ -187,4 +266,49 @@ pub async fn start(client: Client, options: OperatorOptions) -> Result<Running, 
 pub async fn run(client: Client, options: OperatorOptions) -> Result<(), OperatorError> {
     let manager = manager(&client, &options).await?;
     Ok(manager.run(client).await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn watch() -> Watch {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("roles/memcached")).expect("mkdir");
+        crate::watches::parse(
+            "- group: cache.example.com\n  version: v1alpha1\n  kind: Memcached\n  role: memcached\n",
+            &dir.path().join("watches.yaml"),
+            dir.path(),
+            &Default::default(),
+        )
+        .expect("valid")
+        .remove(0)
+    }
+
+    #[test]
+    fn per_kind_variables_are_named_as_operator_sdk_names_them_and_checked() {
+        let w = watch();
+        let name = "MAX_CONCURRENT_RECONCILES_MEMCACHED_CACHE_EXAMPLE_COM";
+        assert_eq!(kind_env_name(MAX_CONCURRENT_RECONCILES_ENV, &w), name);
+        let env = |value: &'static str| move |n: &str| (n == name).then(|| value.to_string());
+        let workers = |value| {
+            kind_override(
+                MAX_CONCURRENT_RECONCILES_ENV,
+                &w,
+                &env(value),
+                1..=usize::MAX,
+            )
+        };
+        assert_eq!(workers("6").expect("a number"), Some(6));
+        for bad in ["0", "six", "-1"] {
+            let err = workers(bad).expect_err(bad).to_string();
+            assert!(err.contains(name) && err.contains("1 or more"), "{err}");
+        }
+        let unset = kind_override(ANSIBLE_VERBOSITY_ENV, &w, &|_| None, 0..=7).expect("unset");
+        assert_eq!(unset, None);
+        let verbosity = "ANSIBLE_VERBOSITY_MEMCACHED_CACHE_EXAMPLE_COM";
+        let loud = |n: &str| (n == verbosity).then(|| "9".to_string());
+        let err = kind_override(ANSIBLE_VERBOSITY_ENV, &w, &loud, 0..=7).expect_err("9");
+        assert!(err.to_string().contains("from 0 to 7"), "{err}");
+    }
 }

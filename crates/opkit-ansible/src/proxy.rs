@@ -8,7 +8,9 @@
 //! object of a cluster-scoped owner) gets a controller owner reference with
 //! `blockOwnerDeletion`; any other (cluster-scoped, or in another namespace) gets the
 //! `operator-sdk/primary-resource` and `operator-sdk/primary-resource-type` annotations. The
-//! kinds so created are remembered per run, for its dependent watches.
+//! kinds so created are remembered per run, for its dependent watches. Started without
+//! injection (`--inject-owner-ref=false`), the proxy forwards creates unchanged and remembers
+//! nothing.
 //!
 //! Which custom resource a request is for comes from its bearer token: each run gets a
 //! [`Session`], a fresh random token known only to the proxy and written into that run's
@@ -103,6 +105,8 @@ struct Registration {
 
 struct Shared {
     client: Client,
+    /// Whether creates get the owner reference or annotations.
+    inject: bool,
     runs: Mutex<HashMap<String, Registration>>,
 }
 
@@ -132,12 +136,14 @@ impl Drop for Proxy {
 }
 
 impl Proxy {
-    /// Starts the proxy in front of `client`'s API server.
-    pub(crate) async fn start(client: Client) -> std::io::Result<Proxy> {
+    /// Starts the proxy in front of `client`'s API server; `inject`: whether creates get
+    /// their owner (see the [module docs](self)).
+    pub(crate) async fn start(client: Client, inject: bool) -> std::io::Result<Proxy> {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             client,
+            inject,
             runs: Mutex::default(),
         });
         let app = axum::Router::new()
@@ -299,7 +305,8 @@ async fn forward(shared: &Shared, request: axum::extract::Request) -> Result<Res
     let mut body = axum::body::to_bytes(body, MAX_BODY)
         .await
         .map_err(|e| ProxyError::Body(e.to_string()))?;
-    if parts.method == Method::POST
+    if shared.inject
+        && parts.method == Method::POST
         && let Some(target) = CreateTarget::parse(parts.uri.path())
     {
         let (rewritten, dependent) = inject(&owner, &target, &body)?;
@@ -588,7 +595,9 @@ mod tests {
             .create(&PostParams::default(), &config_map("owner"))
             .await
             .expect("create the owner");
-        let proxy = Proxy::start(env.client()).await.expect("the proxy starts");
+        let proxy = Proxy::start(env.client(), true)
+            .await
+            .expect("the proxy starts");
         let session = proxy.session(Owner {
             api_version: "v1".into(),
             group: String::new(),

@@ -30,6 +30,7 @@ use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
 use opkit::finalizer::{Event, FinalizerError};
 use opkit::{Action, Context};
 
+use crate::artifacts::Artifacts;
 use crate::dependents::Dependents;
 use crate::metrics::UserMetrics;
 use crate::proxy::{Owner, Proxy};
@@ -85,8 +86,8 @@ pub(crate) struct PlaybookOperator {
     pub(crate) watch: Watch,
     pub(crate) resource: ApiResource,
     pub(crate) ansible: Ansible,
-    /// Where the runs' data directories live.
-    pub(crate) work_dir: PathBuf,
+    /// The runs' data directories.
+    artifacts: Arc<Artifacts>,
     /// The owner-reference proxy every run goes through.
     pub(crate) proxy: Arc<Proxy>,
     /// The watches of what the runs create.
@@ -97,7 +98,14 @@ pub(crate) struct PlaybookOperator {
     pub(crate) verbosity: u8,
     pub(crate) metrics: UserMetrics,
     /// Last successful runs by uid.
-    runs: Mutex<HashMap<String, LastRun>>,
+    runs: Arc<Mutex<HashMap<String, LastRun>>>,
+}
+
+/// Lock the last runs (a poisoned lock still holds usable data).
+fn lock(
+    runs: &Mutex<HashMap<String, LastRun>>,
+) -> std::sync::MutexGuard<'_, HashMap<String, LastRun>> {
+    runs.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl PlaybookOperator {
@@ -115,20 +123,38 @@ impl PlaybookOperator {
     ) -> PlaybookOperator {
         PlaybookOperator {
             dependents: Dependents::new(watch.clone(), namespaced),
+            artifacts: Arc::new(Artifacts::new(
+                &work_dir,
+                &watch.group,
+                &watch.version,
+                &watch.kind,
+            )),
             watch,
             resource,
             ansible,
-            work_dir,
             proxy,
             default_period,
             verbosity,
             metrics,
-            runs: Mutex::default(),
+            runs: Arc::default(),
         }
     }
 
     fn runs(&self) -> std::sync::MutexGuard<'_, HashMap<String, LastRun>> {
-        self.runs.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.runs)
+    }
+
+    /// What to do when a custom resource's deletion is seen: forget its last run and remove
+    /// its runs' data directory ([`Artifacts::forget`]), so that neither grows with the
+    /// custom resources that come and go.
+    pub(crate) fn forgetter(&self) -> impl Fn(&DynamicObject) + Send + Sync + 'static {
+        let (runs, artifacts) = (self.runs.clone(), self.artifacts.clone());
+        move |obj: &DynamicObject| {
+            if let Some(uid) = obj.uid() {
+                lock(&runs).remove(&uid);
+            }
+            artifacts.forget(obj.namespace().as_deref(), &obj.name_any());
+        }
     }
 
     fn api(&self, ctx: &Context<PlaybookOperator>, obj: &DynamicObject) -> Api<DynamicObject> {
@@ -312,13 +338,8 @@ async fn run_once(
             .ok()
     };
     let dir = ctx
-        .work_dir
-        .join("runner")
-        .join(&watch.group)
-        .join(&watch.version)
-        .join(&watch.kind)
-        .join(obj.namespace().unwrap_or_default())
-        .join(obj.name_any());
+        .artifacts
+        .dir(obj.namespace().as_deref(), &obj.name_any());
     let session = ctx.proxy.session(Owner {
         api_version: ctx.resource.api_version.clone(),
         group: watch.group.clone(),
@@ -328,6 +349,7 @@ async fn run_once(
         uid: obj.uid().ok_or(ReconcileError::Unnamed)?,
     });
     let kubeconfig = session.kubeconfig();
+    let in_use = ctx.artifacts.begin(dir.clone());
     let run = Run {
         dir,
         target,
@@ -341,6 +363,7 @@ async fn run_once(
     };
     let started = Instant::now();
     let outcome = runner::run(&ctx.ansible, run).await;
+    drop(in_use);
     ctx.dependents.watch(ctx, session.finish());
     let outcome = match outcome {
         Ok(outcome) => outcome,

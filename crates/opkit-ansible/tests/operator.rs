@@ -3,7 +3,9 @@
 //! operator-sdk tutorial's Memcached role with custom status, a failing task and its
 //! recovery, snake_case variables, a finalizer role, no second run of an unchanged
 //! custom resource, and the owner-reference proxy: owned and annotated dependents, garbage
-//! collection with the custom resource, dependent watches and the blacklist.
+//! collection with the custom resource, dependent watches and the blacklist (or no owner at
+//! all with `inject_owner_ref` off). Also a playbook-based kind, runs of two custom resources
+//! at once, and artifacts rotated and removed with their custom resource.
 
 use std::path::{Path, PathBuf};
 
@@ -179,6 +181,31 @@ const DEPENDENT_TASKS: &str = r#"
         size: "{{ size | string }}"
 "#;
 
+/// A kind served by a playbook: a ConfigMap beside the custom resource.
+const PLAYBOOK: &str = r#"
+- hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: A ConfigMap from the playbook
+      kubernetes.core.k8s:
+        definition:
+          kind: ConfigMap
+          apiVersion: v1
+          metadata:
+            name: "{{ ansible_operator_meta.name }}-played"
+            namespace: "{{ ansible_operator_meta.namespace }}"
+          data:
+            size: "{{ size | string }}"
+"#;
+
+/// Waits until the file the spec names as `gate` exists.
+const GATE_TASKS: &str = r#"
+- name: Wait for the gate
+  ansible.builtin.wait_for:
+    path: "{{ gate }}"
+    timeout: 120
+"#;
+
 struct Operator {
     env: TestEnv,
     running: Running,
@@ -187,8 +214,13 @@ struct Operator {
 }
 
 /// A control plane with the Memcached CRD and the namespace `audit`, and the operator
-/// serving it with `watches` (written beside the roles).
+/// serving it with `watches` (written beside the roles and `playbooks/memcached.yml`).
 async fn operator(watches: &str) -> Operator {
+    operator_with(watches, |_| {}).await
+}
+
+/// [`operator`] with options of its own.
+async fn operator_with(watches: &str, configure: impl FnOnce(&mut OperatorOptions)) -> Operator {
     let venv = venv();
     let env = TestEnv::start().await.expect("the control plane starts");
     env.install_crd(crd()).await.expect("the CRD installs");
@@ -204,13 +236,16 @@ async fn operator(watches: &str) -> Operator {
         ("memcached", MEMCACHED_TASKS),
         ("cleanup", CLEANUP_TASKS),
         ("dependents", DEPENDENT_TASKS),
+        ("gate", GATE_TASKS),
     ] {
         let dir = project.join("roles").join(role).join("tasks");
         std::fs::create_dir_all(&dir).expect("mkdir");
         std::fs::write(dir.join("main.yml"), tasks).expect("write tasks");
     }
+    std::fs::create_dir_all(project.join("playbooks")).expect("mkdir");
+    std::fs::write(project.join("playbooks/memcached.yml"), PLAYBOOK).expect("write playbook");
     std::fs::write(project.join("watches.yaml"), watches).expect("write watches.yaml");
-    let options = OperatorOptions {
+    let mut options = OperatorOptions {
         watches_file: project.join("watches.yaml"),
         manager: ManagerSettings {
             metrics_bind_address: None,
@@ -218,11 +253,13 @@ async fn operator(watches: &str) -> Operator {
             ..ManagerSettings::default()
         },
         max_concurrent_reconciles: Some(2),
+        inject_owner_ref: true,
         reconcile_period: None,
         ansible_verbosity: 0,
         venv,
         work_dir: Some(work.path().join("runs")),
     };
+    configure(&mut options);
     let running = start(env.client(), options)
         .await
         .expect("the operator starts");
@@ -433,12 +470,17 @@ fn metric(running: &Running, name: &str) -> f64 {
         .sum()
 }
 
+/// The data directory of the custom resource `name`'s runs.
+fn run_dir(work: &Path, name: &str) -> PathBuf {
+    work.join(format!(
+        "runs/runner/{GROUP}/v1alpha1/Memcached/default/{name}"
+    ))
+}
+
 /// The runs made so far (ansible-runner's artifact directories).
 fn runs(work: &Path, name: &str) -> usize {
-    let dir = work.join(format!(
-        "runs/runner/{GROUP}/v1alpha1/Memcached/default/{name}/artifacts"
-    ));
-    std::fs::read_dir(dir).map_or(0, |d| d.flatten().filter(|e| e.path().is_dir()).count())
+    std::fs::read_dir(run_dir(work, name).join("artifacts"))
+        .map_or(0, |d| d.flatten().filter(|e| e.path().is_dir()).count())
 }
 
 #[tokio::test]
@@ -674,5 +716,127 @@ async fn a_blacklisted_kind_is_not_watched_and_its_changes_do_not_run_the_role()
     );
     let kinds = op.running.watched_kinds();
     assert!(!kinds.iter().any(|k| k == "Secret"), "{kinds:?}");
+    op.running.shutdown().await.expect("clean shutdown");
+}
+
+#[tokio::test]
+async fn a_playbook_entry_runs_its_playbook_and_reports_success() {
+    let op = operator(
+        "- version: v1alpha1\n  group: cache.example.com\n  kind: Memcached\n  playbook: playbooks/memcached.yml\n",
+    )
+    .await;
+    create(&op.api, "played", json!({"size": 2})).await;
+    let cr = wait_condition(&op.api, "played", "Successful", "True").await;
+    assert_eq!(condition(&cr, "Failure").map(|c| c.0), Some("False".into()));
+    let cm = config_map(&op.env, "default", "played-played").await;
+    assert_eq!(
+        cm.data.unwrap_or_default().get("size").map(String::as_str),
+        Some("2"),
+        "the spec reached the playbook"
+    );
+    let owners = cm.metadata.owner_references.unwrap_or_default();
+    assert_eq!(
+        owners.iter().map(|o| o.uid.as_str()).collect::<Vec<_>>(),
+        [cr.metadata.uid.as_deref().unwrap_or_default()],
+        "what a playbook creates is owned by its custom resource too"
+    );
+    op.running.shutdown().await.expect("clean shutdown");
+}
+
+#[tokio::test]
+async fn two_custom_resources_run_at_once_up_to_the_limit() {
+    let op = operator(
+        "- version: v1alpha1\n  group: cache.example.com\n  kind: Memcached\n  role: gate\n",
+    )
+    .await;
+    let gate = op.work.path().join("gate");
+    let spec = json!({"gate": gate.display().to_string()});
+    create(&op.api, "first", spec.clone()).await;
+    create(&op.api, "second", spec).await;
+    // Both runs wait on the gate, so both are Running at once only if they run in parallel
+    // (the operator's limit here is 2).
+    eventually_within("both custom resources Running at once", TIMEOUT, || async {
+        let mut running = 0;
+        for name in ["first", "second"] {
+            let cr = op.api.get(name).await.ok()?;
+            let (status, reason, _) = condition(&cr, "Running")?;
+            if status == "True" && reason == "Running" {
+                running += 1;
+            }
+        }
+        (running == 2).then_some(())
+    })
+    .await;
+    std::fs::write(&gate, "open").expect("open the gate");
+    for name in ["first", "second"] {
+        wait_condition(&op.api, name, "Successful", "True").await;
+    }
+    op.running.shutdown().await.expect("clean shutdown");
+}
+
+#[tokio::test]
+async fn artifacts_are_rotated_and_removed_with_their_custom_resource() {
+    let watches = format!("{WATCHES}  maxRunnerArtifacts: 2\n");
+    let op = operator(&watches).await;
+    create(&op.api, "rotated", json!({"size": 1})).await;
+    for size in 2..=4 {
+        eventually_within(&format!("run with size {}", size - 1), TIMEOUT, || async {
+            (replicas(&op.env, "rotated-memcached").await == Some(size - 1)).then_some(())
+        })
+        .await;
+        op.api
+            .patch(
+                "rotated",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"size": size}})),
+            )
+            .await
+            .expect("resize");
+    }
+    eventually_within("the fourth run", TIMEOUT, || async {
+        (replicas(&op.env, "rotated-memcached").await == Some(4)).then_some(())
+    })
+    .await;
+    wait_condition(&op.api, "rotated", "Successful", "True").await;
+    eventually_within("four runs leave two runs' artifacts", TIMEOUT, || async {
+        (runs(op.work.path(), "rotated") == 2).then_some(())
+    })
+    .await;
+
+    op.api
+        .delete("rotated", &DeleteParams::default())
+        .await
+        .expect("delete");
+    let dir = run_dir(op.work.path(), "rotated");
+    eventually_within(
+        "the deleted custom resource's runs are removed",
+        TIMEOUT,
+        || async { (!dir.exists()).then_some(()) },
+    )
+    .await;
+    op.running.shutdown().await.expect("clean shutdown");
+}
+
+#[tokio::test]
+async fn without_owner_injection_created_objects_are_left_as_the_role_wrote_them() {
+    let op = operator_with(DEPENDENT_WATCHES, |o| o.inject_owner_ref = false).await;
+    create(&op.api, "plain", json!({"size": 1})).await;
+    wait_condition(&op.api, "plain", "Successful", "True").await;
+    let owned = config_map(&op.env, "default", "plain-owned").await;
+    assert_eq!(owned.metadata.owner_references, None);
+    let remote = config_map(&op.env, "audit", "plain-remote").await;
+    assert!(
+        !remote
+            .metadata
+            .annotations
+            .unwrap_or_default()
+            .contains_key("operator-sdk/primary-resource"),
+        "no owner annotations either"
+    );
+    let kinds = op.running.watched_kinds();
+    assert!(
+        !kinds.iter().any(|k| k == "ConfigMap" || k == "Secret"),
+        "no dependent watches: {kinds:?}"
+    );
     op.running.shutdown().await.expect("clean shutdown");
 }

@@ -45,6 +45,7 @@ pub async fn run(scenario: Scenario, options: &Options) -> anyhow::Result<Outcom
         Scenario::Conversion => crate::conversion::conversion(options).await,
         Scenario::Charts => crate::charts::charts(options).await,
         Scenario::ChartOperator => crate::chart_operator::chart_operator(options).await,
+        Scenario::AnsibleOperator => crate::ansible_operator::ansible_operator(options).await,
         Scenario::Kudo => crate::kudo::kudo(options).await,
         Scenario::E2e => crate::e2e::e2e(options).await,
     }

@@ -178,15 +178,27 @@ pub fn memory_kib(pid: u32) -> Option<(u64, u64)> {
 
 /// User plus system CPU time a process has used so far, from `/proc/PID/stat`.
 pub fn cpu_time(pid: u32) -> Option<Duration> {
+    // utime and stime are fields 14 and 15 of the line.
+    stat_ticks(pid, 14)
+}
+
+/// User plus system CPU time of a process's children that ended and were waited for (with
+/// theirs), from `/proc/PID/stat`.
+pub fn children_cpu_time(pid: u32) -> Option<Duration> {
+    // cutime and cstime are fields 16 and 17 of the line.
+    stat_ticks(pid, 16)
+}
+
+/// The sum of the fields `field` and `field + 1` (1-based, clock ticks) of `/proc/PID/stat`.
+fn stat_ticks(pid: u32, field: usize) -> Option<Duration> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may contain spaces; the fields after its closing ')' are fixed.
     let rest = &stat[stat.rfind(')')? + 2..];
     let fields: Vec<&str> = rest.split_whitespace().collect();
-    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
-    let utime: u64 = fields.get(11)?.parse().ok()?;
-    let stime: u64 = fields.get(12)?.parse().ok()?;
+    let user: u64 = fields.get(field - 3)?.parse().ok()?;
+    let system: u64 = fields.get(field - 2)?.parse().ok()?;
     Some(Duration::from_secs_f64(
-        (utime + stime) as f64 / clock_ticks() as f64,
+        (user + system) as f64 / clock_ticks() as f64,
     ))
 }
 
@@ -224,5 +236,6 @@ mod tests {
         let (rss, hwm) = memory_kib(std::process::id()).unwrap();
         assert!(rss > 0 && hwm >= rss);
         assert!(cpu_time(std::process::id()).is_some());
+        assert!(children_cpu_time(std::process::id()).is_some());
     }
 }

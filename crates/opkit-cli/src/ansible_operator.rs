@@ -41,6 +41,12 @@ pub(crate) struct AnsibleOperatorRunArgs {
     /// Custom resources reconciled at once per kind (default: the number of CPUs).
     #[arg(long, value_name = "N")]
     max_concurrent_reconciles: Option<usize>,
+    /// Give what runs create an owner reference (or owner annotations) to their custom
+    /// resource and watch it; `--inject-owner-ref=false` leaves creates as the role wrote
+    /// them and watches no dependent.
+    #[arg(long, value_name = "BOOL", default_value_t = true, num_args = 0..=1,
+          default_missing_value = "true", action = clap::ArgAction::Set)]
+    inject_owner_ref: bool,
     /// How often every custom resource runs again, unless watches.yaml or its annotation
     /// says (a Go duration or seconds; `0` only on changes).
     #[arg(long, value_name = "DURATION", default_value = "10h", value_parser = crate::parse_duration)]
@@ -86,6 +92,7 @@ impl AnsibleOperatorRunArgs {
                 label_selector: None,
             },
             max_concurrent_reconciles: self.max_concurrent_reconciles,
+            inject_owner_ref: self.inject_owner_ref,
             reconcile_period: (!self.reconcile_period.is_zero()).then_some(self.reconcile_period),
             ansible_verbosity: self.ansible_verbosity,
             venv: self.ansible_venv.clone().unwrap_or(defaults.venv),
@@ -136,6 +143,7 @@ mod tests {
         assert_eq!(o.reconcile_period, Some(Duration::from_secs(10 * 3600)));
         assert_eq!(o.ansible_verbosity, 2);
         assert_eq!(o.manager.leader_election, None);
+        assert!(o.inject_owner_ref);
     }
 
     #[test]
@@ -162,6 +170,7 @@ mod tests {
             "/kc",
             "--namespace",
             "a,b",
+            "--inject-owner-ref=false",
         ]);
         assert_eq!(o.watches_file, PathBuf::from("/w.yaml"));
         assert_eq!(
@@ -175,6 +184,7 @@ mod tests {
         assert_eq!(o.venv, PathBuf::from("/opt/venv"));
         assert_eq!(o.work_dir, Some(PathBuf::from("/var/run/ops")));
         assert_eq!(o.manager.namespaces, ["a", "b"]);
+        assert!(!o.inject_owner_ref);
         let err = Cli::try_parse_from(["x", "run", "--ansible-verbosity", "9"]);
         assert!(err.is_err(), "verbosity is 0..=7");
     }

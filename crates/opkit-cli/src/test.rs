@@ -11,7 +11,8 @@
 //!
 //! In an operator project, without DIR or `--config` (and no `./kuttl-test.yaml`), the suite
 //! is the project's `tests/e2e` and the operator under test is built and started first
-//! (`test_project`).
+//! (`test_project`); under `--chaos` (ansible projects) the suite starts it instead, as a
+//! campaign needs.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -213,10 +214,11 @@ async fn run_inner(args: TestArgs, cwd: &Path) -> anyhow::Result<ExitCode> {
              plane, drop --kubeconfig",
         ));
     }
-    if chaos && project.is_some() {
+    if chaos && project.as_ref().is_some_and(|p| !p.supports_chaos()) {
         return Err(invalid(
-            "--chaos in an operator project is not supported yet: give the suite's directory, \
-             with the operator started by a background command of its kuttl-test.yaml",
+            "--chaos in an operator project is supported in ansible projects only yet: give the \
+             suite's directory, with the operator started by a background command of its \
+             kuttl-test.yaml",
         ));
     }
     let (config, workdir, arg_dirs) = match &project {
@@ -267,6 +269,9 @@ async fn run_inner(args: TestArgs, cwd: &Path) -> anyhow::Result<ExitCode> {
         eprintln!("warning: {w}");
     }
     if chaos {
+        if let Some(p) = &project {
+            p.chaos_suite(&mut suite)?;
+        }
         let kinds = match &args.chaos {
             Some(spec) => {
                 opkit_e2e::chaos::parse_kinds(spec).map_err(|e| invalid(e.to_string()))?

@@ -50,7 +50,7 @@ pub(crate) fn replay_prefix(args: impl IntoIterator<Item = String>) -> String {
 }
 
 /// Quotes an argument for a POSIX shell when it needs it.
-fn quote(arg: &str) -> String {
+pub(crate) fn quote(arg: &str) -> String {
     let plain = !arg.is_empty()
         && arg
             .chars()

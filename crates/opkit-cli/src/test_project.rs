@@ -8,6 +8,11 @@
 //! process under its service account (a TokenRequest token in a kubeconfig of its own), so a
 //! missing RBAC rule fails the suite as it would fail in a cluster. Its output is kept in
 //! `.opkit/test/operator.log` and per test in `.opkit/test/logs/<test>.log`.
+//!
+//! Under `--chaos` (ansible projects) the suite starts the operator itself instead
+//! ([`ProjectSuite::chaos_suite`]): a campaign runs each test on fresh planes, with the
+//! operator as the suite's background command, which it gives credentials of its own and
+//! restarts after each injected crash.
 
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
@@ -97,6 +102,66 @@ impl ProjectSuite {
             bail!("the project has no kinds yet: add one with `opkit create api`");
         }
         manifests::generate_in(&self.root, &self.project)
+    }
+
+    /// Whether `--chaos` can run this project's suite ([`ProjectSuite::chaos_suite`]).
+    pub(crate) fn supports_chaos(&self) -> bool {
+        self.project.plugin == Plugin::Ansible
+    }
+
+    /// Makes `suite` start the operator itself, as a `--chaos` campaign needs it: the
+    /// project's CRDs as its `crdDir` (unless one is set), and `opkit ansible-operator run` on
+    /// `watches.yaml` as a background command, with the Ansible venv checked first and the
+    /// runs' files under `.opkit/test/chaos` (cleared first). Only ansible projects: their operator is this
+    /// `opkit`, with nothing to build or deploy.
+    pub(crate) fn chaos_suite(&self, suite: &mut opkit_e2e::TestSuite) -> anyhow::Result<()> {
+        let binary = self.build()?;
+        let venv = opkit_ansible::default_venv();
+        opkit_ansible::Ansible::new(&venv, &[])?;
+        if suite.crd_dir.is_empty() {
+            suite.crd_dir = self.root.join(manifests::CRD_BASES).display().to_string();
+        }
+        // The runs' files of the last campaign: its operators were killed, not stopped.
+        let work = self.work_dir().join("chaos");
+        match std::fs::remove_dir_all(&work) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(e).with_context(|| format!("cannot clear {}", work.display()));
+            }
+            _ => {}
+        }
+        let args = [
+            binary.display().to_string(),
+            "ansible-operator".into(),
+            "run".into(),
+            "--watches-file".into(),
+            self.root
+                .join(crate::ansible_scaffold::WATCHES_FILE)
+                .display()
+                .to_string(),
+            "--ansible-venv".into(),
+            std::path::absolute(&venv)
+                .unwrap_or(venv)
+                .display()
+                .to_string(),
+            "--work-dir".into(),
+            work.display().to_string(),
+            "--metrics-bind-address".into(),
+            "0".into(),
+            "--health-probe-bind-address".into(),
+            "0".into(),
+        ];
+        let command: Vec<String> = args.iter().map(|a| crate::test_chaos::quote(a)).collect();
+        suite.commands.push(opkit_e2e::Command {
+            command: command.join(" "),
+            background: true,
+            ..opkit_e2e::Command::default()
+        });
+        progress::step(format!(
+            "chaos: the suite starts {}'s operator: {}",
+            self.project.project_name,
+            command.join(" ")
+        ));
+        Ok(())
     }
 
     /// Installs the CRDs and RBAC on the plane, then starts `binary` as the operator's service

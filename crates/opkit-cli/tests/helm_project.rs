@@ -9,7 +9,8 @@
 //! The ansible plugin too: `opkit init --plugins ansible` and `opkit create api
 //! --generate-role`/`--generate-playbook` write operator-sdk's files, and the e2e suite they
 //! generate passes with `opkit test` (the real Ansible venv of `.tools/ansible`, the operator
-//! run as its service account with the generated RBAC).
+//! run as its service account with the generated RBAC), and `opkit test --chaos crash` runs
+//! a campaign on it.
 
 mod common;
 
@@ -1028,6 +1029,62 @@ fn ansible_init_and_create_api_write_operator_sdks_files_and_the_generated_suite
             "{test} did not pass\n{out}"
         );
     }
+}
+
+#[test]
+fn ansible_chaos_crash_campaign_on_the_generated_suite_runs_and_passes() {
+    let venv = ansible_venv();
+    let tmp = tempfile::tempdir().unwrap();
+    let project = subdir(tmp.path(), "memcached-operator");
+    opkit_ok(
+        &project,
+        &[
+            "init",
+            "--plugins",
+            "ansible",
+            "--domain",
+            "example.com",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+            "--generate-role",
+        ],
+    );
+    // The two fault-free reference runs take 20–40 s here (more on a busy machine) and the
+    // role's three writes plan three crash runs of 10–20 s each: the budget lets the campaign
+    // start at least one of them even when the reference runs are slow.
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_opkit"));
+    cmd.args(["test", "--chaos", "crash", "--budget", "60s"])
+        .current_dir(&project)
+        .env_remove("KUBECONFIG")
+        .env("HOME", &project)
+        .env("OPKIT_ANSIBLE_VENV", &venv);
+    let out = run(cmd, None, Duration::from_secs(300));
+    assert!(out.success(), "the campaign should pass\n{out}");
+    assert!(
+        out.stderr.contains("ansible-operator run --watches-file"),
+        "the suite starts the Ansible operator as its background command\n{out}"
+    );
+    let summary = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("chaos: ") && l.contains(" fault runs in "))
+        .unwrap_or_else(|| panic!("no campaign summary\n{out}"));
+    let runs: usize = summary["chaos: ".len()..]
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{summary}"));
+    assert!(runs >= 1, "at least one crash run: {summary}");
+    assert!(summary.contains(", 0 findings"), "{out}");
+    assert!(
+        out.stdout.contains(": ok (restarted 1 times"),
+        "a crashed operator was restarted and the test still passed\n{out}"
+    );
+    assert!(out.stdout.trim_end().ends_with("PASS"), "{out}");
 }
 
 #[test]
