@@ -352,9 +352,8 @@ fn seen(meta: &ObjectMeta, group: &str, kind: &str, pod: Option<PodParts>) -> Op
     })
 }
 
-/// A pod's node and its requests summed over its containers (init containers run before and
-/// are not summed, as the scheduler's effective request takes their maximum only when larger:
-/// not modelled yet).
+/// A pod's node and its requests summed over its containers (init containers, which run before
+/// them, are not counted: see "Not built yet" in docs/DESIGN-metering.md).
 fn pod_parts(pod: &Pod) -> PodParts {
     let spec = pod.spec.as_ref();
     let mut cpu_nanos: i128 = 0;

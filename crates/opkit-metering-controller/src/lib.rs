@@ -43,19 +43,8 @@ pub struct Options {
 #[derive(Debug, thiserror::Error)]
 pub enum MeteringError {
     /// A CRD could not be installed.
-    #[error("cannot install the CRD {name}: {source}")]
-    Crd {
-        /// The CRD.
-        name: String,
-        /// Why.
-        source: kube::Error,
-    },
-    /// A CRD was not established in time.
-    #[error("the CRD {name} was not established within 30 s")]
-    NotEstablished {
-        /// The CRD.
-        name: String,
-    },
+    #[error(transparent)]
+    Crd(#[from] opkit::apply::CrdError),
     /// The history could not start.
     #[error(transparent)]
     History(#[from] history::HistoryError),
@@ -110,7 +99,7 @@ impl Metering {
 /// listed every watched kind), the controllers and the report API.
 pub async fn start(client: kube::Client, options: Options) -> Result<Metering, MeteringError> {
     for crd in api::crds() {
-        install_crd(&client, &crd).await?;
+        opkit::apply::install_crd(&client, &crd, NAME).await?;
     }
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await
@@ -148,30 +137,4 @@ pub async fn start(client: kube::Client, options: Options) -> Result<Metering, M
         stop,
         http,
     })
-}
-
-/// Server-side applies `crd` and waits until it is established.
-async fn install_crd(
-    client: &kube::Client,
-    crd: &k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
-) -> Result<(), MeteringError> {
-    use kube::api::{Api, Patch, PatchParams};
-    use kube::runtime::wait::{await_condition, conditions::is_crd_established};
-    let name = kube::ResourceExt::name_any(crd);
-    let api: Api<_> = Api::all(client.clone());
-    api.patch(&name, &PatchParams::apply(NAME).force(), &Patch::Apply(crd))
-        .await
-        .map_err(|source| MeteringError::Crd {
-            name: name.clone(),
-            source,
-        })?;
-    match tokio::time::timeout(
-        std::time::Duration::from_secs(30),
-        await_condition(api, &name, is_crd_established()),
-    )
-    .await
-    {
-        Ok(Ok(_)) => Ok(()),
-        _ => Err(MeteringError::NotEstablished { name }),
-    }
 }
