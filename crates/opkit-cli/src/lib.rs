@@ -121,7 +121,8 @@ enum Command {
     #[command(subcommand)]
     Operator(operator::OperatorCommand),
     /// Metering reports: `report run` evaluates a built-in ReportQuery (Operator Metering's)
-    /// over data-source files, offline.
+    /// over data-source files, offline; `report get` and `report list` read the Reports of a
+    /// cluster running metering (`opkit up --metering`).
     #[command(subcommand)]
     Report(report::ReportCommand),
 }
@@ -216,6 +217,23 @@ struct UpArgs {
         requires = "olm"
     )]
     olm_catalogs_listen: SocketAddr,
+    /// Run metering in this process: installs the metering.opkit.dev/v1 CRDs (ReportDataSource,
+    /// ReportQuery, Report), records the objects' history from now on, runs Reports and serves
+    /// their results (Metering's `/api/v1/reports/get`) on --metering-listen.
+    #[arg(long)]
+    metering: bool,
+    /// Where --metering serves the report API (port 0 picks a free port).
+    #[arg(
+        long,
+        value_name = "ADDR:PORT",
+        default_value = "127.0.0.1:0",
+        requires = "metering"
+    )]
+    metering_listen: SocketAddr,
+    /// For tests: metering reads the time from this file (an RFC 3339 instant, rewritten to
+    /// move time) instead of the system clock.
+    #[arg(long, value_name = "PATH", requires = "metering")]
+    metering_clock: Option<PathBuf>,
 }
 
 /// The value parser of duration flags: a Go duration (`250ms`, `2s`, `1m30s`, `1h`) or a bare
@@ -267,7 +285,9 @@ pub fn main(program: Program) -> ExitCode {
         Command::Chart(cmd) => return chart::run(cmd, &cwd),
         Command::Bundle(cmd) => return olm::run_bundle(cmd, &cwd),
         Command::Catalog(cmd) => return olm::run_catalog(cmd, &cwd),
-        Command::Report(cmd) => return report::run_report(cmd, &cwd),
+        Command::Report(report::ReportCommand::Run(args)) => {
+            return report::run_offline(args, &cwd);
+        }
         other => other,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -305,7 +325,7 @@ pub fn main(program: Program) -> ExitCode {
             Command::Bundle(cmd) => Ok(olm::run_bundle(cmd, &cwd)),
             Command::Catalog(cmd) => Ok(olm::run_catalog(cmd, &cwd)),
             Command::Operator(cmd) => done(operator::run(cmd).await),
-            Command::Report(cmd) => Ok(report::run_report(cmd, &cwd)),
+            Command::Report(cmd) => Ok(report::run_report(cmd, &cwd).await),
         }
     });
     match result {
@@ -363,6 +383,27 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
     } else {
         None
     };
+    let metering = if args.metering {
+        let client =
+            opkit_controlplane::in_process_client(plane.server(), plane.token(), "opkit-metering");
+        let options = opkit_metering_controller::Options {
+            listen: args.metering_listen,
+            clock: args
+                .metering_clock
+                .map_or(opkit_metering_controller::Clock::System, |path| {
+                    opkit_metering_controller::Clock::File(path)
+                }),
+        };
+        let metering = opkit_metering_controller::start(client, options).await?;
+        println!(
+            "serving metering reports at {}{}",
+            metering.url(),
+            opkit_metering_controller::http::GET_PATH
+        );
+        Some(metering)
+    } else {
+        None
+    };
     let path = plane
         .kubeconfig_path()
         .map(|p| p.display().to_string())
@@ -380,6 +421,11 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         if let Err(e) = catalogd.shutdown().await {
             eprintln!("error: {e}");
         }
+    }
+    if let Some(metering) = metering
+        && let Err(e) = metering.shutdown().await
+    {
+        eprintln!("error: {e}");
     }
     plane.shutdown().await;
     Ok(())

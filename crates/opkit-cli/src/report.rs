@@ -2,8 +2,12 @@
 //! ReportQuery evaluated offline over samples in Operator Metering's data-source format, printed
 //! as Metering's report API printed it. Each input file is named after its data source
 //! (`pod-request-cpu-cores.json` feeds `pod-request-cpu-cores`). `--cost-per-core-hour`,
-//! `--cost-per-gib-hour` and `--cost-per-gib-month` (a rate card) add cost columns. `report get` and `report list`
-//! (reports stored on a cluster) come with the metering controller, which is not built yet.
+//! `--cost-per-gib-hour` and `--cost-per-gib-month` (a rate card) add cost columns.
+//!
+//! `opkit report get NAME [-n NS] [--format]` prints the results a cluster's metering controller
+//! stored for a Report (all periods, as Metering's `/api/v1/reports/get` served them), read from
+//! the API with the same code the controller's HTTP API uses; `opkit report list` lists Reports
+//! with their state.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -19,6 +23,45 @@ pub(crate) enum ReportCommand {
     /// Evaluate a built-in ReportQuery over data-source files for [start, end) and print the
     /// report.
     Run(RunArgs),
+    /// Print the stored results of a Report on a cluster (every period run so far).
+    Get(GetArgs),
+    /// List the Reports on a cluster with their query, schedule and state.
+    List(ListArgs),
+}
+
+/// `opkit report get`'s arguments.
+#[derive(Args)]
+pub(crate) struct GetArgs {
+    /// The Report.
+    name: String,
+    /// Its namespace.
+    #[arg(short, long, default_value = "default")]
+    namespace: String,
+    /// `csv`, `json` or `tab` (`tabular`).
+    #[arg(long, value_name = "FORMAT", default_value = "csv")]
+    format: String,
+    /// The cluster's kubeconfig (default: $KUBECONFIG or ~/.kube/config).
+    #[arg(long, value_name = "PATH")]
+    kubeconfig: Option<PathBuf>,
+}
+
+/// `opkit report list`'s arguments.
+#[derive(Args)]
+pub(crate) struct ListArgs {
+    /// The namespace.
+    #[arg(
+        short,
+        long,
+        default_value = "default",
+        conflicts_with = "all_namespaces"
+    )]
+    namespace: String,
+    /// Every namespace.
+    #[arg(short = 'A', long)]
+    all_namespaces: bool,
+    /// The cluster's kubeconfig (default: $KUBECONFIG or ~/.kube/config).
+    #[arg(long, value_name = "PATH")]
+    kubeconfig: Option<PathBuf>,
 }
 
 /// `opkit report run`'s arguments.
@@ -51,11 +94,111 @@ pub(crate) struct RunArgs {
     cost_per_gib_month: Option<f64>,
 }
 
+/// Runs `opkit report run` (offline, no async runtime needed).
+pub(crate) fn run_offline(args: RunArgs, cwd: &Path) -> ExitCode {
+    print_result(run_query(args, cwd))
+}
+
 /// Runs `opkit report …`.
-pub(crate) fn run_report(cmd: ReportCommand, cwd: &Path) -> ExitCode {
-    let result = match cmd {
+pub(crate) async fn run_report(cmd: ReportCommand, cwd: &Path) -> ExitCode {
+    print_result(match cmd {
         ReportCommand::Run(args) => run_query(args, cwd),
+        ReportCommand::Get(args) => get(args).await,
+        ReportCommand::List(args) => list(args).await,
+    })
+}
+
+async fn get(args: GetArgs) -> anyhow::Result<String> {
+    let format: Format = args.format.parse()?;
+    let cluster = crate::cluster::connect(args.kubeconfig.as_deref()).await?;
+    Ok(opkit_metering_controller::results::report_text(
+        &cluster.client,
+        &args.namespace,
+        &args.name,
+        format,
+    )
+    .await?)
+}
+
+async fn list(args: ListArgs) -> anyhow::Result<String> {
+    use kube::ResourceExt;
+    use opkit_metering_controller::Report;
+    let cluster = crate::cluster::connect(args.kubeconfig.as_deref()).await?;
+    let api: kube::Api<Report> = if args.all_namespaces {
+        kube::Api::all(cluster.client)
+    } else {
+        kube::Api::namespaced(cluster.client, &args.namespace)
     };
+    let reports = api
+        .list(&Default::default())
+        .await
+        .context("cannot list Reports (is metering running? `opkit up --metering`)")?;
+    let mut rows = vec![
+        [
+            "NAMESPACE",
+            "NAME",
+            "QUERY",
+            "SCHEDULE",
+            "RUNNING",
+            "FAILED",
+            "LAST REPORT TIME",
+        ]
+        .map(String::from),
+    ];
+    for r in &reports.items {
+        let conditions = r
+            .status
+            .as_ref()
+            .map(|s| s.conditions.as_slice())
+            .unwrap_or_default();
+        let condition = |t: &str,
+                         f: fn(
+            &k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition,
+        ) -> String| {
+            opkit::conditions::find(conditions, t)
+                .map(f)
+                .unwrap_or_default()
+        };
+        let schedule = r.spec.schedule.as_ref().map(|s| {
+            serde_json::to_value(s.period)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default()
+        });
+        rows.push([
+            r.namespace().unwrap_or_default(),
+            r.name_any(),
+            r.spec.query.clone(),
+            schedule.unwrap_or_else(|| "once".into()),
+            condition("Running", |c| c.reason.clone()),
+            condition("Failed", |c| c.status.clone()),
+            r.status
+                .as_ref()
+                .and_then(|s| s.last_report_time.as_ref())
+                .map(|t| t.0.to_string())
+                .unwrap_or_default(),
+        ]);
+    }
+    if reports.items.is_empty() {
+        return Ok("No Reports found.\n".into());
+    }
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|i| rows.iter().map(|r| r[i].len()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        out.push_str(cells.join("   ").trim_end());
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+fn print_result(result: anyhow::Result<String>) -> ExitCode {
     match result {
         Ok(text) => {
             print!("{text}");

@@ -1,5 +1,6 @@
 //! The `opkit up` contract: one ready line, a kubeconfig, clean stop on SIGTERM, a data dir in
-//! use refused at once, data kept across restarts.
+//! use refused at once, data kept across restarts; `opkit up --metering` running Reports over
+//! the objects' history on a controlled clock.
 
 mod common;
 
@@ -714,4 +715,374 @@ fn a_stale_campaign_passes_the_scale_operator_that_rereads_before_deleting() {
         );
     }
     assert!(out.stdout.contains(", 0 findings"), "{out}");
+}
+
+/// `opkit up --metering` with its clock read from a file the test rewrites.
+struct Metering {
+    plane: common::ControlPlane,
+    clock: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+/// The instant every metering test starts at.
+const T0: &str = "2030-01-01T00:00:00Z";
+
+impl Metering {
+    fn start() -> Metering {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = dir.path().join("clock");
+        std::fs::write(&clock, T0).unwrap();
+        let plane = common::ControlPlane::start_with(&[
+            "--metering",
+            "--metering-clock",
+            clock.to_str().unwrap(),
+        ]);
+        let m = Metering {
+            plane,
+            clock,
+            _dir: dir,
+        };
+        m.apply(
+            "apiVersion: metering.opkit.dev/v1\nkind: ReportDataSource\nmetadata: {name: history}\n\
+             spec: {history: {}}\n",
+        );
+        m
+    }
+
+    /// Moves the clock to `seconds` after [`T0`] (written whole: never read half-written).
+    fn set_clock(&self, seconds: i64) {
+        let at: jiff::Timestamp =
+            T0.parse::<jiff::Timestamp>().unwrap() + jiff::SignedDuration::from_secs(seconds);
+        let tmp = self.clock.with_extension("tmp");
+        std::fs::write(&tmp, at.to_string()).unwrap();
+        std::fs::rename(&tmp, &self.clock).unwrap();
+    }
+
+    fn apply(&self, yaml: &str) {
+        let out = self.plane.kubectl_stdin(&["apply", "-f", "-"], yaml);
+        assert!(out.success(), "{out}\n{}", self.plane.server_log());
+    }
+
+    /// Waits until the history has seen `n` live pods (what the `history` data source counts).
+    fn wait_live_pods(&self, n: u64) {
+        common::eventually(&format!("the history to count {n} live pods"), || {
+            let out = self.plane.kubectl(&[
+                "get",
+                "reportdatasource",
+                "history",
+                "-o",
+                "jsonpath={.status.history.livePods}",
+            ]);
+            if out.stdout.trim() == n.to_string() {
+                Ok(())
+            } else {
+                Err(out.to_string())
+            }
+        });
+    }
+
+    /// Waits until Report `name`'s condition `type_` has `reason`; its message.
+    fn wait_condition(&self, name: &str, type_: &str, reason: &str) -> String {
+        common::eventually(&format!("Report {name} to be {type_} ({reason})"), || {
+            let path = format!(
+                "jsonpath={{.status.conditions[?(@.type==\"{type_}\")].reason}}|{{.status.conditions[?(@.type==\"{type_}\")].message}}"
+            );
+            let out = self.plane.kubectl(&["get", "report", name, "-o", &path]);
+            match out.stdout.split_once('|') {
+                Some((r, message)) if r == reason => Ok(message.to_owned()),
+                _ => Err(out.to_string()),
+            }
+        })
+    }
+
+    fn opkit_report(&self, args: &[&str]) -> Output {
+        let mut cmd = opkit();
+        cmd.arg("report")
+            .args(args)
+            .arg("--kubeconfig")
+            .arg(&self.plane.kubeconfig);
+        run(cmd, None, COMMAND_TIMEOUT)
+    }
+
+    /// `GET <report API><path_and_query>` over plain HTTP: status line and body.
+    fn http_get(&self, path_and_query: &str) -> (String, String) {
+        use std::io::{Read, Write};
+        let log = self.plane.server_log();
+        let url = log
+            .lines()
+            .find_map(|l| l.strip_prefix("[stdout] serving metering reports at "))
+            .expect("opkit up --metering prints where it serves reports");
+        let base = url.strip_suffix("/api/v1/reports/get").unwrap();
+        let addr = base.strip_prefix("http://").unwrap();
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        write!(
+            stream,
+            "GET {path_and_query} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        let (head, body) = response.split_once("\r\n\r\n").unwrap();
+        (head.lines().next().unwrap().to_owned(), body.to_owned())
+    }
+}
+
+const MEMCACHED_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: memcacheds.cache.example.com}
+spec:
+  group: cache.example.com
+  names: {kind: Memcached, plural: memcacheds, singular: memcached, listKind: MemcachedList}
+  scope: Namespaced
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+";
+
+/// A Deployment of `replicas` pods requesting 100m CPU and 64 MiB each, owned by the custom
+/// resource `owner` (kind, name, uid) if given.
+fn deployment(name: &str, replicas: u32, owner: Option<(&str, &str, &str)>) -> String {
+    let owner = owner.map_or(String::new(), |(kind, cr, uid)| {
+        format!(
+            "  ownerReferences:\n  - {{apiVersion: cache.example.com/v1alpha1, kind: {kind}, \
+             name: {cr}, uid: {uid}, controller: true}}\n"
+        )
+    });
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\n{owner}spec:\n  \
+         replicas: {replicas}\n  selector: {{matchLabels: {{app: {name}}}}}\n  template:\n    \
+         metadata: {{labels: {{app: {name}}}}}\n    spec:\n      containers:\n      - name: main\n        \
+         image: memcached:1.6\n        resources: {{requests: {{cpu: 100m, memory: 64Mi}}}}\n"
+    )
+}
+
+#[test]
+fn a_memcached_scaled_one_three_zero_over_a_controlled_clock_reports_its_exact_core_seconds() {
+    let m = Metering::start();
+    m.apply(MEMCACHED_CRD);
+    m.plane.kubectl_ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/memcacheds.cache.example.com",
+    ]);
+    m.apply("apiVersion: cache.example.com/v1alpha1\nkind: Memcached\nmetadata: {name: cache1}\n");
+    let uid = m.plane.kubectl_ok(&[
+        "get",
+        "memcached",
+        "cache1",
+        "-o",
+        "jsonpath={.metadata.uid}",
+    ]);
+    let owner = Some(("Memcached", "cache1", uid.trim()));
+    // At T0 one pod; at T0+100 s three; at T0+300 s none: 0.1 core × (300 + 200 + 200) s.
+    m.apply(&deployment("cache1-memcached", 1, owner));
+    m.wait_live_pods(1);
+    m.set_clock(100);
+    m.plane
+        .kubectl_ok(&["scale", "deployment", "cache1-memcached", "--replicas=3"]);
+    m.wait_live_pods(3);
+    m.set_clock(300);
+    m.plane
+        .kubectl_ok(&["scale", "deployment", "cache1-memcached", "--replicas=0"]);
+    m.wait_live_pods(0);
+    m.set_clock(600);
+    for (name, query) in [
+        ("cpu", "memcached-cpu-request"),
+        ("objects", "memcached-objects"),
+    ] {
+        m.apply(&format!(
+            "apiVersion: metering.opkit.dev/v1\nkind: Report\nmetadata: {{name: {name}}}\n\
+             spec: {{query: {query}, reportingStart: '{T0}', reportingEnd: '2030-01-01T00:10:00Z'}}\n"
+        ));
+        m.wait_condition(name, "Running", "ReportFinished");
+    }
+    let out = m.opkit_report(&["get", "cpu"]);
+    assert!(out.success(), "{out}");
+    assert_eq!(
+        out.stdout,
+        "period_start,period_end,namespace,name,pods,cpu_request_core_seconds\n\
+         2030-01-01 00:00:00 +0000 UTC,2030-01-01 00:10:00 +0000 UTC,default,cache1,3,70.000000\n"
+    );
+    // The objects it managed: its Deployment and ReplicaSet for the whole 600 s, three pods.
+    let out = m.opkit_report(&["get", "objects", "--format", "tab"]);
+    let rows: Vec<Vec<&str>> = out
+        .stdout
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    let tail: Vec<&[&str]> = rows.iter().skip(1).map(|r| &r[r.len() - 3..]).collect();
+    assert_eq!(
+        tail,
+        [
+            &["Deployment", "1", "600.000000"][..],
+            &["Pod", "3", "700.000000"],
+            &["ReplicaSet", "1", "600.000000"]
+        ],
+        "{out}"
+    );
+    let (status, body) = m.http_get("/api/v1/reports/get?name=cpu&namespace=default&format=json");
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    let rows: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(rows[0]["cpu_request_core_seconds"], 70.0, "{body}");
+    assert_eq!(rows[0]["period_start"], T0, "{body}");
+}
+
+#[test]
+fn a_scheduled_report_stores_one_result_per_period_and_drops_expired_ones() {
+    let m = Metering::start();
+    m.apply(&deployment("web", 1, None));
+    m.wait_live_pods(1);
+    m.apply(&format!(
+        "apiVersion: metering.opkit.dev/v1\nkind: Report\nmetadata: {{name: hourly}}\n\
+         spec: {{query: namespace-cpu-request, reportingStart: '{T0}', schedule: {{period: hourly}}}}\n"
+    ));
+    let message = m.wait_condition("hourly", "Running", "Scheduled");
+    assert_eq!(message, "the next period ends at 2030-01-01T01:00:00Z");
+    m.set_clock(3 * 3600 + 1800);
+    common::eventually("three periods to have run", || {
+        let out = m.plane.kubectl(&[
+            "get",
+            "report",
+            "hourly",
+            "-o",
+            "jsonpath={.status.lastReportTime}",
+        ]);
+        if out.stdout == "2030-01-01T03:00:00Z" {
+            Ok(())
+        } else {
+            Err(out.to_string())
+        }
+    });
+    let message = m.wait_condition("hourly", "Running", "Scheduled");
+    assert_eq!(message, "the next period ends at 2030-01-01T04:00:00Z");
+    let results = || {
+        m.plane
+            .kubectl_ok(&[
+                "get",
+                "configmaps",
+                "-l",
+                "metering.opkit.dev/report=hourly",
+                "-o",
+                "name",
+            ])
+            .lines()
+            .count()
+    };
+    assert_eq!(results(), 3);
+    let out = m.opkit_report(&["get", "hourly"]);
+    assert_eq!(
+        out.stdout,
+        "period_start,period_end,namespace,pod_request_cpu_core_seconds\n\
+         2030-01-01 00:00:00 +0000 UTC,2030-01-01 01:00:00 +0000 UTC,default,360.000000\n\
+         2030-01-01 01:00:00 +0000 UTC,2030-01-01 02:00:00 +0000 UTC,default,360.000000\n\
+         2030-01-01 02:00:00 +0000 UTC,2030-01-01 03:00:00 +0000 UTC,default,360.000000\n",
+        "{out}"
+    );
+    let out = m.opkit_report(&["list"]);
+    assert!(out.success(), "{out}");
+    let line = out.stdout.lines().nth(1).unwrap_or_default().to_owned();
+    let cells: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(
+        cells,
+        [
+            "default",
+            "hourly",
+            "namespace-cpu-request",
+            "hourly",
+            "Scheduled",
+            "False",
+            "2030-01-01T03:00:00Z"
+        ],
+        "{out}"
+    );
+    // Kept 140 minutes after their period ends: at 03:30 the one that ended at 01:00 goes.
+    m.plane.kubectl_ok(&[
+        "patch",
+        "report",
+        "hourly",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"expiration":"140m"}}"#,
+    ]);
+    common::eventually("the expired result to be deleted", || results() == 2);
+}
+
+#[test]
+fn a_bad_query_fails_the_report_with_the_engines_error_and_the_api_says_so() {
+    let m = Metering::start();
+    m.apply(
+        "apiVersion: metering.opkit.dev/v1\nkind: ReportQuery\nmetadata: {name: bad}\nspec:\n  \
+         columns: [{name: pod, type: varchar}]\n  \
+         inputs: [{name: Src, type: ReportDataSource, default: pod-request-cpu-cores}]\n  \
+         query: 'SELECT podd AS pod FROM {{Src}}'\n",
+    );
+    let report = |name: &str, query: &str| {
+        format!(
+            "apiVersion: metering.opkit.dev/v1\nkind: Report\nmetadata: {{name: {name}}}\n\
+             spec: {{query: {query}, reportingStart: '{T0}', reportingEnd: '2030-01-02T00:00:00Z', \
+             runImmediately: true}}\n"
+        )
+    };
+    m.apply(&report("broken", "bad"));
+    let message = m.wait_condition("broken", "Failed", "GenerateReportFailed");
+    assert_eq!(
+        message,
+        "period 2030-01-01T00:00:00Z to 2030-01-02T00:00:00Z: running ReportQuery \"bad\": \
+         no such column: podd"
+    );
+    m.apply(&report("unknown", "nope"));
+    let message = m.wait_condition("unknown", "Failed", "GenerateReportFailed");
+    assert!(
+        message.contains("unknown ReportQuery \"nope\""),
+        "{message}"
+    );
+    // A Prometheus data source is declared but not imported: it says so, and so does a report
+    // that reads it.
+    m.apply(
+        "apiVersion: metering.opkit.dev/v1\nkind: ReportDataSource\nmetadata: {name: prom}\n\
+         spec: {prometheusMetricsImporter: {query: up}}\n",
+    );
+    let ready = common::eventually("the Prometheus data source's Ready condition", || {
+        let out = m.plane.kubectl(&[
+            "get",
+            "reportdatasource",
+            "prom",
+            "-o",
+            "jsonpath={.status.conditions[0].status} {.status.conditions[0].reason}",
+        ]);
+        (!out.stdout.is_empty()).then_some(out.stdout)
+    });
+    assert_eq!(ready, "False ImporterNotBuilt");
+    m.apply(&format!(
+        "apiVersion: metering.opkit.dev/v1\nkind: Report\nmetadata: {{name: prom}}\n\
+         spec: {{query: pod-cpu-request-raw, reportingStart: '{T0}', reportingEnd: '2030-01-02T00:00:00Z', \
+         runImmediately: true, inputs: [{{name: PodRequestCpuCoresDataSourceName, value: prom}}]}}\n"
+    ));
+    let message = m.wait_condition("prom", "Failed", "GenerateReportFailed");
+    assert!(
+        message.ends_with("reads ReportDataSource \"prom\", which uses prometheusMetricsImporter: the Prometheus importer is not built yet"),
+        "{message}"
+    );
+    let (status, body) = m.http_get("/api/v1/reports/get?name=broken&namespace=default&format=csv");
+    assert_eq!(status, "HTTP/1.1 404 Not Found");
+    assert!(
+        body.contains("has no results yet") && body.contains("no such column: podd"),
+        "{body}"
+    );
+    let (status, body) = m.http_get("/api/v1/reports/get?name=broken&format=xml");
+    assert_eq!(status, "HTTP/1.1 400 Bad Request");
+    assert_eq!(
+        body,
+        r#"{"error":"format must be one of: csv, json or tabular (got \"xml\")"}"#
+    );
+    let out = m.opkit_report(&["get", "missing"]);
+    assert!(!out.success());
+    assert!(
+        out.stderr
+            .contains(r#"no Report "missing" in namespace "default""#),
+        "{out}"
+    );
 }

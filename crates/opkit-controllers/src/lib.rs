@@ -26,7 +26,7 @@ mod util;
 mod workloads;
 
 pub use set::{Controller, ControllerSet, ParseControllersError};
-pub use workloads::Clock;
+pub use workloads::{Clock, cron};
 
 use std::time::Duration;
 

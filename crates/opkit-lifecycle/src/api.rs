@@ -335,65 +335,7 @@ pub fn extension_crd()
     <ClusterExtension as kube::CustomResourceExt>::crd()
 }
 
-/// Why a CRD could not be installed.
-#[derive(Debug, thiserror::Error)]
-pub enum CrdError {
-    /// Applying it failed.
-    #[error("cannot install the CRD {name}: {source}")]
-    Apply {
-        /// The CRD.
-        name: String,
-        /// Why.
-        source: kube::Error,
-    },
-    /// Watching it for its `Established` condition failed.
-    #[error("cannot watch the CRD {name}: {source}")]
-    Wait {
-        /// The CRD.
-        name: String,
-        /// Why.
-        source: kube::runtime::wait::Error,
-    },
-    /// It was not established in time.
-    #[error("the CRD {name} was not established within {CRD_TIMEOUT:?}")]
-    NotEstablished {
-        /// The CRD.
-        name: String,
-    },
-}
-
-/// How long a CRD may take to be established.
-const CRD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// Server-side applies `crd` as `field_manager` and waits until it is established.
-pub(crate) async fn install_crd(
-    client: &kube::Client,
-    crd: &k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
-    field_manager: &str,
-) -> Result<(), CrdError> {
-    use kube::api::{Api, Patch, PatchParams};
-    use kube::runtime::wait::{await_condition, conditions::is_crd_established};
-    let name = kube::ResourceExt::name_any(crd);
-    let api: Api<_> = Api::all(client.clone());
-    api.patch(
-        &name,
-        &PatchParams::apply(field_manager).force(),
-        &Patch::Apply(crd),
-    )
-    .await
-    .map_err(|source| CrdError::Apply {
-        name: name.clone(),
-        source,
-    })?;
-    tokio::time::timeout(
-        CRD_TIMEOUT,
-        await_condition(api, &name, is_crd_established()),
-    )
-    .await
-    .map_err(|_| CrdError::NotEstablished { name: name.clone() })?
-    .map_err(|source| CrdError::Wait { name, source })?;
-    Ok(())
-}
+pub use opkit::apply::CrdError;
 
 /// The `ClusterCatalog` CRD.
 pub fn crd()

@@ -126,7 +126,7 @@ impl Catalogd {
 /// Installs the `ClusterCatalog` CRD on the cluster of `client`, binds the catalog listener
 /// and starts the controller; returns at once.
 pub async fn start(client: Client, options: CatalogdOptions) -> Result<Catalogd, CatalogdError> {
-    crate::api::install_crd(&client, &crate::api::crd(), NAME).await?;
+    opkit::apply::install_crd(&client, &crate::api::crd(), NAME).await?;
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await
         .map_err(|source| CatalogdError::Listen {

@@ -86,7 +86,7 @@ pub async fn start(
     client: Client,
     catalogs: ServedCatalogs,
 ) -> Result<ClusterExtensions, ClusterExtensionsError> {
-    crate::api::install_crd(&client, &crate::api::extension_crd(), NAME).await?;
+    opkit::apply::install_crd(&client, &crate::api::extension_crd(), NAME).await?;
     let state = State {
         catalogs,
         rendered: Mutex::default(),

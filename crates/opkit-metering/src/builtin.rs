@@ -314,6 +314,133 @@ fn cluster_usage(resource: Resource, cluster_raw: &str) -> ReportQuery {
     }
 }
 
+/// The per-custom-resource queries of a metered kind, over the history's tables
+/// ([`crate::tables`]): `<kind>-cpu-request` and `<kind>-memory-request` (requests of the pods
+/// each custom resource owns, integrated over the period) and `<kind>-objects` (the objects each
+/// manages, by kind: how many existed in the period and their object-seconds). `<kind>` is the
+/// kind in lower case (`memcached-cpu-request`).
+pub fn resource_queries(group_kind: &crate::lifetime::GroupKind) -> Vec<ReportQuery> {
+    let kind = group_kind.kind.to_lowercase();
+    let filter = format!(
+        "labels ->> '$.group' = {} AND labels ->> '$.kind' = {}",
+        sql_text(&group_kind.group),
+        sql_text(&group_kind.kind)
+    );
+    let name_unit = format!("kubernetes_{kind}");
+    let request = |resource: &str, source: &str, column_name: &str, unit: &str| {
+        let input = format!("{}DataSourceName", camel(source));
+        let mut columns = period_columns();
+        columns.extend([
+            column(
+                "namespace",
+                ColumnType::Varchar,
+                Some("kubernetes_namespace"),
+            ),
+            column("name", ColumnType::Varchar, Some(&name_unit)),
+            column("pods", ColumnType::Bigint, None),
+            column(column_name, ColumnType::Double, Some(unit)),
+        ]);
+        ReportQuery {
+            name: format!("{kind}-{resource}-request"),
+            columns,
+            inputs: vec![
+                time_input("ReportingStart"),
+                time_input("ReportingEnd"),
+                source_input(&input, source),
+            ],
+            sql: format!(
+                "SELECT {{{{ReportingStart}}}} AS period_start,\n\
+                 \x20 {{{{ReportingEnd}}}} AS period_end,\n\
+                 \x20 labels ->> '$.namespace' AS namespace,\n\
+                 \x20 labels ->> '$.name' AS name,\n\
+                 \x20 count(DISTINCT labels ->> '$.pod') AS pods,\n\
+                 \x20 sum(amount * timeprecision) AS {column_name}\n\
+                 FROM {{{{{input}}}}}\n\
+                 WHERE {filter}\n\
+                 \x20 AND \"timestamp\" >= {{{{ReportingStart}}}}\n\
+                 \x20 AND \"timestamp\" < {{{{ReportingEnd}}}}\n\
+                 GROUP BY namespace, name\n\
+                 ORDER BY namespace, name\n"
+            ),
+        }
+    };
+    let objects_input = format!("{}DataSourceName", camel(crate::tables::RESOURCE_OBJECTS));
+    let mut object_columns = period_columns();
+    object_columns.extend([
+        column(
+            "namespace",
+            ColumnType::Varchar,
+            Some("kubernetes_namespace"),
+        ),
+        column("name", ColumnType::Varchar, Some(&name_unit)),
+        column("object_kind", ColumnType::Varchar, Some("kubernetes_kind")),
+        column("objects", ColumnType::Bigint, None),
+        column("object_seconds", ColumnType::Double, Some("seconds")),
+    ]);
+    vec![
+        request(
+            "cpu",
+            crate::tables::RESOURCE_CPU,
+            "cpu_request_core_seconds",
+            "cpu_core_seconds",
+        ),
+        request(
+            "memory",
+            crate::tables::RESOURCE_MEMORY,
+            "memory_request_byte_seconds",
+            "byte_seconds",
+        ),
+        ReportQuery {
+            name: format!("{kind}-objects"),
+            columns: object_columns,
+            inputs: vec![
+                time_input("ReportingStart"),
+                time_input("ReportingEnd"),
+                source_input(&objects_input, crate::tables::RESOURCE_OBJECTS),
+            ],
+            sql: format!(
+                "SELECT {{{{ReportingStart}}}} AS period_start,\n\
+                 \x20 {{{{ReportingEnd}}}} AS period_end,\n\
+                 \x20 labels ->> '$.namespace' AS namespace,\n\
+                 \x20 labels ->> '$.name' AS name,\n\
+                 \x20 labels ->> '$.object_kind' AS object_kind,\n\
+                 \x20 count(DISTINCT labels ->> '$.uid') AS objects,\n\
+                 \x20 sum(amount * timeprecision) AS object_seconds\n\
+                 FROM {{{{{objects_input}}}}}\n\
+                 WHERE {filter}\n\
+                 \x20 AND \"timestamp\" >= {{{{ReportingStart}}}}\n\
+                 \x20 AND \"timestamp\" < {{{{ReportingEnd}}}}\n\
+                 GROUP BY namespace, name, object_kind\n\
+                 ORDER BY namespace, name, object_kind\n"
+            ),
+        },
+    ]
+}
+
+/// Adds the history's data sources ([`crate::tables::NAMES`]) and the per-custom-resource
+/// queries of each kind in `metered` to `catalog`.
+pub fn add_history(
+    catalog: &mut Catalog,
+    metered: &std::collections::BTreeSet<crate::lifetime::GroupKind>,
+) {
+    for name in crate::tables::NAMES {
+        catalog.add_data_source(DataSource {
+            name: name.to_owned(),
+            kind: DataSourceKind::Samples,
+        });
+    }
+    for group_kind in metered {
+        for query in resource_queries(group_kind) {
+            catalog.add_query(query);
+        }
+    }
+}
+
+/// A SQL text literal.
+fn sql_text(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,7 +14,9 @@
 //! - [`render`]: a table as Metering's report API printed it (csv, json, tab);
 //! - [`cost`]: a rate card (per core-hour, GiB-hour, GiB-month) adding cost columns;
 //! - [`lifetime`]: exact requested core-seconds and byte-seconds integrated from object
-//!   lifetimes, per pod, namespace and custom resource (no sampling).
+//!   lifetimes, per pod, namespace and custom resource (no sampling);
+//! - [`tables`]: the data-source tables an object history fills for one period (exact rows the
+//!   built-in and per-custom-resource queries read as they read samples).
 
 #![warn(missing_docs)]
 
@@ -26,6 +28,7 @@ pub mod query;
 pub mod render;
 pub mod report;
 pub mod sample;
+pub mod tables;
 
 pub use cost::{CostError, RateCard, price};
 pub use engine::EngineError;

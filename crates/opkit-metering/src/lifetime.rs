@@ -40,6 +40,10 @@ pub struct Owner {
     pub name: String,
     /// The uid of its controller owner, if any.
     pub owner: Option<String>,
+    /// When it was created, if known (an owner known only from a reference has no times).
+    pub created: Option<Timestamp>,
+    /// When it was deleted (gone from the API), if it was.
+    pub deleted: Option<Timestamp>,
 }
 
 /// One pod's life.
@@ -53,6 +57,8 @@ pub struct PodLife {
     pub name: String,
     /// The uid of its controller owner, if any.
     pub owner: Option<String>,
+    /// The node it was scheduled to, if any.
+    pub node: Option<String>,
     /// Requested CPU, summed over its containers, in millicores.
     pub cpu_millicores: u64,
     /// Requested memory, summed over its containers, in bytes.
@@ -239,7 +245,7 @@ pub fn integrate(
 }
 
 /// The nearest owner of a metered kind up the controller chain from `first`.
-fn metered_owner<'a>(
+pub(crate) fn metered_owner<'a>(
     first: Option<&str>,
     owners: &BTreeMap<&str, &'a Owner>,
     metered: &BTreeSet<GroupKind>,
@@ -264,7 +270,7 @@ fn metered_owner<'a>(
 }
 
 /// The nanoseconds of `[start, end)` during which `pod`'s requests count.
-fn counted_nanos(
+pub(crate) fn counted_nanos(
     pod: &PodLife,
     basis: Basis,
     start: Timestamp,
@@ -312,7 +318,7 @@ fn counted_nanos(
 }
 
 /// The length in nanoseconds of the intersection of two half-open intervals.
-fn overlap(a: (Timestamp, Timestamp), b: (Timestamp, Timestamp)) -> u128 {
+pub(crate) fn overlap(a: (Timestamp, Timestamp), b: (Timestamp, Timestamp)) -> u128 {
     let from = a.0.max(b.0).as_nanosecond();
     let to = a.1.min(b.1).as_nanosecond();
     u128::try_from(to - from).unwrap_or(0)
@@ -333,6 +339,7 @@ mod tests {
             namespace: "ns".into(),
             name: format!("pod-{uid}"),
             owner: Some("rs".into()),
+            node: Some("n1".into()),
             cpu_millicores: 250,
             memory_bytes: 1 << 20,
             created: at(created),
@@ -351,6 +358,8 @@ mod tests {
             namespace: "ns".into(),
             name: uid.into(),
             owner: up.map(Into::into),
+            created: None,
+            deleted: None,
         };
         History {
             owners: vec![

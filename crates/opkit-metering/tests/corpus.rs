@@ -17,6 +17,7 @@ use std::path::PathBuf;
 
 use jiff::Timestamp;
 use opkit_metering::lifetime::{self, Basis, GroupKind, History, Owner, PodLife};
+use opkit_metering::tables;
 use opkit_metering::{
     Catalog, Format, Period, ReportError, Sample, Table, Value, builtin, parse_samples,
     read_samples, render, run,
@@ -482,12 +483,15 @@ fn a_memcached_scaled_one_three_zero_uses_exactly_its_core_seconds() {
         namespace: "cache".into(),
         name: format!("{}-{uid}", kind.to_lowercase()),
         owner: up.map(Into::into),
+        created: None,
+        deleted: None,
     };
     let pod = |name: &str, owner: Option<&str>, cpu: u64, from: &str, to: &str| PodLife {
         uid: format!("uid-{name}"),
         namespace: "cache".into(),
         name: name.into(),
         owner: owner.map(Into::into),
+        node: Some("n1".into()),
         cpu_millicores: cpu,
         memory_bytes: 64 << 20,
         created: at(from),
@@ -528,6 +532,31 @@ fn a_memcached_scaled_one_three_zero_uses_exactly_its_core_seconds() {
     assert_eq!(totals.namespaces["cache"].cpu_core_seconds(), 600.0);
     let m1 = totals.pods.iter().find(|(k, _)| k.name == "m1").unwrap().1;
     assert_eq!(m1.cpu_core_seconds(), 120.0);
+
+    // The same history through the tables and the SQL queries gives the same integrals.
+    let mut catalog = builtin::catalog();
+    builtin::add_history(&mut catalog, &metered);
+    let period = Period {
+        start: at("12:00:00"),
+        end: at("13:00:00"),
+    };
+    let inputs = tables::tables(&history, &metered, Basis::Existence, period).unwrap();
+    let report = run(&catalog, "memcached-cpu-request", &inputs, period).unwrap();
+    assert_eq!(
+        render(&report, Format::Csv),
+        "period_start,period_end,namespace,name,pods,cpu_request_core_seconds\n\
+         2026-02-01 12:00:00 +0000 UTC,2026-02-01 13:00:00 +0000 UTC,cache,memcached-cr,3,420.000000\n"
+    );
+    let report = run(&catalog, "memcached-memory-request", &inputs, period).unwrap();
+    assert_eq!(report.rows[0][5], Value::Double(281_857_228_800.0));
+    let report = run(&catalog, "namespace-cpu-request", &inputs, period).unwrap();
+    assert_eq!(report.rows[0][3], Value::Double(600.0));
+    let report = run(&catalog, "memcached-objects", &inputs, period).unwrap();
+    assert_eq!(
+        render(&report, Format::Csv),
+        "period_start,period_end,namespace,name,object_kind,objects,object_seconds\n\
+         2026-02-01 12:00:00 +0000 UTC,2026-02-01 13:00:00 +0000 UTC,cache,memcached-cr,Pod,3,4200.000000\n"
+    );
 
     let window = lifetime::integrate(
         &history,

@@ -9,7 +9,7 @@ use jiff::{Timestamp, ToSpan};
 
 /// A parsed schedule.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Schedule {
+pub struct Schedule {
     minutes: u64,
     hours: u64,
     days: u64,
@@ -22,7 +22,7 @@ pub(crate) struct Schedule {
 /// A schedule that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unparseable schedule {schedule:?}: {reason}")]
-pub(crate) struct ParseError {
+pub struct ParseError {
     schedule: String,
     reason: String,
 }
@@ -79,7 +79,7 @@ fn field(
 
 impl Schedule {
     /// Parses a schedule.
-    pub(crate) fn parse(s: &str) -> Result<Schedule, ParseError> {
+    pub fn parse(s: &str) -> Result<Schedule, ParseError> {
         let err = |reason: String| ParseError {
             schedule: s.to_string(),
             reason,
@@ -127,7 +127,7 @@ impl Schedule {
     }
 
     /// The first scheduled time strictly after `after`, in `tz`.
-    pub(crate) fn next(&self, after: Timestamp, tz: &TimeZone) -> Option<Timestamp> {
+    pub fn next(&self, after: Timestamp, tz: &TimeZone) -> Option<Timestamp> {
         let start = after.to_zoned(tz.clone()).datetime();
         let mut t: DateTime = start
             .with()

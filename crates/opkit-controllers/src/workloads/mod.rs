@@ -19,7 +19,7 @@
 //! racing its own watch never creates or deletes twice.
 
 mod clock;
-mod cron;
+pub mod cron;
 mod cronjob;
 mod daemonset;
 mod deployment;

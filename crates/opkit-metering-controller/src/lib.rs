@@ -1,0 +1,140 @@
+//! Metering on a cluster, with the I/O the pure `opkit-metering` leaves out: [`api`] holds the
+//! `metering.opkit.dev/v1` kinds (ReportDataSource, ReportQuery, Report) and their CRDs,
+//! [`history`] watches the control plane's objects into the default data source, [`schedule`]
+//! says which periods of a report are due, [`results`] stores and reads results (ConfigMaps),
+//! [`http`] serves Metering's report API, and [`clock`] is the clock all of it reads.
+//!
+//! `opkit up --metering` runs it inside the embedded control plane's process; any other
+//! process can run it against any cluster with [`start`]. The report API is served on the
+//! controller's own listener, as catalogd's is: the API server has no way to mount foreign
+//! routes, and `/api/v1/...` is the core group's path there.
+
+#![warn(missing_docs)]
+
+pub mod api;
+pub mod clock;
+mod datasource;
+pub mod history;
+pub mod http;
+mod report;
+pub mod results;
+pub mod schedule;
+
+use std::net::SocketAddr;
+
+use opkit::{Controller, Manager, Running};
+
+pub use api::{Report, ReportDataSource, ReportQuery};
+pub use clock::Clock;
+
+/// The controller's name and field manager.
+const NAME: &str = "metering-controller";
+
+/// How metering runs.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Where the report API listens (port 0 picks a free port).
+    pub listen: SocketAddr,
+    /// The clock history events and schedules read.
+    pub clock: Clock,
+}
+
+/// Why metering cannot start or stopped badly.
+#[derive(Debug, thiserror::Error)]
+pub enum MeteringError {
+    /// A CRD could not be installed.
+    #[error(transparent)]
+    Crd(#[from] opkit::apply::CrdError),
+    /// The history could not start.
+    #[error(transparent)]
+    History(#[from] history::HistoryError),
+    /// The listener could not be bound.
+    #[error("cannot serve the report API on {addr}: {source}")]
+    Listen {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The runtime failed.
+    #[error(transparent)]
+    Runtime(#[from] opkit::Error),
+    /// The report API server failed.
+    #[error("the report API stopped: {0}")]
+    Serve(#[source] std::io::Error),
+}
+
+/// Running metering.
+pub struct Metering {
+    url: String,
+    running: Running,
+    watchers: Vec<tokio::task::JoinHandle<()>>,
+    stop: tokio::sync::oneshot::Sender<()>,
+    http: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Metering {
+    /// The report API's base URL (`<url>/api/v1/reports/get?…`).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Stops the controllers, the history and the report API.
+    pub async fn shutdown(self) -> Result<(), MeteringError> {
+        let _ = self.stop.send(());
+        for w in &self.watchers {
+            w.abort();
+        }
+        let stopped = self.running.shutdown().await;
+        match self.http.await {
+            Ok(Err(e)) => return Err(MeteringError::Serve(e)),
+            Err(e) => return Err(MeteringError::Serve(std::io::Error::other(e))),
+            Ok(Ok(())) => {}
+        }
+        Ok(stopped?)
+    }
+}
+
+/// Installs the CRDs on the cluster of `client`, starts the history (returning once it has
+/// listed every watched kind), the controllers and the report API.
+pub async fn start(client: kube::Client, options: Options) -> Result<Metering, MeteringError> {
+    for crd in api::crds() {
+        opkit::apply::install_crd(&client, &crd, NAME).await?;
+    }
+    let listener = tokio::net::TcpListener::bind(options.listen)
+        .await
+        .map_err(|source| MeteringError::Listen {
+            addr: options.listen,
+            source,
+        })?;
+    let addr = listener
+        .local_addr()
+        .map_err(|source| MeteringError::Listen {
+            addr: options.listen,
+            source,
+        })?;
+    let history = history::History::default();
+    let watchers = history::start(&client, &history, &options.clock).await?;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let http = tokio::spawn(http::serve(listener, client.clone(), async {
+        let _ = stopped.await;
+    }));
+    let mut manager = Manager::builder().build();
+    let state = || report::State {
+        history: history.clone(),
+        clock: options.clock.clone(),
+    };
+    manager.add(Controller::<Report>::new(NAME).build(report::reconcile, state()));
+    manager.add(
+        Controller::<ReportDataSource>::new("reportdatasource-controller")
+            .build(datasource::reconcile, state()),
+    );
+    let running = manager.start(client).await?;
+    Ok(Metering {
+        url: format!("http://{addr}"),
+        running,
+        watchers,
+        stop,
+        http,
+    })
+}

@@ -1,0 +1,284 @@
+//! The `Report` controller: runs each due period of a report (see [`crate::schedule`]) over the
+//! history's tables, stores each result ([`crate::results`]), deletes results past
+//! `expiration`, and says in the status what happened.
+//!
+//! Status: `lastReportTime` (the end of the last period run), `nextReportTime` (when the next
+//! period ends and runs), condition `Running` (reason `Scheduled`, `ReportingPeriodWaitingForData`,
+//! `ReportFinished` or `GenerateReportFailed`) and condition `Failed` (the error of the last
+//! attempt: an unknown or bad query, a missing input, a bad spec). A failed period is tried again
+//! with the runtime's backoff, and the periods after it wait for it.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::ResourceExt;
+use kube::api::{Api, ListParams};
+use opkit::{Action, Context};
+use opkit_metering::lifetime::{Basis, GroupKind};
+use opkit_metering::{Catalog, DataSource, DataSourceKind, InputType, Period, builtin, tables};
+
+use crate::api::{Report, ReportDataSource, ReportQuery, ReportStatus, to_query};
+use crate::clock::Clock;
+use crate::history::History;
+use crate::schedule::{self, Plan};
+
+/// The group of metering's own kinds, never metered.
+const GROUP: &str = "metering.opkit.dev";
+
+/// What the controller shares.
+pub(crate) struct State {
+    pub(crate) history: History,
+    pub(crate) clock: Clock,
+}
+
+/// Why a reconcile failed (the report's own failures go into its status instead).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ReconcileError {
+    #[error("cannot write the status of Report {name}: {source}")]
+    Status {
+        name: String,
+        #[source]
+        source: opkit::Error,
+    },
+    #[error(transparent)]
+    Clock(#[from] crate::clock::ClockError),
+}
+
+/// What one reconcile achieved.
+enum Outcome {
+    /// Periods remain; the next ends at this instant.
+    Scheduled(Timestamp),
+    /// A one-shot report waits for its period to end.
+    Waiting(Timestamp),
+    /// Every period has run.
+    Finished,
+    /// A period (or the spec) failed.
+    Failed(String),
+}
+
+pub(crate) async fn reconcile(
+    report: Arc<Report>,
+    ctx: Arc<Context<State>>,
+) -> Result<Action, ReconcileError> {
+    let state = ctx.data();
+    let now = state.clock.now()?;
+    let status = report.status.clone().unwrap_or_default();
+    let reported = status.last_report_time.as_ref().map(|t| t.0);
+    let mut ran_to = reported;
+    let outcome = match schedule::plan(&report.spec, reported, now) {
+        Err(e) => Outcome::Failed(e.to_string()),
+        Ok(plan) => {
+            let Plan {
+                due,
+                next_start,
+                next_end,
+            } = plan;
+            if ran_to.is_none() && report.spec.schedule.is_some() {
+                // A scheduled report without reportingStart begins at the boundary chosen now.
+                ran_to = next_start.filter(|_| due.is_empty());
+            }
+            let mut failure = None;
+            for period in due {
+                match run_period(&ctx, &report, period).await {
+                    Ok(()) => ran_to = Some(period.end),
+                    Err(message) => {
+                        failure = Some(format!(
+                            "period {} to {}: {message}",
+                            period.start, period.end
+                        ));
+                        break;
+                    }
+                }
+            }
+            match (failure, next_end) {
+                (Some(message), _) => Outcome::Failed(message),
+                (None, None) => Outcome::Finished,
+                (None, Some(end)) if report.spec.schedule.is_none() => Outcome::Waiting(end),
+                (None, Some(end)) => Outcome::Scheduled(end),
+            }
+        }
+    };
+    if let Some(expiration) = &report.spec.expiration {
+        match opkit_apimachinery::duration::parse_std(expiration) {
+            Ok(keep) => {
+                let cutoff = jiff::SignedDuration::try_from(keep)
+                    .ok()
+                    .and_then(|keep| now.checked_sub(keep).ok());
+                if let Some(cutoff) = cutoff
+                    && let Err(e) = crate::results::expire(ctx.client(), &report, cutoff).await
+                {
+                    tracing::warn!("Report {}: {e}", report.name_any());
+                }
+            }
+            Err(e) => {
+                let outcome = Outcome::Failed(format!("spec.expiration: {e}"));
+                return finish(&ctx, &report, status, ran_to, outcome, now).await;
+            }
+        }
+    }
+    finish(&ctx, &report, status, ran_to, outcome, now).await
+}
+
+/// Writes the status for `outcome` and says when to look again.
+async fn finish(
+    ctx: &Context<State>,
+    report: &Report,
+    old: ReportStatus,
+    ran_to: Option<Timestamp>,
+    outcome: Outcome,
+    now: Timestamp,
+) -> Result<Action, ReconcileError> {
+    let generation = report.metadata.generation;
+    let mut status = old.clone();
+    status.last_report_time = ran_to.map(Time);
+    let (reason, message, running) = match &outcome {
+        Outcome::Scheduled(end) => ("Scheduled", format!("the next period ends at {end}"), true),
+        Outcome::Waiting(end) => (
+            "ReportingPeriodWaitingForData",
+            format!("the reporting period ends at {end}; the report runs then"),
+            true,
+        ),
+        Outcome::Finished => ("ReportFinished", "every period has run".to_owned(), false),
+        Outcome::Failed(message) => ("GenerateReportFailed", message.clone(), false),
+    };
+    status.next_report_time = match &outcome {
+        Outcome::Scheduled(end) | Outcome::Waiting(end) => Some(Time(*end)),
+        _ => None,
+    };
+    opkit::conditions::set(
+        &mut status.conditions,
+        opkit::conditions::of("Running", running)
+            .reason(reason)
+            .message(message.clone())
+            .observed_generation(generation),
+    );
+    let failed = matches!(outcome, Outcome::Failed(_));
+    opkit::conditions::set(
+        &mut status.conditions,
+        opkit::conditions::of("Failed", failed)
+            .reason(if failed { reason } else { "NoError" })
+            .message(if failed { message } else { String::new() })
+            .observed_generation(generation),
+    );
+    if status != old {
+        ctx.apply_status(report, &status)
+            .await
+            .map_err(|source| ReconcileError::Status {
+                name: report.name_any(),
+                source,
+            })?;
+    }
+    let clock = &ctx.data().clock;
+    Ok(match outcome {
+        Outcome::Failed(_) => Action::requeue_with_backoff(),
+        Outcome::Finished => Action::await_change(),
+        Outcome::Scheduled(end) | Outcome::Waiting(end) => {
+            let wait = Duration::try_from(end.duration_since(now)).unwrap_or_default();
+            Action::requeue(clock.sleep_for(wait))
+        }
+    })
+}
+
+/// Runs `report` for `period` and stores the result; the error as the status says it.
+async fn run_period(ctx: &Context<State>, report: &Report, period: Period) -> Result<(), String> {
+    let client = ctx.client();
+    let namespace = report.namespace().unwrap_or_default();
+    let metered = metered_kinds(client).await?;
+    let mut catalog = builtin::catalog();
+    builtin::add_history(&mut catalog, &metered);
+    let queries: Api<ReportQuery> = Api::namespaced(client.clone(), &namespace);
+    for q in list(&queries, "ReportQueries").await? {
+        let query = to_query(&q.name_any(), &q.spec)
+            .map_err(|e| format!("ReportQuery {:?} does not read: {e}", q.name_any()))?;
+        catalog.add_query(query);
+    }
+    let sources: Api<ReportDataSource> = Api::namespaced(client.clone(), &namespace);
+    let mut not_imported = BTreeSet::new();
+    for s in list(&sources, "ReportDataSources").await? {
+        if s.spec.prometheus_metrics_importer.is_some() {
+            not_imported.insert(s.name_any());
+            catalog.add_data_source(DataSource {
+                name: s.name_any(),
+                kind: DataSourceKind::Samples,
+            });
+        }
+    }
+    bind_inputs(&mut catalog, report, &not_imported)?;
+    let history = ctx.data().history.snapshot();
+    let inputs = tables::tables(&history, &metered, Basis::Existence, period)
+        .map_err(|e| format!("the history: {e}"))?;
+    let table = opkit_metering::run(&catalog, &report.spec.query, &inputs, period)
+        .map_err(|e| e.to_string())?;
+    crate::results::store(client, report, period, &table, ctx.field_manager())
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// Gives the report's `inputs` to its query's data-source inputs; refuses unknown inputs and
+/// data sources whose importer is not built.
+fn bind_inputs(
+    catalog: &mut Catalog,
+    report: &Report,
+    not_imported: &BTreeSet<String>,
+) -> Result<(), String> {
+    let name = &report.spec.query;
+    let mut query = catalog.query(name).map_err(|e| e.to_string())?.clone();
+    for given in &report.spec.inputs {
+        let input = query
+            .inputs
+            .iter_mut()
+            .find(|i| i.name == given.name)
+            .ok_or_else(|| {
+                format!(
+                    "spec.inputs: ReportQuery {name:?} has no input {:?}",
+                    given.name
+                )
+            })?;
+        if input.ty != InputType::ReportDataSource {
+            return Err(format!(
+                "spec.inputs: input {:?} is a time input, set from the reporting period",
+                given.name
+            ));
+        }
+        input.default = Some(given.value.clone());
+    }
+    for input in &query.inputs {
+        if let Some(source) = input.default.as_ref().filter(|s| not_imported.contains(*s)) {
+            return Err(format!(
+                "input {:?} reads ReportDataSource {source:?}, which uses prometheusMetricsImporter: \
+                 the Prometheus importer is not built yet",
+                input.name
+            ));
+        }
+    }
+    catalog.add_query(query);
+    Ok(())
+}
+
+/// The kinds charged for their pods: every custom resource kind but metering's own.
+async fn metered_kinds(client: &kube::Client) -> Result<BTreeSet<GroupKind>, String> {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    Ok(list(&crds, "CustomResourceDefinitions")
+        .await?
+        .into_iter()
+        .filter(|crd| crd.spec.group != GROUP)
+        .map(|crd| GroupKind {
+            group: crd.spec.group,
+            kind: crd.spec.names.kind,
+        })
+        .collect())
+}
+
+async fn list<K>(api: &Api<K>, what: &str) -> Result<Vec<K>, String>
+where
+    K: Clone + std::fmt::Debug + serde::de::DeserializeOwned,
+{
+    api.list(&ListParams::default())
+        .await
+        .map(|l| l.items)
+        .map_err(|e| format!("cannot list {what}: {e}"))
+}
