@@ -24,10 +24,24 @@ use opkit::{Context, Request};
 use crate::proxy::{Dependent, PRIMARY_RESOURCE_ANNOTATION, PRIMARY_RESOURCE_TYPE_ANNOTATION};
 use crate::watches::Watch;
 
-/// Owners whose dependents changed since their last reconcile.
-type Changed = Arc<Mutex<HashSet<Request>>>;
+/// Which owners' dependents changed since their last reconcile. Only live owners are marked
+/// (an owner counts as live from its first reconcile until its deletion is seen), so the
+/// garbage collector removing a deleted owner's dependents leaves nothing behind: both sets
+/// stay as large as the custom resources that exist.
+#[derive(Default)]
+struct Marks {
+    live: HashSet<Request>,
+    changed: HashSet<Request>,
+}
 
-/// One entry's dependent watches.
+type Changed = Arc<Mutex<Marks>>;
+
+fn lock(changed: &Changed) -> std::sync::MutexGuard<'_, Marks> {
+    changed.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// One entry's dependent watches (clones share the marks).
+#[derive(Clone)]
 pub(crate) struct Dependents {
     watch: Watch,
     owner_namespaced: bool,
@@ -85,12 +99,19 @@ impl Dependents {
         }
     }
 
-    /// Whether a dependent of `owner` changed since the last call (and forgets it).
+    /// Whether a dependent of `owner` changed since the last call (and forgets it); `owner` is
+    /// live from now on.
     pub(crate) fn take_changed(&self, owner: &Request) -> bool {
-        self.changed
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(owner)
+        let mut marks = lock(&self.changed);
+        marks.live.insert(owner.clone());
+        marks.changed.remove(owner)
+    }
+
+    /// Forgets `owner`, whose deletion was seen: changes of its dependents no longer mark it.
+    pub(crate) fn forget(&self, owner: &Request) {
+        let mut marks = lock(&self.changed);
+        marks.live.remove(owner);
+        marks.changed.remove(owner);
     }
 }
 
@@ -139,8 +160,13 @@ impl Mapper {
                 name: name.to_string(),
             });
         }
-        let mut changed = self.changed.lock().unwrap_or_else(|p| p.into_inner());
-        changed.extend(owners.iter().cloned());
+        let mut marks = lock(&self.changed);
+        let live: Vec<Request> = owners
+            .iter()
+            .filter(|o| marks.live.contains(*o))
+            .cloned()
+            .collect();
+        marks.changed.extend(live);
         owners
     }
 }
@@ -175,13 +201,15 @@ mod tests {
             ]},
         }));
         let m = mapper(false);
-        assert_eq!(m.owners(&owned), [Request::namespaced("default", "web")]);
+        let web = Request::namespaced("default", "web");
+        assert_eq!(m.owners(&owned), std::slice::from_ref(&web));
         assert!(
-            m.changed
-                .lock()
-                .expect("lock")
-                .contains(&Request::namespaced("default", "web"))
+            !lock(&m.changed).changed.contains(&web),
+            "an owner never reconciled is not marked"
         );
+        lock(&m.changed).live.insert(web.clone());
+        m.owners(&owned);
+        assert!(lock(&m.changed).changed.contains(&web));
 
         let annotated = object(serde_json::json!({
             "apiVersion": "v1", "kind": "ConfigMap",
@@ -198,5 +226,27 @@ mod tests {
             mapper(true).owners(&annotated),
             [Request::namespaced("default", "web")]
         );
+    }
+
+    #[test]
+    fn a_forgotten_owner_is_not_marked_again_by_its_collected_dependents() {
+        let dependents = Dependents::new(crate::watches::memcached_for_test(), true);
+        let web = Request::namespaced("default", "web");
+        assert!(!dependents.take_changed(&web));
+        dependents.forget(&web);
+        let m = Mapper {
+            changed: dependents.changed.clone(),
+            ..mapper(false)
+        };
+        let owned = object(serde_json::json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a", "namespace": "default", "ownerReferences": [
+                {"apiVersion": "cache.example.com/v1alpha1", "kind": "Memcached", "name": "web",
+                 "uid": "u", "controller": true},
+            ]},
+        }));
+        m.owners(&owned);
+        let marks = lock(&dependents.changed);
+        assert!(marks.live.is_empty() && marks.changed.is_empty());
     }
 }

@@ -272,22 +272,9 @@ pub async fn run(client: Client, options: OperatorOptions) -> Result<(), Operato
 mod tests {
     use super::*;
 
-    fn watch() -> Watch {
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::create_dir_all(dir.path().join("roles/memcached")).expect("mkdir");
-        crate::watches::parse(
-            "- group: cache.example.com\n  version: v1alpha1\n  kind: Memcached\n  role: memcached\n",
-            &dir.path().join("watches.yaml"),
-            dir.path(),
-            &Default::default(),
-        )
-        .expect("valid")
-        .remove(0)
-    }
-
     #[test]
     fn per_kind_variables_are_named_as_operator_sdk_names_them_and_checked() {
-        let w = watch();
+        let w = crate::watches::memcached_for_test();
         let name = "MAX_CONCURRENT_RECONCILES_MEMCACHED_CACHE_EXAMPLE_COM";
         assert_eq!(kind_env_name(MAX_CONCURRENT_RECONCILES_ENV, &w), name);
         let env = |value: &'static str| move |n: &str| (n == name).then(|| value.to_string());

@@ -144,15 +144,17 @@ impl PlaybookOperator {
         lock(&self.runs)
     }
 
-    /// What to do when a custom resource's deletion is seen: forget its last run and remove
-    /// its runs' data directory ([`Artifacts::forget`]), so that neither grows with the
-    /// custom resources that come and go.
+    /// What to do when a custom resource's deletion is seen: forget its last run and its
+    /// dependents' marks, and remove its runs' data directory ([`Artifacts::forget`]), so that
+    /// none grows with the custom resources that come and go.
     pub(crate) fn forgetter(&self) -> impl Fn(&DynamicObject) + Send + Sync + 'static {
         let (runs, artifacts) = (self.runs.clone(), self.artifacts.clone());
+        let dependents = self.dependents.clone();
         move |obj: &DynamicObject| {
             if let Some(uid) = obj.uid() {
                 lock(&runs).remove(&uid);
             }
+            dependents.forget(&opkit::Request::from_object(obj));
             artifacts.forget(obj.namespace().as_deref(), &obj.name_any());
         }
     }

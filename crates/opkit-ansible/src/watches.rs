@@ -193,6 +193,22 @@ pub fn load(path: &Path) -> Result<Vec<Watch>, WatchesError> {
     parse(&text, path, base, &RolePaths::from_env())
 }
 
+/// The watch of operator-sdk's Memcached example (`cache.example.com/v1alpha1`, role
+/// `memcached`), for unit tests.
+#[cfg(test)]
+pub(crate) fn memcached_for_test() -> Watch {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join("roles/memcached")).expect("mkdir");
+    parse(
+        "- group: cache.example.com\n  version: v1alpha1\n  kind: Memcached\n  role: memcached\n",
+        &dir.path().join("watches.yaml"),
+        dir.path(),
+        &Default::default(),
+    )
+    .expect("valid")
+    .remove(0)
+}
+
 /// Parses `text` (the contents of the file `path`, environment already expanded), resolving
 /// paths against `base`.
 pub(crate) fn parse(
