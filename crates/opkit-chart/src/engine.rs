@@ -181,8 +181,6 @@ impl Engine {
             .collect();
         if self.one_shot {
             std::mem::forget(set);
-        } else {
-            free_later(set);
         }
         Ok(rendered)
     }
@@ -282,16 +280,6 @@ fn drop_no_value(out: String) -> String {
     } else {
         out
     }
-}
-
-/// Drops `v` on a short-lived thread. Freeing a chart's parsed templates costs about half
-/// of parsing them (a tenth of a render), and nothing needs to wait for it: a chart
-/// operator goes on reconciling meanwhile.
-fn free_later<T: Send + 'static>(v: T) {
-    // When no thread starts, the closure is dropped here, and `v` with it.
-    let _ = std::thread::Builder::new()
-        .name("opkit-chart-free".into())
-        .spawn(move || drop(v));
 }
 
 /// What every chart's scope shares.
