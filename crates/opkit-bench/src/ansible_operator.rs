@@ -17,7 +17,7 @@ use kube::runtime::wait::{await_condition, conditions};
 use opkit_ansible::OperatorOptions;
 use serde_json::json;
 
-use crate::scenarios::{Outcome, create_namespace, poll_until};
+use crate::scenarios::{Outcome, condition_true, create_namespace, open_crd, poll_until};
 use crate::server::Server;
 use crate::stats::{Progress, children_cpu_time};
 use crate::{Options, Row, Scenario};
@@ -64,38 +64,6 @@ const ROLE: &str = r#"
       nodes: ["{{ ansible_operator_meta.name }}-0"]
 "#;
 
-fn crd() -> anyhow::Result<CustomResourceDefinition> {
-    let open = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
-    Ok(serde_json::from_value(json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": format!("{PLURAL}.{GROUP}")},
-        "spec": {
-            "group": GROUP,
-            "scope": "Namespaced",
-            "names": {"kind": KIND, "plural": PLURAL, "singular": "memcached",
-                      "listKind": "MemcachedList"},
-            "versions": [{
-                "name": "v1alpha1", "served": true, "storage": true,
-                "subresources": {"status": {}},
-                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                    "spec": open, "status": open,
-                }}},
-            }],
-        },
-    }))?)
-}
-
-/// Whether `obj`'s status has `Successful=True`.
-fn successful(obj: &DynamicObject) -> bool {
-    obj.data["status"]["conditions"]
-        .as_array()
-        .is_some_and(|cs| {
-            cs.iter()
-                .any(|c| c["type"] == "Successful" && c["status"] == "True")
-        })
-}
-
 /// Creates `names` and waits until every one is `Successful`; the wall time and the CPU
 /// time the runs' processes used.
 async fn to_successful(
@@ -121,7 +89,7 @@ async fn to_successful(
                 .items
                 .iter()
                 .filter(|o| names.contains(&o.metadata.name.clone().unwrap_or_default()))
-                .filter(|o| successful(o))
+                .filter(|o| condition_true(o, "Successful"))
                 .count();
             done.store(n, Ordering::Relaxed);
             Ok((n == names.len()).then_some(()))
@@ -158,7 +126,11 @@ pub async fn ansible_operator(options: &Options) -> anyhow::Result<Outcome> {
     let server = Server::start(&options.server).await?;
     let admin = server.client().await?;
     let crds: Api<CustomResourceDefinition> = Api::all(admin.clone());
-    crds.create(&PostParams::default(), &crd()?).await?;
+    crds.create(
+        &PostParams::default(),
+        &open_crd(GROUP, "v1alpha1", KIND, PLURAL, "memcached")?,
+    )
+    .await?;
     let crd_name = format!("{PLURAL}.{GROUP}");
     let established = await_condition(crds, &crd_name, conditions::is_crd_established());
     tokio::time::timeout(Duration::from_secs(30), established)

@@ -18,7 +18,9 @@ use kube::runtime::wait::{await_condition, conditions};
 use opkit_chart_operator::OperatorOptions;
 use serde_json::json;
 
-use crate::scenarios::{Outcome, create_namespace, poll_until, run_concurrent};
+use crate::scenarios::{
+    Outcome, condition_true, create_namespace, open_crd, poll_until, run_concurrent,
+};
 use crate::server::Server;
 use crate::stats::{Progress, memory_kib, mib};
 use crate::{Options, Row, Scenario};
@@ -70,37 +72,6 @@ pub(crate) async fn counting_client(
         .build())
 }
 
-fn crd() -> anyhow::Result<CustomResourceDefinition> {
-    let open = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
-    Ok(serde_json::from_value(json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": format!("{PLURAL}.{GROUP}")},
-        "spec": {
-            "group": GROUP,
-            "scope": "Namespaced",
-            "names": {"kind": KIND, "plural": PLURAL, "singular": "app", "listKind": "AppList"},
-            "versions": [{
-                "name": "v1", "served": true, "storage": true,
-                "subresources": {"status": {}},
-                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                    "spec": open, "status": open,
-                }}},
-            }],
-        },
-    }))?)
-}
-
-/// Whether `obj`'s status has `Deployed=True`.
-fn deployed(obj: &DynamicObject) -> bool {
-    obj.data["status"]["conditions"]
-        .as_array()
-        .is_some_and(|cs| {
-            cs.iter()
-                .any(|c| c["type"] == "Deployed" && c["status"] == "True")
-        })
-}
-
 /// The sum of `controller_runtime_reconcile_total` over results.
 fn reconciles(metrics: &str) -> anyhow::Result<u64> {
     let mut total = 0;
@@ -150,7 +121,11 @@ pub async fn chart_operator(options: &Options) -> anyhow::Result<Outcome> {
     let server = Server::start(&options.server).await?;
     let admin = server.client().await?;
     let crds: Api<CustomResourceDefinition> = Api::all(admin.clone());
-    crds.create(&PostParams::default(), &crd()?).await?;
+    crds.create(
+        &PostParams::default(),
+        &open_crd(GROUP, "v1", KIND, PLURAL, "app")?,
+    )
+    .await?;
     let crd_name = format!("{PLURAL}.{GROUP}");
     let established = await_condition(crds, &crd_name, conditions::is_crd_established());
     tokio::time::timeout(Duration::from_secs(30), established)
@@ -201,7 +176,11 @@ pub async fn chart_operator(options: &Options) -> anyhow::Result<Outcome> {
         let (api, done) = (api.clone(), done.clone());
         async move {
             let list = api.list(&ListParams::default()).await?;
-            let n = list.items.iter().filter(|o| deployed(o)).count();
+            let n = list
+                .items
+                .iter()
+                .filter(|o| condition_true(o, "Deployed"))
+                .count();
             done.store(n, Ordering::Relaxed);
             Ok((n == count).then_some(()))
         }

@@ -797,3 +797,43 @@ async fn memory(options: &Options) -> anyhow::Result<Outcome> {
     server.stop().await;
     Ok(out)
 }
+
+/// A namespaced kind whose spec and status take anything, with the status subresource: how
+/// the generic (chart and Ansible) operators' kinds are declared.
+pub(crate) fn open_crd(
+    group: &str,
+    version: &str,
+    kind: &str,
+    plural: &str,
+    singular: &str,
+) -> anyhow::Result<CustomResourceDefinition> {
+    let open = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
+    Ok(serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.{group}")},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"kind": kind, "plural": plural, "singular": singular,
+                      "listKind": format!("{kind}List")},
+            "versions": [{
+                "name": version, "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": open, "status": open,
+                }}},
+            }],
+        },
+    }))?)
+}
+
+/// Whether `obj`'s status has the condition `condition` with status `True`.
+pub(crate) fn condition_true(obj: &kube::api::DynamicObject, condition: &str) -> bool {
+    obj.data["status"]["conditions"]
+        .as_array()
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c["type"] == condition && c["status"] == "True")
+        })
+}
