@@ -26,9 +26,7 @@ pub fn map_in_order<T: Send, R: Send>(
     f: impl Fn(T) -> R + Sync,
 ) -> Vec<R> {
     let total: usize = items.iter().map(&weight).sum();
-    let threads = (total / min_weight.max(1))
-        .clamp(1, cores())
-        .min(items.len().max(1));
+    let threads = threads_for(total, min_weight, items.len());
     if threads < 2 {
         return items.into_iter().map(f).collect();
     }
@@ -141,7 +139,7 @@ pub fn map_isolated<T: Send + Clone, R: Send, E: Send>(
             .collect()
     };
     let total: usize = items.iter().map(&weight).sum();
-    if total / min_weight.max(1) < 2 || cores() < 2 || items.len() < 2 {
+    if threads_for(total, min_weight, items.len()) < 2 {
         return sequential(items);
     }
     let run = GENERATION.fetch_add(1, Ordering::Relaxed) + 1;
@@ -165,6 +163,14 @@ pub fn map_isolated<T: Send + Clone, R: Send, E: Send>(
         .enumerate()
         .map(|(i, r)| r.map_err(|e| (i, e)))
         .collect()
+}
+
+/// How many threads `items` items of `total` weight get, each at least `min_weight` of it, at
+/// most one per item and per core.
+fn threads_for(total: usize, min_weight: usize, items: usize) -> usize {
+    (total / min_weight.max(1))
+        .clamp(1, cores())
+        .min(items.max(1))
 }
 
 /// How many threads the machine runs at once (at least one), asked once per process.
