@@ -144,7 +144,7 @@ pub fn render_release(
     let mut manifest = String::new();
     if opts.include_crds {
         for (name, data) in crd_objects(chart, chart.name()) {
-            let data = String::from_utf8_lossy(data);
+            let data = crate::chart::text(data);
             match &opts.output_dir {
                 None => push_document(&mut manifest, &name, &data),
                 Some(dir) => out
@@ -273,7 +273,11 @@ pub fn prepare_and_template(
     let chart = &*chart;
     if opts.output_dir.is_some() || !has_schema(chart) {
         validate_values(chart, &values)?;
-        return Ok(template(engine, chart, &values, opts)?);
+        let rendered = template(engine, chart, &values, opts);
+        if engine.leaves_to_exit() {
+            std::mem::forget(values);
+        }
+        return Ok(rendered?);
     }
     let (checked, rendered) = std::thread::scope(|scope| {
         let check = std::thread::Builder::new()
@@ -287,6 +291,9 @@ pub fn prepare_and_template(
         };
         (checked, rendered)
     });
+    if engine.leaves_to_exit() {
+        std::mem::forget(values);
+    }
     checked?;
     Ok(rendered?)
 }

@@ -49,6 +49,17 @@ pub struct File {
     pub data: Vec<u8>,
 }
 
+/// A file's bytes as text, the way Go converts `[]byte` to `string` and prints it: invalid
+/// UTF-8 becomes U+FFFD. Valid text (nearly every chart file) is borrowed after a fast check
+/// — `String::from_utf8_lossy` alone validates several times slower, and charts carry
+/// megabytes of CRDs.
+pub(crate) fn text(data: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(data) {
+        Ok(s) => std::borrow::Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(data),
+    }
+}
+
 /// `Chart.yaml` (Helm's `chart.Metadata`), with Helm's YAML field names.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

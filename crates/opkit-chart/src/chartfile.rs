@@ -106,7 +106,7 @@ fn decode_error(msg: String) -> String {
 
 /// The `apiVersion` of a `Chart.yaml` (Helm's `chartBase` read).
 pub(crate) fn api_version(data: &[u8]) -> Result<String, String> {
-    let v = from_yaml(&String::from_utf8_lossy(data)).map_err(yaml_error)?;
+    let v = from_yaml(&crate::chart::text(data)).map_err(yaml_error)?;
     let json = decode_struct(&v, &CHART_BASE, "", &mut Nulls::default())?;
     Ok(json
         .get("apiVersion")
@@ -118,7 +118,7 @@ pub(crate) fn api_version(data: &[u8]) -> Result<String, String> {
 /// Reads `Chart.yaml` into [`Metadata`] (Helm's `yaml.Unmarshal(data, c.Metadata)`); `base`
 /// is what an earlier document (for `requirements.yaml`, the chart's metadata) already set.
 pub(crate) fn read_metadata(data: &[u8], base: Option<&Metadata>) -> Result<ChartFile, String> {
-    let v = from_yaml(&String::from_utf8_lossy(data)).map_err(yaml_error)?;
+    let v = from_yaml(&crate::chart::text(data)).map_err(yaml_error)?;
     let mut nulls = Nulls::default();
     let json = decode_struct(&v, &METADATA, "", &mut nulls)?;
     let mut merged = match base {

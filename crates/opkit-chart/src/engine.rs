@@ -69,6 +69,11 @@ impl Engine {
         self
     }
 
+    /// Whether what a render leaves behind is left to the process's exit ([`Engine::one_shot`]).
+    pub(crate) fn leaves_to_exit(&self) -> bool {
+        self.one_shot
+    }
+
     /// Answers `lookup` with `f` instead of an empty map.
     pub fn with_lookup(mut self, f: Arc<LookupFn>) -> Engine {
         self.lookup = Some(f);
@@ -146,8 +151,8 @@ impl Engine {
         all_templates(chart, None, values, &top, &mut renderables);
         // Helm parses and renders deeper paths first, then by name, descending.
         renderables.sort_by(|a, b| {
-            let key = |r: &Renderable| (r.name.matches('/').count(), r.name.clone());
-            key(b).cmp(&key(a))
+            let depth = |r: &Renderable| r.name.matches('/').count();
+            depth(b).cmp(&depth(a)).then_with(|| b.name.cmp(&a.name))
         });
 
         let mut set = Templates::new("gotpl");
@@ -181,6 +186,7 @@ impl Engine {
             .collect();
         if self.one_shot {
             std::mem::forget(set);
+            std::mem::forget(renderables);
         }
         Ok(rendered)
     }
@@ -347,7 +353,7 @@ fn all_templates<'c>(
         }
         out.push(Renderable {
             name: format!("{full_path}/{}", t.name),
-            text: String::from_utf8_lossy(&t.data),
+            text: crate::chart::text(&t.data),
             scope: scope.clone(),
             base_path: format!("{full_path}/templates"),
         });

@@ -38,7 +38,7 @@ impl Rules {
     /// not rules).
     pub(crate) fn parse(text: &[u8]) -> Result<Rules, IgnoreError> {
         let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
-        let text = String::from_utf8_lossy(text);
+        let text = crate::chart::text(text);
         let mut rules = Rules::default();
         for line in text.lines() {
             rules.add(line)?;

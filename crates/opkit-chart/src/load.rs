@@ -239,7 +239,7 @@ fn parse_err(file: &str, e: impl std::fmt::Display) -> LoadError {
 }
 
 fn parse_lock(file: &str, data: &[u8]) -> Result<Lock, LoadError> {
-    let v = opkit_template::yaml::from_yaml(&String::from_utf8_lossy(data))
+    let v = opkit_template::yaml::from_yaml(&crate::chart::text(data))
         .map_err(|e| parse_err(file, e))?;
     let json = match crate::values::to_json(&v) {
         serde_json::Value::Null => serde_json::json!({}),

@@ -396,7 +396,7 @@ impl Files {
         if data.is_empty() {
             return Vec::new();
         }
-        let s = String::from_utf8_lossy(&data);
+        let s = crate::chart::text(&data);
         let s = s.strip_suffix('\n').unwrap_or(&s);
         s.split('\n').map(str::to_string).collect()
     }
@@ -426,7 +426,7 @@ impl Object for Files {
         let f = match name {
             "Get" => Function::new(&[ParamType::String], move |a| {
                 let data = this.get(a[0].as_str().unwrap_or_default());
-                Ok(Value::string(String::from_utf8_lossy(&data).as_ref()))
+                Ok(Value::string(crate::chart::text(&data).as_ref()))
             }),
             "GetBytes" => Function::new(&[ParamType::String], move |a| {
                 Ok(Value::Object(Arc::new(Bytes(
@@ -441,7 +441,7 @@ impl Object for Files {
                 Ok(strings_list(&lines))
             }),
             "AsConfig" => Function::new(&[], move |_| {
-                this.as_yaml(|d| String::from_utf8_lossy(d).into_owned())
+                this.as_yaml(|d| crate::chart::text(d).into_owned())
             }),
             "AsSecrets" => Function::new(&[], move |_| this.as_yaml(|d| BASE64.encode(d))),
             _ => return None,

@@ -106,7 +106,7 @@ fn validate_single(values: &Dict, schema: &[u8]) -> Result<(), String> {
 /// Why a schema is not JSON, in the words of Go's `json.Decoder` (v6's `UnmarshalJSON`).
 /// The syntax message comes from the engine's `fromJson`, a port of Go's JSON scanner.
 fn json_error(schema: &[u8]) -> String {
-    let text = String::from_utf8_lossy(schema);
+    let text = crate::chart::text(schema);
     let trimmed = text.trim_end();
     if serde_json::Deserializer::from_str(trimmed)
         .into_iter::<serde_json::Value>()

@@ -97,7 +97,7 @@ pub(crate) fn deep_copy_dict(d: &Dict) -> Dict {
 /// `sigs.k8s.io/yaml` reads a map (go-yaml v2 typing, numbers `float64`), and the documents
 /// are merged, later ones winning.
 pub(crate) fn read_values(data: &[u8]) -> Result<Value, String> {
-    let text = String::from_utf8_lossy(data);
+    let text = crate::chart::text(data);
     let mut merged = empty_map();
     for doc in split_documents(&text)? {
         let current = opkit_template::yaml::from_yaml_map(doc)

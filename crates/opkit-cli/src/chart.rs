@@ -131,9 +131,12 @@ fn template(args: &TemplateArgs, cwd: &Path) -> Result<String, String> {
     opts.output_dir = args.output_dir.clone();
     opts.use_release_name = args.release_name;
     // The command exits after printing: nothing gains from freeing the parsed templates.
+    // So are the chart's files and the values (megabytes of CRDs in some charts).
     let engine = Engine::new().one_shot(true);
-    opkit_chart::prepare_and_template(&engine, &mut chart, &user_values, &opts)
-        .map_err(|e| e.to_string())
+    let out = opkit_chart::prepare_and_template(&engine, &mut chart, &user_values, &opts);
+    std::mem::forget(chart);
+    std::mem::forget(user_values);
+    out.map_err(|e| e.to_string())
 }
 
 /// Helm's `NameAndChart` for `template` (whose default name is `release-name`).

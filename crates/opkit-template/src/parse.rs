@@ -56,11 +56,47 @@ pub(crate) struct List {
     pub nodes: Vec<Node>,
 }
 
+/// A text node's bytes: a range of its template's source, shared rather than copied (charts
+/// carry megabytes of CRD text in templates).
+#[derive(Debug, Clone)]
+pub(crate) struct Span {
+    src: Arc<str>,
+    start: usize,
+    end: usize,
+}
+
+impl Span {
+    /// `text` as the range of `src` it was lexed from when it is one, else a copy.
+    fn of(src: &Arc<str>, pos: usize, text: &str) -> Span {
+        let end = pos + text.len();
+        if src.get(pos..end) == Some(text) {
+            Span {
+                src: src.clone(),
+                start: pos,
+                end,
+            }
+        } else {
+            Span {
+                src: text.into(),
+                start: 0,
+                end: text.len(),
+            }
+        }
+    }
+}
+
+impl std::ops::Deref for Span {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.src[self.start..self.end]
+    }
+}
+
 #[derive(Debug)]
 pub(crate) enum Node {
     Text {
         pos: usize,
-        text: String,
+        text: Span,
     },
     Action {
         pos: usize,
@@ -588,7 +624,7 @@ impl<'a> Parser<'a> {
         match token.typ {
             ItemType::Text => Ok(Parsed::Node(Node::Text {
                 pos: token.pos,
-                text: token.val.into_owned(),
+                text: Span::of(&self.text, token.pos, &token.val),
             })),
             ItemType::LeftDelim => {
                 self.action_line = token.line;

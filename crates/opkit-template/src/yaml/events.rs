@@ -207,7 +207,8 @@ unsafe fn convert(ev: &unsafe_libyaml::yaml_event_t) -> Event {
                 Event::Scalar(Scalar {
                     anchor: c_text(s.anchor),
                     tag: c_text(s.tag).unwrap_or_default(),
-                    value: String::from_utf8_lossy(bytes).into_owned(),
+                    value: String::from_utf8(bytes.to_vec())
+                        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
                     implicit: s.plain_implicit,
                 })
             }
