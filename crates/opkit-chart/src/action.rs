@@ -315,7 +315,9 @@ pub fn render_parts(
 ) -> Result<(Vec<Hook>, Vec<Manifest>, String), TemplateError> {
     let caps = &ctx.capabilities;
     let wanted = &chart.metadata.kube_version;
-    if !wanted.is_empty() && !kube_version_compatible(wanted, &caps.kube_version.normalized) {
+    if !wanted.is_empty()
+        && !crate::load::is_compatible_range(wanted, &caps.kube_version.normalized)
+    {
         return Err(TemplateError::Render(format!(
             "chart requires kubeVersion: {wanted} which is incompatible with Kubernetes {}",
             caps.kube_version.version
@@ -340,19 +342,6 @@ pub fn render_parts(
     let (hooks, manifests) =
         sort_manifests(&files).map_err(|e| TemplateError::Render(e.to_string()))?;
     Ok((hooks, manifests, notes))
-}
-
-/// Helm's `IsCompatibleRange`: whether `version` satisfies the SemVer `constraint` (a
-/// version or constraint that does not parse is not compatible).
-fn kube_version_compatible(constraint: &str, version: &str) -> bool {
-    let funcs = opkit_template::sprig::functions();
-    let Some(compare) = funcs.get("semverCompare") else {
-        return false;
-    };
-    matches!(
-        compare.call(&[Value::string(constraint), Value::string(version)]),
-        Ok(Value::Bool(true))
-    )
 }
 
 /// The chart's and its subcharts' `crds/*.{yaml,yml,json}` files with the names Helm
@@ -518,8 +507,8 @@ mod tests {
 
     #[test]
     fn kube_version_ranges_are_checked_like_helm() {
-        assert!(kube_version_compatible(">=1.20.0-0", "v1.35.0"));
-        assert!(!kube_version_compatible("<1.20.0", "v1.35.0"));
-        assert!(!kube_version_compatible("not a range", "v1.35.0"));
+        assert!(crate::load::is_compatible_range(">=1.20.0-0", "v1.35.0"));
+        assert!(!crate::load::is_compatible_range("<1.20.0", "v1.35.0"));
+        assert!(!crate::load::is_compatible_range("not a range", "v1.35.0"));
     }
 }

@@ -84,12 +84,14 @@ pub(crate) fn deep_copy(v: &Value) -> Value {
 
 /// A deep copy of a map.
 pub(crate) fn deep_copy_dict(d: &Dict) -> Dict {
-    Dict::new(
-        d.entries()
-            .into_iter()
-            .map(|(k, v)| (k, deep_copy(&v)))
-            .collect(),
-    )
+    // A clone of the sorted map, not a rebuild: no key is compared again.
+    let mut entries = d.to_map();
+    for v in entries.values_mut() {
+        if matches!(v, Value::Map(_) | Value::List(_)) {
+            *v = deep_copy(v);
+        }
+    }
+    Dict::new(entries)
 }
 
 /// Reads values YAML as Helm's `loader.LoadValues` does: the stream is split into documents

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Args, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use opkit_chart::{Chart, Engine, KubeVersion, TemplateOptions, ValueOptions};
 use opkit_template::{Templates, Value};
 
@@ -14,6 +14,32 @@ use opkit_template::{Templates, Value};
 pub(crate) enum ChartCommand {
     /// Render a chart's templates locally and print the manifests, as `helm template` does.
     Template(TemplateArgs),
+}
+
+/// `opkit chart …` parsed on its own (see [`parse_alone`]).
+#[derive(Parser)]
+#[command(name = "opkit")]
+struct ChartAlone {
+    #[command(subcommand)]
+    command: ChartOnly,
+}
+
+#[derive(Subcommand)]
+enum ChartOnly {
+    #[command(subcommand)]
+    Chart(ChartCommand),
+}
+
+/// The command line, when it is a valid `opkit chart …` command: building the parser of
+/// every command costs about a millisecond, as much as rendering a small chart. Anything
+/// else, `--help` and errors included, is left to the full parser, so they read the same.
+pub(crate) fn parse_alone() -> Option<ChartCommand> {
+    if std::env::args_os().nth(1)? != "chart" {
+        return None;
+    }
+    match ChartAlone::try_parse().ok()?.command {
+        ChartOnly::Chart(cmd) => Some(cmd),
+    }
 }
 
 /// The arguments and flags of `helm template`.

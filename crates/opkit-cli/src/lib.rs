@@ -256,6 +256,7 @@ pub enum Program {
 pub fn main(program: Program) -> ExitCode {
     let command = match program {
         Program::KubectlKudo => Command::Kudo(KubectlKudo::parse().kudo),
+        Program::Opkit if let Some(cmd) = chart::parse_alone() => Command::Chart(cmd),
         Program::Opkit => match Cli::try_parse() {
             Ok(cli) => cli.command,
             // kuttl exits 255 on flag errors; other commands keep clap's exit code.
