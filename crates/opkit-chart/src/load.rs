@@ -72,7 +72,9 @@ impl Chart {
             ))
         })?;
         check_api_version(&data)?;
-        Chart::load_dir(path)
+        let chart = Chart::load_dir(path)?;
+        crate::schema::compile_ahead(&chart);
+        Ok(chart)
     }
 
     /// Loads a chart directory, skipping what `.helmignore` (and Helm's default rule for

@@ -4,7 +4,9 @@
 //! Helm uses, same drafts and error tree); the messages are rendered in v6's words (`- at
 //! '/age': minimum: got -5, want 0`), which Helm prints.
 
-use boon::{CompileError, Compiler, ErrorKind, Schemas, UrlLoader, ValidationError};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use boon::{CompileError, Compiler, ErrorKind, SchemaIndex, Schemas, UrlLoader, ValidationError};
 use opkit_template::{Dict, Value};
 
 use crate::chart::Chart;
@@ -70,8 +72,59 @@ impl UrlLoader for UrnLoader {
     }
 }
 
-/// Helm's `ValidateAgainstSingleSchema`.
-fn validate_single(values: &Dict, schema: &[u8]) -> Result<(), String> {
+/// A compiled schema, or why it does not compile (in Helm's words).
+type Compiled = Result<(Schemas, SchemaIndex), String>;
+
+/// Schemas compiled ahead of their check ([`compile_ahead`]), by their text; the check takes
+/// its entry. At most [`AHEAD_MAX`] wait (a loaded chart need not be checked).
+static AHEAD: Mutex<Ahead> = Mutex::new(Vec::new());
+type Ahead = Vec<(Vec<u8>, Arc<OnceLock<Compiled>>)>;
+const AHEAD_MAX: usize = 16;
+
+fn ahead() -> std::sync::MutexGuard<'static, Ahead> {
+    AHEAD.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Compiles the schemas of `chart` and its subcharts on a thread of their own, so that the
+/// check, which needs the coalesced values, finds them ready: compiling a large schema costs
+/// as much as rendering the chart, and while the values are coalesced a core is free.
+pub(crate) fn compile_ahead(chart: &Chart) {
+    fn texts<'c>(chart: &'c Chart, out: &mut Vec<&'c [u8]>) {
+        out.extend(chart.schema.as_deref());
+        chart.dependencies.iter().for_each(|d| texts(d, out));
+    }
+    let mut found = Vec::new();
+    texts(chart, &mut found);
+    let mut jobs = Vec::new();
+    {
+        let mut ahead = ahead();
+        for text in found {
+            if ahead.iter().any(|(t, _)| t.as_slice() == text) {
+                continue;
+            }
+            if ahead.len() == AHEAD_MAX {
+                ahead.remove(0);
+            }
+            let cell = Arc::new(OnceLock::new());
+            ahead.push((text.to_vec(), cell.clone()));
+            jobs.push((text.to_vec(), cell));
+        }
+    }
+    if jobs.is_empty() {
+        return;
+    }
+    // Without a thread each check compiles its schema itself, as before.
+    let _ = std::thread::Builder::new()
+        .name("opkit-schema-compile".into())
+        .spawn(move || {
+            for (text, cell) in jobs {
+                cell.get_or_init(|| compile(&text));
+            }
+        });
+}
+
+/// `schema` compiled as Helm compiles it (`file` and `urn` references resolved).
+fn compile(schema: &[u8]) -> Compiled {
     let schema: serde_json::Value =
         serde_json::from_slice(schema).map_err(|_| json_error(schema))?;
     let mut loader = boon::SchemeUrlLoader::new();
@@ -86,6 +139,27 @@ fn validate_single(values: &Dict, schema: &[u8]) -> Result<(), String> {
     let index = compiler
         .compile(SCHEMA_URL, &mut schemas)
         .map_err(|e| compile_error(&e))?;
+    Ok((schemas, index))
+}
+
+/// Helm's `ValidateAgainstSingleSchema`.
+fn validate_single(values: &Dict, schema: &[u8]) -> Result<(), String> {
+    let taken = {
+        let mut ahead = ahead();
+        let at = ahead.iter().position(|(t, _)| t.as_slice() == schema);
+        at.map(|i| ahead.remove(i).1)
+    };
+    let own;
+    let compiled = match &taken {
+        // Waits while the thread compiling ahead is at it.
+        Some(cell) => cell.get_or_init(|| compile(schema)),
+        None => {
+            own = compile(schema);
+            &own
+        }
+    };
+    let (schemas, index) = compiled.as_ref().map_err(Clone::clone)?;
+    let index = *index;
     let instance = crate::values::to_json(&Value::Map(values.clone()));
     match schemas.validate(&instance, index) {
         Ok(()) => Ok(()),
@@ -619,6 +693,43 @@ mod tests {
             validate_against_schema(&top, &dict(serde_json::json!({"sub": "x"}))).unwrap_err(),
             "sub:\ninvalid type for values: expected object (map), got string\n"
         );
+    }
+
+    #[test]
+    fn schemas_compiled_ahead_give_the_checks_results_and_are_taken_once() {
+        let sub = chart(
+            "sub",
+            Some(r#"{"required": ["age"], "title": "ahead"}"#),
+            vec![],
+        );
+        let top = chart(
+            "top",
+            Some(r#"{"type": "object", "title": "ahead"}"#),
+            vec![sub],
+        );
+        let broken = chart("broken", Some(r#"{"type": 5, "title": "ahead"}"#), vec![]);
+        let check = |c: &Chart, v| validate_against_schema(c, &dict(v));
+        let want = (
+            check(&top, serde_json::json!({"sub": {}})),
+            check(&broken, serde_json::json!({})),
+        );
+        assert!(
+            want.1
+                .as_ref()
+                .unwrap_err()
+                .contains("not valid against metaschema")
+        );
+        compile_ahead(&top);
+        compile_ahead(&broken);
+        let waiting = |t: &str| ahead().iter().filter(|(s, _)| s == t.as_bytes()).count();
+        assert_eq!(waiting(r#"{"type": 5, "title": "ahead"}"#), 1);
+        let got = (
+            check(&top, serde_json::json!({"sub": {}})),
+            check(&broken, serde_json::json!({})),
+        );
+        assert_eq!(got, want);
+        assert_eq!(waiting(r#"{"type": 5, "title": "ahead"}"#), 0);
+        assert_eq!(waiting(r#"{"required": ["age"], "title": "ahead"}"#), 0);
     }
 
     #[test]
