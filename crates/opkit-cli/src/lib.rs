@@ -218,11 +218,12 @@ struct UpArgs {
     )]
     olm_catalogs_listen: SocketAddr,
     /// Run metering in this process: installs the metering.opkit.dev/v1 CRDs (ReportDataSource,
-    /// ReportQuery, Report), records the objects' history from now on, runs Reports and serves
-    /// their results (Metering's `/api/v1/reports/get`) on --metering-listen.
+    /// ReportQuery, Report), records the objects' history from now on (kept in
+    /// DATA_DIR/metering across restarts), runs Reports and serves their results (Metering's
+    /// `/api/v1/reports/get`) and the metering controllers' `/metrics` on --metering-listen.
     #[arg(long)]
     metering: bool,
-    /// Where --metering serves the report API (port 0 picks a free port).
+    /// Where --metering serves the report API and `/metrics` (port 0 picks a free port).
     #[arg(
         long,
         value_name = "ADDR:PORT",
@@ -347,6 +348,8 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
                 .join("kubeconfig"),
         );
     }
+    // Metering keeps its history next to the store's data (in memory with --ephemeral).
+    let metering_state_dir = (!args.ephemeral).then(|| args.data_dir.join("metering"));
     let config = opkit_controlplane::Config {
         data_dir: (!args.ephemeral).then_some(args.data_dir),
         listen: args.listen,
@@ -394,6 +397,7 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
                 .map_or(opkit_metering_controller::Clock::System, |path| {
                     opkit_metering_controller::Clock::File(path)
                 }),
+            state_dir: metering_state_dir.clone(),
         };
         let metering = opkit_metering_controller::start(client, options).await?;
         println!(

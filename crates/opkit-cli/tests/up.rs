@@ -728,15 +728,23 @@ struct Metering {
 const T0: &str = "2030-01-01T00:00:00Z";
 
 impl Metering {
+    /// An ephemeral plane (the history in memory).
     fn start() -> Metering {
-        let dir = tempfile::tempdir().unwrap();
+        Metering::start_in(tempfile::tempdir().unwrap(), false)
+    }
+
+    /// A plane keeping its data, and metering its history, in a data directory of `dir`.
+    fn start_in(dir: tempfile::TempDir, persistent: bool) -> Metering {
         let clock = dir.path().join("clock");
-        std::fs::write(&clock, T0).unwrap();
-        let plane = common::ControlPlane::start_with(&[
-            "--metering",
-            "--metering-clock",
-            clock.to_str().unwrap(),
-        ]);
+        if !clock.exists() {
+            std::fs::write(&clock, T0).unwrap();
+        }
+        let data = dir.path().join("data");
+        let mut flags = vec!["--metering", "--metering-clock", clock.to_str().unwrap()];
+        if persistent {
+            flags.extend(["--data-dir", data.to_str().unwrap()]);
+        }
+        let plane = common::ControlPlane::start_with(&flags);
         let m = Metering {
             plane,
             clock,
@@ -747,6 +755,66 @@ impl Metering {
              spec: {history: {}}\n",
         );
         m
+    }
+
+    /// Kills `opkit up` (no clean shutdown) and starts it again on the same data directory
+    /// and clock.
+    fn restart(self) -> Metering {
+        let Metering { plane, _dir, .. } = self;
+        drop(plane);
+        Metering::start_in(_dir, true)
+    }
+
+    /// Waits until the history's status field `field` reads `value`.
+    fn wait_history(&self, field: &str, value: &str) {
+        common::eventually(&format!("the history's {field} to be {value}"), || {
+            let out = self.plane.kubectl(&[
+                "get",
+                "reportdatasource",
+                "history",
+                "-o",
+                &format!("jsonpath={{.status.history.{field}}}"),
+            ]);
+            if out.stdout.trim() == value {
+                Ok(())
+            } else {
+                Err(out.to_string())
+            }
+        });
+    }
+
+    /// The history's status field `field` (a count), once the status has one.
+    fn history_count(&self, field: &str) -> u64 {
+        common::eventually(&format!("the history's {field}"), || {
+            let out = self.plane.kubectl(&[
+                "get",
+                "reportdatasource",
+                "history",
+                "-o",
+                &format!("jsonpath={{.status.history.{field}}}"),
+            ]);
+            out.stdout
+                .trim()
+                .parse::<u64>()
+                .map_err(|_| out.to_string())
+        })
+    }
+
+    /// Waits until the checkpoint holds everything the history recorded.
+    fn wait_checkpointed(&self) {
+        common::eventually("the history's checkpoint to catch up", || {
+            let out = self.plane.kubectl(&[
+                "get",
+                "reportdatasource",
+                "history",
+                "-o",
+                "jsonpath={.status.history.revision} {.status.history.checkpointedRevision}",
+            ]);
+            match out.stdout.split_once(' ') {
+                Some((a, b)) if a == b && !a.is_empty() => Ok(()),
+                _ => Err(out.to_string()),
+            }
+        });
     }
 
     /// Moves the clock to `seconds` after [`T0`] (written whole: never read half-written).
@@ -765,20 +833,7 @@ impl Metering {
 
     /// Waits until the history has seen `n` live pods (what the `history` data source counts).
     fn wait_live_pods(&self, n: u64) {
-        common::eventually(&format!("the history to count {n} live pods"), || {
-            let out = self.plane.kubectl(&[
-                "get",
-                "reportdatasource",
-                "history",
-                "-o",
-                "jsonpath={.status.history.livePods}",
-            ]);
-            if out.stdout.trim() == n.to_string() {
-                Ok(())
-            } else {
-                Err(out.to_string())
-            }
-        });
+        self.wait_history("livePods", &n.to_string());
     }
 
     /// Waits until Report `name`'s condition `type_` has `reason`; its message.
@@ -804,26 +859,188 @@ impl Metering {
         run(cmd, None, COMMAND_TIMEOUT)
     }
 
-    /// `GET <report API><path_and_query>` over plain HTTP: status line and body.
-    fn http_get(&self, path_and_query: &str) -> (String, String) {
-        use std::io::{Read, Write};
+    /// The address of the report API (and of the metering controllers' `/metrics`).
+    fn addr(&self) -> String {
         let log = self.plane.server_log();
         let url = log
             .lines()
             .find_map(|l| l.strip_prefix("[stdout] serving metering reports at "))
             .expect("opkit up --metering prints where it serves reports");
         let base = url.strip_suffix("/api/v1/reports/get").unwrap();
-        let addr = base.strip_prefix("http://").unwrap();
-        let mut stream = std::net::TcpStream::connect(addr).unwrap();
-        write!(
-            stream,
-            "GET {path_and_query} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        base.strip_prefix("http://").unwrap().to_owned()
+    }
+
+    /// `GET <report API><path_and_query>` over plain HTTP: status line and body.
+    fn http_get(&self, path_and_query: &str) -> (String, String) {
+        http_get(&self.addr(), path_and_query).unwrap()
+    }
+
+    /// Waits until ReportDataSource `name` has a Ready condition; its status, reason and message.
+    fn wait_source_ready(&self, name: &str, status: &str) -> (String, String) {
+        common::eventually(
+            &format!("ReportDataSource {name} to be Ready={status}"),
+            || {
+                let out = self.plane.kubectl(&[
+                "get",
+                "reportdatasource",
+                name,
+                "-o",
+                "jsonpath={.status.conditions[0].status}|{.status.conditions[0].reason}|{.status.conditions[0].message}",
+            ]);
+                let mut parts = out.stdout.splitn(3, '|');
+                match (parts.next(), parts.next(), parts.next()) {
+                    (Some(s), Some(reason), Some(message)) if s == status => {
+                        Ok((reason.to_owned(), message.to_owned()))
+                    }
+                    _ => Err(out.to_string()),
+                }
+            },
+        )
+    }
+}
+
+/// `GET http://<addr><path_and_query>`: status line and body.
+fn http_get(addr: &str, path_and_query: &str) -> Result<(String, String), String> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).map_err(|e| format!("{addr}: {e}"))?;
+    write!(
+        stream,
+        "GET {path_and_query} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .map_err(|e| e.to_string())?;
+    let mut response = String::new();
+    stream
+        .read_to_string(&mut response)
+        .map_err(|e| e.to_string())?;
+    let (head, body) = response
+        .split_once("\r\n\r\n")
+        .ok_or_else(|| format!("no end of headers in {response:?}"))?;
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        unchunk(body)
+    } else {
+        body.to_owned()
+    };
+    Ok((head.lines().next().unwrap_or_default().to_owned(), body))
+}
+
+/// The body of a chunked HTTP/1.1 response.
+fn unchunk(mut rest: &str) -> String {
+    let mut body = String::new();
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        body.push_str(&after[..size]);
+        rest = after[size..].trim_start_matches("\r\n");
+    }
+    body
+}
+
+/// `s` percent-encoded for a URL's query.
+fn url_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Where Debian's prometheus package puts the server.
+const PROMETHEUS_BIN: &str = "/usr/bin/prometheus";
+
+/// A Prometheus process of the test's own: a free port on 127.0.0.1, storage in a temporary
+/// directory, scraping `http://<target>/metrics` every second as job `opkit`; killed when
+/// dropped.
+struct Prometheus {
+    addr: String,
+    process: Child,
+    dir: tempfile::TempDir,
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.process.kill();
+        let _ = self.process.wait();
+    }
+}
+
+impl Prometheus {
+    fn start(target: &str) -> Prometheus {
+        assert!(
+            std::path::Path::new(PROMETHEUS_BIN).is_file(),
+            "{PROMETHEUS_BIN} is missing: run `scripts/start-prometheus.sh --install-only` at the repository root (installs Debian's prometheus package)"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let config = dir.path().join("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global: {{scrape_interval: 1s, evaluation_interval: 1s}}\n\
+                 scrape_configs:\n- job_name: opkit\n  static_configs:\n  - targets: ['{target}']\n"
+            ),
         )
         .unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).unwrap();
-        let (head, body) = response.split_once("\r\n\r\n").unwrap();
-        (head.lines().next().unwrap().to_owned(), body.to_owned())
+        let log = std::fs::File::create(dir.path().join("prometheus.log")).unwrap();
+        let process = Command::new(PROMETHEUS_BIN)
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path().join("data").display()
+            ))
+            .arg(format!("--web.listen-address={addr}"))
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("prometheus starts");
+        let mut prometheus = Prometheus { addr, process, dir };
+        common::eventually("Prometheus to answer /-/ready", || {
+            if let Ok(Some(status)) = prometheus.process.try_wait() {
+                panic!(
+                    "prometheus exited ({status}):\n{}",
+                    std::fs::read_to_string(prometheus.dir.path().join("prometheus.log"))
+                        .unwrap_or_default()
+                );
+            }
+            match http_get(&prometheus.addr, "/-/ready") {
+                Ok((status, _)) if status.contains(" 200 ") => Ok(()),
+                Ok((status, body)) => Err(format!("{status} {body}")),
+                Err(e) => Err(e),
+            }
+        });
+        prometheus
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The raw samples of `up{job="opkit"}` of the last hour, as Unix milliseconds.
+    fn up_samples(&self) -> Result<Vec<i64>, String> {
+        let query = url_encode(r#"up{job="opkit"}[1h]"#);
+        let (status, body) = http_get(&self.addr, &format!("/api/v1/query?query={query}"))?;
+        let answer: serde_json::Value =
+            serde_json::from_str(&body).map_err(|e| format!("{status}: {e}: {body}"))?;
+        let values = answer["data"]["result"][0]["values"]
+            .as_array()
+            .ok_or_else(|| format!("no samples yet: {body}"))?;
+        Ok(values
+            .iter()
+            .filter(|v| v[1] == "1")
+            .map(|v| (v[0].as_f64().unwrap() * 1000.0).round() as i64)
+            .collect())
     }
 }
 
@@ -1039,23 +1256,13 @@ fn a_bad_query_fails_the_report_with_the_engines_error_and_the_api_says_so() {
         message.contains("unknown ReportQuery \"nope\""),
         "{message}"
     );
-    // A Prometheus data source is declared but not imported: it says so, and so does a report
-    // that reads it.
+    // A Prometheus data source without a server: it says so, and so does a report that reads it.
     m.apply(
         "apiVersion: metering.opkit.dev/v1\nkind: ReportDataSource\nmetadata: {name: prom}\n\
          spec: {prometheusMetricsImporter: {query: up}}\n",
     );
-    let ready = common::eventually("the Prometheus data source's Ready condition", || {
-        let out = m.plane.kubectl(&[
-            "get",
-            "reportdatasource",
-            "prom",
-            "-o",
-            "jsonpath={.status.conditions[0].status} {.status.conditions[0].reason}",
-        ]);
-        (!out.stdout.is_empty()).then_some(out.stdout)
-    });
-    assert_eq!(ready, "False ImporterNotBuilt");
+    let (reason, _) = m.wait_source_ready("prom", "False");
+    assert_eq!(reason, "InvalidSpec");
     m.apply(&format!(
         "apiVersion: metering.opkit.dev/v1\nkind: Report\nmetadata: {{name: prom}}\n\
          spec: {{query: pod-cpu-request-raw, reportingStart: '{T0}', reportingEnd: '2030-01-02T00:00:00Z', \
@@ -1063,7 +1270,7 @@ fn a_bad_query_fails_the_report_with_the_engines_error_and_the_api_says_so() {
     ));
     let message = m.wait_condition("prom", "Failed", "GenerateReportFailed");
     assert!(
-        message.ends_with("reads ReportDataSource \"prom\", which uses prometheusMetricsImporter: the Prometheus importer is not built yet"),
+        message.ends_with("ReportDataSource \"prom\": spec.prometheusMetricsImporter.prometheusConfig.url is required: the Prometheus server's base URL, e.g. http://prometheus.monitoring:9090"),
         "{message}"
     );
     let (status, body) = m.http_get("/api/v1/reports/get?name=broken&namespace=default&format=csv");
@@ -1085,4 +1292,148 @@ fn a_bad_query_fails_the_report_with_the_engines_error_and_the_api_says_so() {
             .contains(r#"no Report "missing" in namespace "default""#),
         "{out}"
     );
+}
+
+#[test]
+fn a_prometheus_source_imports_range_queries_from_a_real_prometheus_scraping_opkit() {
+    let m = Metering::start();
+    // Prometheus scrapes `opkit up --metering`'s own /metrics (the metering controllers').
+    let prometheus = Prometheus::start(&m.addr());
+    let first = common::eventually("Prometheus to scrape opkit's /metrics", || {
+        prometheus
+            .up_samples()
+            .and_then(|s| s.first().copied().ok_or_else(|| "no sample yet".to_owned()))
+    });
+    // Ten whole seconds after the first scrape: every 1 s step sees `up` = 1.
+    let start = jiff::Timestamp::from_second(first.div_euclid(1000) + 2).unwrap();
+    let end = start + jiff::SignedDuration::from_secs(10);
+    common::eventually("Prometheus to hold a sample after the period", || {
+        let samples = prometheus.up_samples()?;
+        samples
+            .iter()
+            .any(|&ms| ms >= end.as_millisecond())
+            .then_some(())
+            .ok_or_else(|| format!("{samples:?}"))
+    });
+    // Metering's measured-usage source, as a pod on a node, from a real series.
+    let url = prometheus.url();
+    m.apply(&format!(
+        "apiVersion: metering.opkit.dev/v1\nkind: ReportDataSource\nmetadata: {{name: pod-usage-cpu-cores}}\n\
+         spec:\n  prometheusMetricsImporter:\n    resolution: 1s\n    prometheusConfig: {{url: '{url}'}}\n    \
+         query: >-\n      label_replace(label_replace(label_replace(up{{job=\"opkit\"}}, \"pod\", \"opkit-0\", \"job\", \".*\"),\n      \
+         \"namespace\", \"default\", \"job\", \".*\"), \"node\", \"node-1\", \"job\", \".*\")\n"
+    ));
+    let (reason, message) = m.wait_source_ready("pod-usage-cpu-cores", "True");
+    assert_eq!(reason, "PrometheusQueryAnswered", "{message}");
+    m.apply(&format!(
+        "apiVersion: metering.opkit.dev/v1\nkind: Report\nmetadata: {{name: usage}}\n\
+         spec: {{query: pod-cpu-usage, reportingStart: '{start}', reportingEnd: '{end}', runImmediately: true}}\n"
+    ));
+    m.wait_condition("usage", "Running", "ReportFinished");
+    let out = m.opkit_report(&["get", "usage", "--format", "json"]);
+    assert!(out.success(), "{out}");
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(rows.len(), 1, "{out}");
+    let row = &rows[0];
+    assert_eq!(row["period_start"], start.to_string(), "{out}");
+    assert_eq!(row["period_end"], end.to_string(), "{out}");
+    assert_eq!(
+        (&row["pod"], &row["namespace"], &row["node"]),
+        (&"opkit-0".into(), &"default".into(), &"node-1".into()),
+        "{out}"
+    );
+    // Ten 1 s steps of 1 core.
+    assert_eq!(row["pod_usage_cpu_core_seconds"], 10.0, "{out}");
+    // The runtime's per-object reconcile counters reach Prometheus (what `<kind>-reconciles`
+    // imports): the ReportDataSource controller's reconciles of `history`.
+    let series = url_encode(
+        r#"opkit_object_reconcile_total{controller="reportdatasource-controller",group="metering.opkit.dev",kind="ReportDataSource",namespace="default",name="history",result="success"}"#,
+    );
+    common::eventually("the per-object reconcile counter in Prometheus", || {
+        let (_, body) = http_get(&prometheus.addr, &format!("/api/v1/query?query={series}"))?;
+        let answer: serde_json::Value = serde_json::from_str(&body).map_err(|e| e.to_string())?;
+        let value = answer["data"]["result"][0]["value"][1]
+            .as_str()
+            .and_then(|v| v.parse::<f64>().ok());
+        value.filter(|v| *v >= 1.0).map(drop).ok_or(body)
+    });
+    // A query Prometheus refuses: the source says so with Prometheus' words.
+    m.apply(&format!(
+        "apiVersion: metering.opkit.dev/v1\nkind: ReportDataSource\nmetadata: {{name: broken}}\n\
+         spec: {{prometheusMetricsImporter: {{query: 'sum(', prometheusConfig: {{url: '{url}'}}}}}}\n"
+    ));
+    let (reason, message) = m.wait_source_ready("broken", "False");
+    assert_eq!(reason, "PrometheusQueryFailed");
+    assert!(
+        message.starts_with(&format!(
+            "Prometheus at {url} refused query \"sum(\": bad_data: "
+        )),
+        "{message}"
+    );
+}
+
+const CLAIM: &str = "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec:\n  \
+    accessModes: [ReadWriteOnce]\n  volumeName: pv-1\n  storageClassName: fast\n  \
+    resources: {requests: {storage: 1Gi}}\n";
+
+/// One report over T0..T0+20m, run at once; its csv.
+fn report_now(m: &Metering, name: &str, query: &str) -> String {
+    m.apply(&format!(
+        "apiVersion: metering.opkit.dev/v1\nkind: Report\nmetadata: {{name: {name}}}\n\
+         spec: {{query: {query}, reportingStart: '{T0}', reportingEnd: '2030-01-01T00:20:00Z'}}\n"
+    ));
+    m.wait_condition(name, "Running", "ReportFinished");
+    let out = m.opkit_report(&["get", name]);
+    assert!(out.success(), "{out}");
+    out.stdout
+}
+
+#[test]
+fn the_history_survives_a_killed_opkit_up_and_reports_after_the_restart_equal_those_before() {
+    let m = Metering::start_in(tempfile::tempdir().unwrap(), true);
+    // A pod of 100m and a bound claim of 1 GiB from T0, both gone at T0+600 s.
+    m.apply(&deployment("web", 1, None));
+    m.apply(CLAIM);
+    m.wait_live_pods(1);
+    let live = m.history_count("liveObjects");
+    m.set_clock(600);
+    m.plane
+        .kubectl_ok(&["scale", "deployment", "web", "--replicas=0"]);
+    m.plane.kubectl_ok(&["delete", "pvc", "data"]);
+    m.wait_live_pods(0);
+    let fewer = (live - 1).to_string();
+    m.wait_history("liveObjects", &fewer);
+    m.set_clock(1200);
+    let cpu = report_now(&m, "cpu-before", "namespace-cpu-request");
+    assert!(cpu.ends_with(",default,60.000000\n"), "{cpu}");
+    let claims = report_now(&m, "pvc-before", "persistentvolumeclaim-request");
+    assert!(claims.ends_with(",644245094400.000000\n"), "{claims}");
+    m.wait_checkpointed();
+
+    let m = m.restart();
+    assert_eq!(report_now(&m, "cpu-after", "namespace-cpu-request"), cpu);
+    assert_eq!(
+        report_now(&m, "pvc-after", "persistentvolumeclaim-request"),
+        claims
+    );
+}
+
+#[test]
+fn node_capacity_reports_integrate_a_node_from_its_creation() {
+    let m = Metering::start();
+    let live = m.history_count("liveObjects");
+    m.set_clock(300);
+    m.apply(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec: {providerID: 'aws:///us-east-1a/i-0abc'}\n\
+         status: {capacity: {cpu: '4', memory: 8Gi}, allocatable: {cpu: 3500m, memory: 7Gi}}\n",
+    );
+    let more = (live + 1).to_string();
+    m.wait_history("liveObjects", &more);
+    m.set_clock(1200);
+    let cpu = report_now(&m, "node-cpu", "node-cpu-capacity");
+    // From T0+300 s to T0+1200 s: 900 s × 4 cores (next to opkit up's own node).
+    assert!(cpu.contains(",n1,i-0abc,3600.000000\n"), "{cpu}");
+    let cluster = report_now(&m, "cluster-memory", "cluster-memory-capacity");
+    // opkit up's node all 1200 s and n1 for 900 s: 1.75 nodes on average.
+    assert!(cluster.ends_with(",1.750000\n"), "{cluster}");
 }

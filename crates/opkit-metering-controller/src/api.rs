@@ -32,8 +32,8 @@ pub struct ReportDataSourceSpec {
     /// `resource-request-memory-bytes` and `resource-objects` exactly from object lifetimes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<HistorySource>,
-    /// Metering's Prometheus importer: range queries against a Prometheus server (not built yet:
-    /// such a data source is marked not ready, saying so).
+    /// Metering's Prometheus importer: for each reporting period, a range query against a
+    /// Prometheus server, its series stored as this data source's rows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prometheus_metrics_importer: Option<PrometheusMetricsImporter>,
 }
@@ -42,12 +42,28 @@ pub struct ReportDataSourceSpec {
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 pub struct HistorySource {}
 
-/// A Prometheus query imported as samples.
+/// A Prometheus query imported as samples: one row per series and step (`amount` the value,
+/// `stepSize` the resolution, `labels` the series' labels).
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct PrometheusMetricsImporter {
     /// The PromQL query.
     #[schemars(length(min = 1))]
     pub query: String,
+    /// The Prometheus server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prometheus_config: Option<PrometheusConfig>,
+    /// The step of the range queries (a Go duration; `1m` when absent, Metering's import step).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<String>,
+}
+
+/// Where the Prometheus server is.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct PrometheusConfig {
+    /// Its base URL (`http://prometheus.monitoring:9090`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 /// What the controller observed of a data source.
@@ -72,6 +88,13 @@ pub struct HistoryStatus {
     pub pods: u64,
     /// Other objects recorded (possible owners of pods).
     pub objects: u64,
+    /// Other objects alive now.
+    pub live_objects: u64,
+    /// Changes recorded since the controller started.
+    pub revision: u64,
+    /// The revision the checkpoint file holds (absent when the history is not kept on disk).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpointed_revision: Option<u64>,
 }
 
 /// SQL over data sources with a declared result.

@@ -1,7 +1,8 @@
 //! The `ReportDataSource` controller: a `history` source is `Ready` and its status counts what
 //! the history holds (tests wait on it before moving a controlled clock); a
-//! `prometheusMetricsImporter` source is not ready and says why — the importer is not built — so
-//! a report reading it fails with that message rather than with an empty table.
+//! `prometheusMetricsImporter` source is `Ready` when its Prometheus answers its query (asked
+//! again every [`PROMETHEUS_CHECK`]), and otherwise says why — the same words a report reading
+//! it fails with.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,10 +11,14 @@ use kube::ResourceExt;
 use opkit::{Action, Context};
 
 use crate::api::{ReportDataSource, ReportDataSourceStatus};
+use crate::prometheus::Source;
 use crate::report::State;
 
 /// How often a history source's counts are refreshed.
 const REFRESH: Duration = Duration::from_millis(200);
+
+/// How often a Prometheus source's server is asked again.
+const PROMETHEUS_CHECK: Duration = Duration::from_secs(30);
 
 /// Why a reconcile failed.
 #[derive(Debug, thiserror::Error)]
@@ -47,16 +52,34 @@ pub(crate) async fn reconcile(
                 Action::requeue(REFRESH),
             )
         }
-        (None, Some(importer)) => (
-            false,
-            "ImporterNotBuilt",
-            format!(
-                "prometheusMetricsImporter (query {:?}) is declared but the Prometheus importer \
-                 is not built yet: this data source has no rows, and reports reading it fail",
-                importer.query
-            ),
-            Action::await_change(),
-        ),
+        (None, Some(importer)) => {
+            let checked = match Source::of(importer) {
+                Ok(source) => ctx
+                    .data()
+                    .prometheus
+                    .check(&source)
+                    .await
+                    .map_err(|e| ("PrometheusQueryFailed", e)),
+                Err(e) => Err(("InvalidSpec", e)),
+            };
+            match checked {
+                Ok(()) => (
+                    true,
+                    "PrometheusQueryAnswered",
+                    format!(
+                        "Prometheus answers query {:?}; it is imported for each reporting period",
+                        importer.query
+                    ),
+                    Action::requeue(PROMETHEUS_CHECK),
+                ),
+                Err((reason, e)) => (
+                    false,
+                    reason,
+                    e.to_string(),
+                    Action::requeue(PROMETHEUS_CHECK),
+                ),
+            }
+        }
         _ => (
             false,
             "InvalidSpec",

@@ -10,11 +10,22 @@
 //! when the list was read. Owners outside the watched kinds (custom resources) are known from
 //! the owner references that name them, which give their group, kind, name and uid.
 //!
-//! The history lives in this process: after a restart it starts again from the objects alive
-//! then (their creation times are kept, deletions while the controller was down are not seen).
+//! PVCs and nodes also give sizes over time ([`Segment`]s: a claim's requested storage and its
+//! bound capacity, a node's CPU and memory capacity and allocatable): a size that changes
+//! closes its segment and opens another at that instant, and a deletion closes them all.
+//!
+//! Kept across restarts in a checkpoint file (`history.json` in the state directory, `opkit up`'s
+//! data directory): [`History::load`] reads it at start, and a task rewrites it (whole, through
+//! a rename) at most every [`CHECKPOINT_EVERY`] while the history changes. After a restart the
+//! first lists reconcile it with the cluster as after a broken watch: objects still there keep
+//! their recorded lives, new ones count from their creation, and ones gone while the controller
+//! was down went when the list was read. A file, not ConfigMaps: a month of history outgrows a
+//! ConfigMap's 1 MiB, and the data directory is what `opkit up` keeps across restarts anyway.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use futures::StreamExt;
 use jiff::Timestamp;
@@ -23,14 +34,17 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::runtime::watcher;
 use opkit_apimachinery::quantity::Quantity;
-use opkit_metering::lifetime::{self, GroupKind, Owner, PodLife};
+use opkit_metering::lifetime::{self, GroupKind, Owner, PodLife, Segment};
+use opkit_metering::tables;
+
+use serde::{Deserialize, Serialize};
 
 use crate::api::HistoryStatus;
 use crate::clock::Clock;
 
 /// The kinds watched as possible owners of pods and as objects a custom resource manages:
 /// `(group, version, kind, plural)`.
-const OWNER_KINDS: [(&str, &str, &str, &str); 10] = [
+const OWNER_KINDS: [(&str, &str, &str, &str); 11] = [
     ("apps", "v1", "Deployment", "deployments"),
     ("apps", "v1", "ReplicaSet", "replicasets"),
     ("apps", "v1", "StatefulSet", "statefulsets"),
@@ -41,13 +55,14 @@ const OWNER_KINDS: [(&str, &str, &str, &str); 10] = [
     ("", "v1", "ConfigMap", "configmaps"),
     ("", "v1", "Secret", "secrets"),
     ("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims"),
+    ("", "v1", "Node", "nodes"),
 ];
 
 /// The history, shared by the watchers that write it and the reports that read it.
 #[derive(Clone, Default)]
 pub struct History(Arc<Mutex<Inner>>);
 
-#[derive(Default)]
+#[derive(Default, Serialize, Deserialize)]
 struct Inner {
     pods: BTreeMap<String, PodLife>,
     /// Watched objects by uid.
@@ -55,7 +70,18 @@ struct Inner {
     /// Objects known only from owner references, by uid.
     referenced: BTreeMap<String, Owner>,
     /// Uids listed by each watcher's current re-list (by watcher index).
+    #[serde(skip)]
     relisting: BTreeMap<usize, BTreeSet<String>>,
+    /// Changes recorded since start (each event and re-list end counts one).
+    #[serde(skip)]
+    revision: u64,
+    /// The revision last written to the checkpoint, if one is kept.
+    #[serde(skip)]
+    checkpointed: Option<u64>,
+    /// Sizes of PVCs and nodes over time.
+    segments: Vec<Segment>,
+    /// The segments still open, by object uid (indexes into `segments`).
+    open: BTreeMap<String, Vec<usize>>,
 }
 
 /// One watched object, reduced to what the history keeps.
@@ -67,6 +93,16 @@ struct Seen {
     created: Option<Timestamp>,
     owner: Option<OwnerReference>,
     pod: Option<PodParts>,
+    /// The sizes it has now (PVCs and nodes; empty for other kinds).
+    sizes: Vec<Size>,
+}
+
+/// One size of an object now: a series of a history table.
+#[derive(PartialEq)]
+struct Size {
+    table: &'static str,
+    labels: BTreeMap<String, String>,
+    amount: f64,
 }
 
 struct PodParts {
@@ -84,6 +120,7 @@ impl History {
         lifetime::History {
             owners: owners.into_values().collect(),
             pods: inner.pods.values().cloned().collect(),
+            segments: inner.segments.clone(),
         }
     }
 
@@ -94,7 +131,49 @@ impl History {
             live_pods: inner.pods.values().filter(|p| p.deleted.is_none()).count() as u64,
             pods: inner.pods.len() as u64,
             objects: inner.objects.len() as u64,
+            live_objects: inner
+                .objects
+                .values()
+                .filter(|o| o.deleted.is_none())
+                .count() as u64,
+            revision: inner.revision,
+            checkpointed_revision: inner.checkpointed,
         }
+    }
+
+    /// The history a checkpoint file holds, or an empty one when there is no file yet.
+    pub fn load(path: &Path) -> Result<History, HistoryError> {
+        let bad = |message: String| HistoryError::Checkpoint {
+            path: path.to_owned(),
+            message,
+        };
+        let inner = match std::fs::read(path) {
+            Ok(bytes) => serde_json::from_slice::<Inner>(&bytes).map_err(|e| {
+                bad(format!(
+                    "{e} (move it away to start the history afresh from the objects alive now)"
+                ))
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Inner::default(),
+            Err(e) => return Err(bad(e.to_string())),
+        };
+        Ok(History(Arc::new(Mutex::new(inner))))
+    }
+
+    /// Writes the history to `path` (through a temporary file and a rename, so a crash leaves
+    /// the old or the new file) if it changed since the last write.
+    pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        let (revision, bytes) = {
+            let inner = self.lock();
+            if inner.checkpointed == Some(inner.revision) {
+                return Ok(());
+            }
+            (inner.revision, serde_json::to_vec(&*inner)?)
+        };
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, bytes)?;
+        std::fs::rename(&tmp, path)?;
+        self.lock().checkpointed = Some(revision);
+        Ok(())
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -104,6 +183,7 @@ impl History {
     /// Records an object seen at `now`; `listed` when it came from a list.
     fn apply(&self, watcher: usize, seen: Seen, now: Timestamp, listed: bool) {
         let mut inner = self.lock();
+        inner.revision += 1;
         if listed && let Some(uids) = inner.relisting.get_mut(&watcher) {
             uids.insert(seen.uid.clone());
         }
@@ -112,6 +192,10 @@ impl History {
         } else {
             now
         };
+        let known = inner.open.contains_key(&seen.uid);
+        if known || !seen.sizes.is_empty() {
+            inner.resize(&seen.uid, seen.sizes, if known { now } else { first_seen });
+        }
         let owner_uid = seen.owner.as_ref().map(|r| r.uid.clone());
         if let Some(r) = &seen.owner
             && !inner.objects.contains_key(&r.uid)
@@ -169,11 +253,15 @@ impl History {
     /// Records that the object `uid` went at `now`.
     fn delete(&self, uid: &str, now: Timestamp) {
         let mut inner = self.lock();
+        inner.revision += 1;
         if let Some(pod) = inner.pods.get_mut(uid) {
             pod.deleted.get_or_insert(now);
         }
         if let Some(object) = inner.objects.get_mut(uid) {
             object.deleted.get_or_insert(now);
+        }
+        if inner.open.contains_key(uid) {
+            inner.resize(uid, Vec::new(), now);
         }
     }
 
@@ -187,6 +275,7 @@ impl History {
         let Some(listed) = inner.relisting.remove(&watcher) else {
             return;
         };
+        inner.revision += 1;
         if pods {
             for pod in inner.pods.values_mut() {
                 if pod.deleted.is_none() && !listed.contains(&pod.uid) {
@@ -194,13 +283,55 @@ impl History {
                 }
             }
         } else {
+            let mut gone = Vec::new();
             for object in inner.objects.values_mut() {
                 if object.group_kind == *kind
                     && object.deleted.is_none()
                     && !listed.contains(&object.uid)
                 {
                     object.deleted = Some(now);
+                    gone.push(object.uid.clone());
                 }
+            }
+            for uid in gone {
+                if inner.open.contains_key(&uid) {
+                    inner.resize(&uid, Vec::new(), now);
+                }
+            }
+        }
+    }
+}
+
+impl Inner {
+    /// Object `uid` has `sizes` from `at`: open segments that no longer hold close at `at`, new
+    /// sizes open segments from `at`.
+    fn resize(&mut self, uid: &str, sizes: Vec<Size>, at: Timestamp) {
+        let open = self.open.entry(uid.to_owned()).or_default();
+        let segments = &mut self.segments;
+        open.retain(|&i| {
+            let s = &segments[i];
+            let holds = sizes
+                .iter()
+                .any(|z| z.table == s.table && z.labels == s.labels && z.amount == s.amount);
+            if !holds {
+                segments[i].to = Some(at.max(segments[i].from));
+            }
+            holds
+        });
+        for size in sizes {
+            let already = open.iter().any(|&i| {
+                let s = &segments[i];
+                size.table == s.table && size.labels == s.labels && size.amount == s.amount
+            });
+            if !already {
+                open.push(segments.len());
+                segments.push(Segment {
+                    table: size.table.to_owned(),
+                    labels: size.labels,
+                    amount: size.amount,
+                    from: at,
+                    to: None,
+                });
             }
         }
     }
@@ -209,6 +340,14 @@ impl History {
 /// Why the history could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum HistoryError {
+    /// The checkpoint file cannot be read or written.
+    #[error("the metering history's checkpoint {}: {message}", path.display())]
+    Checkpoint {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
     /// A watcher did not finish its first list in time.
     #[error(
         "the history's watch of {kind} did not finish its first list within {0:?}",
@@ -244,7 +383,7 @@ pub async fn start(
         history.clone(),
         clock.clone(),
         tx,
-        |pod: &Pod| seen(&pod.metadata, "", "Pod", Some(pod_parts(pod))),
+        |pod: &Pod| seen(&pod.metadata, "", "Pod", Some(pod_parts(pod)), Vec::new()),
     )));
     synced.push(("Pod".to_owned(), rx));
     for (i, (group, version, kind, plural)) in OWNER_KINDS.into_iter().enumerate() {
@@ -263,7 +402,7 @@ pub async fn start(
             history.clone(),
             clock.clone(),
             tx,
-            move |o: &DynamicObject| seen(&o.metadata, group, kind, None),
+            move |o: &DynamicObject| seen(&o.metadata, group, kind, None, sizes(kind, o)),
         )));
         synced.push((kind.to_owned(), rx));
     }
@@ -279,6 +418,33 @@ pub async fn start(
         }
     }
     Ok(tasks)
+}
+
+/// How often the checkpoint is rewritten while the history changes.
+pub const CHECKPOINT_EVERY: Duration = Duration::from_millis(250);
+
+/// Rewrites the checkpoint at `path` every [`CHECKPOINT_EVERY`] while the history changes;
+/// runs until aborted.
+pub fn checkpoint(history: &History, path: PathBuf) -> tokio::task::JoinHandle<()> {
+    let history = history.clone();
+    tokio::spawn(async move {
+        let mut failing = false;
+        loop {
+            tokio::time::sleep(CHECKPOINT_EVERY).await;
+            let saved = {
+                let (history, path) = (history.clone(), path.clone());
+                tokio::task::spawn_blocking(move || history.save(&path)).await
+            };
+            match saved {
+                Ok(Ok(())) => failing = false,
+                Ok(Err(e)) if !failing => {
+                    failing = true;
+                    tracing::error!("metering history: cannot write {}: {e}", path.display());
+                }
+                _ => {}
+            }
+        }
+    })
 }
 
 /// Follows one kind into `history`; `synced` fires when its first list is complete.
@@ -332,7 +498,13 @@ async fn watch<K>(
     }
 }
 
-fn seen(meta: &ObjectMeta, group: &str, kind: &str, pod: Option<PodParts>) -> Option<Seen> {
+fn seen(
+    meta: &ObjectMeta,
+    group: &str,
+    kind: &str,
+    pod: Option<PodParts>,
+    sizes: Vec<Size>,
+) -> Option<Seen> {
     Some(Seen {
         uid: meta.uid.clone()?,
         group_kind: GroupKind {
@@ -349,7 +521,97 @@ fn seen(meta: &ObjectMeta, group: &str, kind: &str, pod: Option<PodParts>) -> Op
             .find(|r| r.controller == Some(true))
             .cloned(),
         pod,
+        sizes,
     })
+}
+
+/// The sizes of a PVC (requested storage; capacity once bound) or a node (capacity and
+/// allocatable CPU and memory), as the rows of their history tables.
+fn sizes(kind: &str, object: &DynamicObject) -> Vec<Size> {
+    let data = &object.data;
+    let text = |v: &serde_json::Value| v.as_str().map(str::to_owned);
+    // A quantity in its unit (cores, bytes): Quantity keeps nano-units; whole units exactly.
+    let quantity = |v: &serde_json::Value| {
+        v.as_str().and_then(Quantity::parse).map(|q| {
+            if q.0 % 1_000_000_000 == 0 {
+                (q.0 / 1_000_000_000) as f64
+            } else {
+                q.0 as f64 / 1e9
+            }
+        })
+    };
+    let name = object.metadata.name.clone().unwrap_or_default();
+    let mut out = Vec::new();
+    let mut push =
+        |table: &'static str, labels: &BTreeMap<String, String>, v: &serde_json::Value| {
+            if let Some(amount) = quantity(v) {
+                out.push(Size {
+                    table,
+                    labels: labels.clone(),
+                    amount,
+                });
+            }
+        };
+    match kind {
+        "PersistentVolumeClaim" => {
+            let mut labels = BTreeMap::from([
+                (
+                    "namespace".to_owned(),
+                    object.metadata.namespace.clone().unwrap_or_default(),
+                ),
+                ("persistentvolumeclaim".to_owned(), name),
+            ]);
+            let capacity_labels = labels.clone();
+            let spec = &data["spec"];
+            for (label, value) in [
+                ("volumename", &spec["volumeName"]),
+                ("storageclass", &spec["storageClassName"]),
+            ] {
+                if let Some(v) = text(value).filter(|v| !v.is_empty()) {
+                    labels.insert(label.to_owned(), v);
+                }
+            }
+            push(
+                tables::PVC_REQUEST,
+                &labels,
+                &spec["resources"]["requests"]["storage"],
+            );
+            push(
+                tables::PVC_CAPACITY,
+                &capacity_labels,
+                &data["status"]["capacity"]["storage"],
+            );
+        }
+        "Node" => {
+            let mut labels = BTreeMap::from([("node".to_owned(), name)]);
+            if let Some(id) = text(&data["spec"]["providerID"]).filter(|v| !v.is_empty()) {
+                labels.insert("provider_id".to_owned(), id);
+            }
+            let status = &data["status"];
+            push(
+                tables::NODE_CPU_CAPACITY,
+                &labels,
+                &status["capacity"]["cpu"],
+            );
+            push(
+                tables::NODE_MEMORY_CAPACITY,
+                &labels,
+                &status["capacity"]["memory"],
+            );
+            push(
+                tables::NODE_CPU_ALLOCATABLE,
+                &labels,
+                &status["allocatable"]["cpu"],
+            );
+            push(
+                tables::NODE_MEMORY_ALLOCATABLE,
+                &labels,
+                &status["allocatable"]["memory"],
+            );
+        }
+        _ => {}
+    }
+    out
 }
 
 /// A pod's node and its requests summed over its containers (init containers, which run before
@@ -377,5 +639,68 @@ fn pod_parts(pod: &Pod) -> PodParts {
         node: spec.and_then(|s| s.node_name.clone()),
         cpu_millicores: up(cpu_nanos, 1_000_000),
         memory_bytes: up(memory_nanos, 1_000_000_000),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(secs: i64) -> Timestamp {
+        Timestamp::from_second(1_900_000_000 + secs).unwrap()
+    }
+
+    /// Claim `data` requesting `storage`, bound to pv-1.
+    fn claim(storage: &str) -> Seen {
+        let object: DynamicObject = serde_json::from_value(serde_json::json!({
+            "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "data", "namespace": "db", "uid": "u1"},
+            "spec": {"volumeName": "pv-1", "resources": {"requests": {"storage": storage}}},
+            "status": {"capacity": {"storage": storage}}
+        }))
+        .unwrap();
+        let sizes = sizes("PersistentVolumeClaim", &object);
+        seen(&object.metadata, "", "PersistentVolumeClaim", None, sizes).unwrap()
+    }
+
+    #[test]
+    fn a_resize_closes_a_segment_a_deletion_closes_all_and_a_checkpoint_round_trips() {
+        let h = History::default();
+        h.apply(1, claim("1Gi"), at(0), false);
+        h.apply(1, claim("1Gi"), at(10), false);
+        h.apply(1, claim("2Gi"), at(20), false);
+        h.delete("u1", at(30));
+        let segments = h.snapshot().segments;
+        let request: Vec<(f64, Timestamp, Option<Timestamp>)> = segments
+            .iter()
+            .filter(|s| s.table == tables::PVC_REQUEST)
+            .map(|s| (s.amount, s.from, s.to))
+            .collect();
+        let gib = 1_073_741_824.0;
+        assert_eq!(
+            request,
+            [
+                (gib, at(0), Some(at(20))),
+                (2.0 * gib, at(20), Some(at(30)))
+            ]
+        );
+        assert_eq!(segments[0].labels["volumename"], "pv-1");
+        assert_eq!(
+            segments.len(),
+            4,
+            "request and capacity, before and after: {segments:?}"
+        );
+
+        let dir = std::env::temp_dir().join(format!("opkit-history-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("history.json");
+        h.save(&path).unwrap();
+        assert_eq!(h.status().checkpointed_revision, Some(h.status().revision));
+        let loaded = History::load(&path).unwrap();
+        assert_eq!(loaded.snapshot(), h.snapshot());
+        std::fs::write(&path, "{not json").unwrap();
+        let err = History::load(&path).err().unwrap().to_string();
+        assert!(err.contains("move it away"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

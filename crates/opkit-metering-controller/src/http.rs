@@ -2,6 +2,8 @@
 //! answers a report's stored results in `csv`, `json` or `tab` (`tabular`), read through
 //! [`crate::results::report_text`] as `opkit report get` reads them. Errors are JSON
 //! `{"error": "…"}` with 400 (bad parameters), 404 (no such report, no results yet) or 500.
+//! The same listener serves the metering controllers' runtime metrics at `/metrics` (the
+//! Prometheus text format), so a Prometheus can scrape `opkit up --metering` itself.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -16,15 +18,29 @@ use crate::results::{ResultsError, report_text};
 /// The path of the report API.
 pub const GET_PATH: &str = "/api/v1/reports/get";
 
-/// Serves the report API for the cluster of `client` on `listener` until `stop` completes.
+/// Serves the report API for the cluster of `client`, and `metrics` at `/metrics`, on
+/// `listener` until `stop` completes.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     client: kube::Client,
+    metrics: opkit::metrics::Metrics,
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let app = axum::Router::new()
         .route(GET_PATH, axum::routing::get(get))
-        .with_state(client);
+        .with_state(client)
+        .route(
+            "/metrics",
+            axum::routing::get(move || async move {
+                (
+                    [(
+                        header::CONTENT_TYPE,
+                        "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                    )],
+                    metrics.render(),
+                )
+            }),
+        );
     axum::serve(listener, app)
         .with_graceful_shutdown(stop)
         .await

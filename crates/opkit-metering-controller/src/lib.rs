@@ -2,7 +2,8 @@
 //! `metering.opkit.dev/v1` kinds (ReportDataSource, ReportQuery, Report) and their CRDs,
 //! [`history`] watches the control plane's objects into the default data source, [`schedule`]
 //! says which periods of a report are due, [`results`] stores and reads results (ConfigMaps),
-//! [`http`] serves Metering's report API, and [`clock`] is the clock all of it reads.
+//! [`http`] serves Metering's report API and the controllers' `/metrics`, `prometheus` imports
+//! `prometheusMetricsImporter` data sources, and [`clock`] is the clock all of it reads.
 //!
 //! `opkit up --metering` runs it inside the embedded control plane's process; any other
 //! process can run it against any cluster with [`start`]. The report API is served on the
@@ -16,11 +17,13 @@ pub mod clock;
 mod datasource;
 pub mod history;
 pub mod http;
+mod prometheus;
 mod report;
 pub mod results;
 pub mod schedule;
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
 use opkit::{Controller, Manager, Running};
 
@@ -33,10 +36,13 @@ const NAME: &str = "metering-controller";
 /// How metering runs.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// Where the report API listens (port 0 picks a free port).
+    /// Where the report API and `/metrics` listen (port 0 picks a free port).
     pub listen: SocketAddr,
     /// The clock history events and schedules read.
     pub clock: Clock,
+    /// Where the history is kept across restarts (`history.json` in it); in memory only when
+    /// absent.
+    pub state_dir: Option<PathBuf>,
 }
 
 /// Why metering cannot start or stopped badly.
@@ -59,6 +65,9 @@ pub enum MeteringError {
     /// The runtime failed.
     #[error(transparent)]
     Runtime(#[from] opkit::Error),
+    /// The Prometheus importer's HTTP client could not be built.
+    #[error("the Prometheus importer: {0}")]
+    Prometheus(String),
     /// The report API server failed.
     #[error("the report API stopped: {0}")]
     Serve(#[source] std::io::Error),
@@ -71,6 +80,8 @@ pub struct Metering {
     watchers: Vec<tokio::task::JoinHandle<()>>,
     stop: tokio::sync::oneshot::Sender<()>,
     http: tokio::task::JoinHandle<std::io::Result<()>>,
+    /// The history and its checkpoint file, written a last time at shutdown.
+    checkpoint: Option<(history::History, PathBuf)>,
 }
 
 impl Metering {
@@ -84,6 +95,11 @@ impl Metering {
         let _ = self.stop.send(());
         for w in &self.watchers {
             w.abort();
+        }
+        if let Some((history, path)) = &self.checkpoint
+            && let Err(e) = history.save(path)
+        {
+            tracing::error!("metering history: cannot write {}: {e}", path.display());
         }
         let stopped = self.running.shutdown().await;
         match self.http.await {
@@ -113,22 +129,46 @@ pub async fn start(client: kube::Client, options: Options) -> Result<Metering, M
             addr: options.listen,
             source,
         })?;
-    let history = history::History::default();
-    let watchers = history::start(&client, &history, &options.clock).await?;
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let http = tokio::spawn(http::serve(listener, client.clone(), async {
-        let _ = stopped.await;
-    }));
+    let prometheus =
+        prometheus::Prometheus::new().map_err(|e| MeteringError::Prometheus(e.to_string()))?;
+    let checkpoint = match &options.state_dir {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).map_err(|e| history::HistoryError::Checkpoint {
+                path: dir.clone(),
+                message: e.to_string(),
+            })?;
+            Some(dir.join("history.json"))
+        }
+        None => None,
+    };
+    let history = match &checkpoint {
+        Some(path) => history::History::load(path)?,
+        None => history::History::default(),
+    };
+    let mut watchers = history::start(&client, &history, &options.clock).await?;
+    if let Some(path) = &checkpoint {
+        watchers.push(history::checkpoint(&history, path.clone()));
+    }
     let mut manager = Manager::builder().build();
     let state = || report::State {
         history: history.clone(),
         clock: options.clock.clone(),
+        prometheus: prometheus.clone(),
     };
     manager.add(Controller::<Report>::new(NAME).build(report::reconcile, state()));
     manager.add(
         Controller::<ReportDataSource>::new("reportdatasource-controller")
             .build(datasource::reconcile, state()),
     );
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let http = tokio::spawn(http::serve(
+        listener,
+        client.clone(),
+        manager.metrics().clone(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
     let running = manager.start(client).await?;
     Ok(Metering {
         url: format!("http://{addr}"),
@@ -136,5 +176,6 @@ pub async fn start(client: kube::Client, options: Options) -> Result<Metering, M
         watchers,
         stop,
         http,
+        checkpoint: checkpoint.map(|path| (history, path)),
     })
 }

@@ -8,7 +8,7 @@
 //! attempt: an unknown or bad query, a missing input, a bad spec). A failed period is tried again
 //! with the runtime's backoff, and the periods after it wait for it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,6 +24,7 @@ use opkit_metering::{Catalog, DataSource, DataSourceKind, InputType, Period, bui
 use crate::api::{Report, ReportDataSource, ReportQuery, ReportStatus, to_query};
 use crate::clock::Clock;
 use crate::history::History;
+use crate::prometheus::{self, Prometheus, PrometheusError};
 use crate::schedule::{self, Plan};
 
 /// The group of metering's own kinds, never metered.
@@ -33,6 +34,7 @@ const GROUP: &str = "metering.opkit.dev";
 pub(crate) struct State {
     pub(crate) history: History,
     pub(crate) clock: Clock,
+    pub(crate) prometheus: Prometheus,
 }
 
 /// Why a reconcile failed (the report's own failures go into its status instead).
@@ -197,20 +199,44 @@ async fn run_period(ctx: &Context<State>, report: &Report, period: Period) -> Re
         catalog.add_query(query);
     }
     let sources: Api<ReportDataSource> = Api::namespaced(client.clone(), &namespace);
-    let mut not_imported = BTreeSet::new();
+    let mut imported = BTreeMap::new();
     for s in list(&sources, "ReportDataSources").await? {
-        if s.spec.prometheus_metrics_importer.is_some() {
-            not_imported.insert(s.name_any());
+        if let Some(importer) = &s.spec.prometheus_metrics_importer {
+            imported.insert(s.name_any(), importer.clone());
             catalog.add_data_source(DataSource {
                 name: s.name_any(),
                 kind: DataSourceKind::Samples,
             });
         }
     }
-    bind_inputs(&mut catalog, report, &not_imported)?;
+    bind_inputs(&mut catalog, report)?;
     let history = ctx.data().history.snapshot();
-    let inputs = tables::tables(&history, &metered, Basis::Existence, period)
+    let mut inputs = tables::tables(&history, &metered, Basis::Existence, period)
         .map_err(|e| format!("the history: {e}"))?;
+    // The Prometheus sources the query reads, imported for the period (over a history table of
+    // the same name: the source a user declared wins).
+    let read = catalog
+        .sample_sources(&report.spec.query)
+        .map_err(|e| e.to_string())?;
+    for (name, importer) in imported.iter().filter(|(n, _)| read.contains(*n)) {
+        let failed = |e: PrometheusError| format!("ReportDataSource {name:?}: {e}");
+        let source = prometheus::Source::of(importer).map_err(failed)?;
+        let rows = ctx
+            .data()
+            .prometheus
+            .import(&source, period)
+            .await
+            .map_err(failed)?;
+        inputs.insert(name.clone(), rows);
+    }
+    if let Some(missing) = read.iter().find(|n| !inputs.contains_key(*n)) {
+        return Err(format!(
+            "ReportQuery {:?} reads data source {missing:?}, which the history does not fill: \
+             declare a ReportDataSource {missing:?} with a prometheusMetricsImporter \
+             (docs/DESIGN-metering.md gives its query)",
+            report.spec.query
+        ));
+    }
     let table = opkit_metering::run(&catalog, &report.spec.query, &inputs, period)
         .map_err(|e| e.to_string())?;
     crate::results::store(client, report, period, &table, ctx.field_manager())
@@ -218,13 +244,8 @@ async fn run_period(ctx: &Context<State>, report: &Report, period: Period) -> Re
         .map_err(|e| e.to_string())
 }
 
-/// Gives the report's `inputs` to its query's data-source inputs; refuses unknown inputs and
-/// data sources whose importer is not built.
-fn bind_inputs(
-    catalog: &mut Catalog,
-    report: &Report,
-    not_imported: &BTreeSet<String>,
-) -> Result<(), String> {
+/// Gives the report's `inputs` to its query's data-source inputs; refuses unknown inputs.
+fn bind_inputs(catalog: &mut Catalog, report: &Report) -> Result<(), String> {
     let name = &report.spec.query;
     let mut query = catalog.query(name).map_err(|e| e.to_string())?.clone();
     for given in &report.spec.inputs {
@@ -245,15 +266,6 @@ fn bind_inputs(
             ));
         }
         input.default = Some(given.value.clone());
-    }
-    for input in &query.inputs {
-        if let Some(source) = input.default.as_ref().filter(|s| not_imported.contains(*s)) {
-            return Err(format!(
-                "input {:?} reads ReportDataSource {source:?}, which uses prometheusMetricsImporter: \
-                 the Prometheus importer is not built yet",
-                input.name
-            ));
-        }
     }
     catalog.add_query(query);
     Ok(())

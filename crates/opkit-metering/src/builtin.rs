@@ -47,7 +47,422 @@ pub fn catalog() -> Catalog {
             catalog.add_query(raw);
         }
     }
+    add_claims_and_nodes(&mut catalog);
     catalog
+}
+
+/// Adds a sample data source and a query view over it.
+fn add_raw(catalog: &mut Catalog, source: &str, raw: ReportQuery) -> String {
+    catalog.add_data_source(DataSource {
+        name: source.to_owned(),
+        kind: DataSourceKind::Samples,
+    });
+    let name = raw.name.clone();
+    catalog.add_data_source(DataSource {
+        name: name.clone(),
+        kind: DataSourceKind::QueryView {
+            query: name.clone(),
+        },
+    });
+    catalog.add_query(raw);
+    name
+}
+
+/// The `{{ReportingStart}} <= "timestamp" < {{ReportingEnd}}` filter.
+const IN_PERIOD: &str = "\"timestamp\" >= {{ReportingStart}}\n\
+                         \x20 AND \"timestamp\" < {{ReportingEnd}}";
+
+/// Metering's PVC and node queries: `persistentvolumeclaim-request` (per claim, namespace and
+/// cluster), `persistentvolumeclaim-capacity`, `node-cpu-capacity`, `node-memory-capacity`,
+/// `node-cpu-allocatable`, `node-memory-allocatable`, `cluster-cpu-capacity` and
+/// `cluster-memory-capacity`, each over its `-raw` view.
+///
+/// Two deliberate changes from Metering: `persistentvolumeclaim-capacity` reports byte-seconds
+/// (Metering summed the sampled bytes, a number that depends on the step), and the cluster
+/// capacity averages are time-weighted (`total / period seconds`), which equals Metering's
+/// average over steps when every step has every node, and stays exact over lifetimes.
+fn add_claims_and_nodes(catalog: &mut Catalog) {
+    // persistentvolumeclaim-request: claims bound to a volume, byte-seconds requested.
+    let source = crate::tables::PVC_REQUEST;
+    let input = format!("{}DataSourceName", camel(source));
+    let raw = ReportQuery {
+        name: "persistentvolumeclaim-request-raw".into(),
+        columns: vec![
+            Column {
+                table_hidden: true,
+                ..column("labels", ColumnType::Map, None)
+            },
+            column(
+                "persistentvolumeclaim",
+                ColumnType::Varchar,
+                Some("kubernetes_persistentvolumeclaim"),
+            ),
+            column(
+                "persistentvolume",
+                ColumnType::Varchar,
+                Some("kubernetes_persistentvolume"),
+            ),
+            column(
+                "namespace",
+                ColumnType::Varchar,
+                Some("kubernetes_namespace"),
+            ),
+            column(
+                "storageclass",
+                ColumnType::Varchar,
+                Some("kubernetes_storageclass"),
+            ),
+            column(
+                "volume_request_storage_bytes",
+                ColumnType::Double,
+                Some("bytes"),
+            ),
+            column("timeprecision", ColumnType::Double, Some("seconds")),
+            column(
+                "volume_request_storage_byte_seconds",
+                ColumnType::Double,
+                Some("byte_seconds"),
+            ),
+            column("timestamp", ColumnType::Timestamp, Some("date")),
+            column("dt", ColumnType::Varchar, None),
+        ],
+        inputs: vec![source_input(&input, source)],
+        sql: format!(
+            "SELECT labels,\n\
+             \x20 labels ->> '$.persistentvolumeclaim' AS persistentvolumeclaim,\n\
+             \x20 labels ->> '$.volumename' AS persistentvolume,\n\
+             \x20 labels ->> '$.namespace' AS namespace,\n\
+             \x20 labels ->> '$.storageclass' AS storageclass,\n\
+             \x20 amount AS volume_request_storage_bytes,\n\
+             \x20 timeprecision,\n\
+             \x20 amount * timeprecision AS volume_request_storage_byte_seconds,\n\
+             \x20 \"timestamp\",\n\
+             \x20 dt\n\
+             FROM {{{{{input}}}}}\n\
+             WHERE labels ->> '$.volumename' IS NOT NULL\n"
+        ),
+    };
+    let raw = add_raw(catalog, source, raw);
+    let claim = [
+        column(
+            "persistentvolumeclaim",
+            ColumnType::Varchar,
+            Some("kubernetes_persistentvolumeclaim"),
+        ),
+        column(
+            "persistentvolume",
+            ColumnType::Varchar,
+            Some("kubernetes_persistentvolume"),
+        ),
+        column(
+            "namespace",
+            ColumnType::Varchar,
+            Some("kubernetes_namespace"),
+        ),
+        column(
+            "storageclass",
+            ColumnType::Varchar,
+            Some("kubernetes_storageclass"),
+        ),
+    ];
+    let namespace = [column(
+        "namespace",
+        ColumnType::Varchar,
+        Some("kubernetes_namespace"),
+    )];
+    for (name, keys, order) in [
+        (
+            "persistentvolumeclaim-request",
+            &claim[..],
+            "persistentvolumeclaim, namespace, persistentvolume, storageclass",
+        ),
+        (
+            "namespace-persistentvolumeclaim-request",
+            &namespace[..],
+            "namespace",
+        ),
+        ("cluster-persistentvolumeclaim-request", &[][..], ""),
+    ] {
+        let input = format!("{}DataSourceName", camel(&raw));
+        let mut columns = period_columns();
+        columns.extend(keys.iter().cloned());
+        columns.extend([
+            column("data_start", ColumnType::Timestamp, Some("date")),
+            column("data_end", ColumnType::Timestamp, Some("date")),
+            column(
+                "volume_request_storage_byte_seconds",
+                ColumnType::Double,
+                Some("byte_seconds"),
+            ),
+        ]);
+        let select_keys: String = keys.iter().map(|c| format!("\x20 {},\n", c.name)).collect();
+        let group = if order.is_empty() {
+            String::new()
+        } else {
+            format!("GROUP BY {order}\nORDER BY {order}\n")
+        };
+        catalog.add_query(ReportQuery {
+            name: name.into(),
+            columns,
+            inputs: vec![
+                time_input("ReportingStart"),
+                time_input("ReportingEnd"),
+                source_input(&input, &raw),
+            ],
+            sql: format!(
+                "SELECT {{{{ReportingStart}}}} AS period_start,\n\
+                 \x20 {{{{ReportingEnd}}}} AS period_end,\n\
+                 {select_keys}\
+                 \x20 min(\"timestamp\") AS data_start,\n\
+                 \x20 max(\"timestamp\") AS data_end,\n\
+                 \x20 sum(volume_request_storage_byte_seconds) AS volume_request_storage_byte_seconds\n\
+                 FROM {{{{{input}}}}}\n\
+                 WHERE {IN_PERIOD}\n\
+                 {group}"
+            ),
+        });
+    }
+
+    // persistentvolumeclaim-capacity: the bound volume's capacity, byte-seconds.
+    let source = crate::tables::PVC_CAPACITY;
+    let input = format!("{}DataSourceName", camel(source));
+    let raw = add_raw(
+        catalog,
+        source,
+        ReportQuery {
+            name: "persistentvolumeclaim-capacity-raw".into(),
+            columns: vec![
+                column("namespace", ColumnType::Varchar, None),
+                column("persistentvolumeclaim", ColumnType::Varchar, None),
+                Column {
+                    table_hidden: true,
+                    ..column("labels", ColumnType::Map, None)
+                },
+                column(
+                    "persistentvolumeclaim_capacity_bytes",
+                    ColumnType::Double,
+                    Some("bytes"),
+                ),
+                column("timeprecision", ColumnType::Double, Some("seconds")),
+                column(
+                    "persistentvolumeclaim_capacity_byte_seconds",
+                    ColumnType::Double,
+                    Some("byte_seconds"),
+                ),
+                column("timestamp", ColumnType::Timestamp, Some("date")),
+                column("dt", ColumnType::Varchar, None),
+            ],
+            inputs: vec![source_input(&input, source)],
+            sql: format!(
+                "SELECT coalesce(labels ->> '$.exported_namespace', labels ->> '$.namespace') AS namespace,\n\
+                 \x20 labels ->> '$.persistentvolumeclaim' AS persistentvolumeclaim,\n\
+                 \x20 labels,\n\
+                 \x20 amount AS persistentvolumeclaim_capacity_bytes,\n\
+                 \x20 timeprecision,\n\
+                 \x20 amount * timeprecision AS persistentvolumeclaim_capacity_byte_seconds,\n\
+                 \x20 \"timestamp\",\n\
+                 \x20 dt\n\
+                 FROM {{{{{input}}}}}\n"
+            ),
+        },
+    );
+    let input = format!("{}DataSourceName", camel(&raw));
+    let mut columns = period_columns();
+    columns.extend([
+        column(
+            "namespace",
+            ColumnType::Varchar,
+            Some("kubernetes_namespace"),
+        ),
+        column(
+            "persistentvolumeclaim",
+            ColumnType::Varchar,
+            Some("kubernetes_persistentvolumeclaim"),
+        ),
+        column(
+            "persistentvolumeclaim_capacity_byte_seconds",
+            ColumnType::Double,
+            Some("byte_seconds"),
+        ),
+    ]);
+    catalog.add_query(ReportQuery {
+        name: "persistentvolumeclaim-capacity".into(),
+        columns,
+        inputs: vec![
+            time_input("ReportingStart"),
+            time_input("ReportingEnd"),
+            source_input(&input, &raw),
+        ],
+        sql: format!(
+            "SELECT {{{{ReportingStart}}}} AS period_start,\n\
+             \x20 {{{{ReportingEnd}}}} AS period_end,\n\
+             \x20 namespace,\n\
+             \x20 persistentvolumeclaim,\n\
+             \x20 sum(persistentvolumeclaim_capacity_byte_seconds) AS persistentvolumeclaim_capacity_byte_seconds\n\
+             FROM {{{{{input}}}}}\n\
+             WHERE {IN_PERIOD}\n\
+             GROUP BY namespace, persistentvolumeclaim\n\
+             ORDER BY namespace, persistentvolumeclaim\n"
+        ),
+    });
+
+    // Nodes: capacity and allocatable, per node and (capacity) for the cluster.
+    for resource in [Resource::Cpu, Resource::Memory] {
+        for measure in ["capacity", "allocatable"] {
+            let raw = node_raw(catalog, resource, measure);
+            catalog.add_query(node_report(resource, measure, &raw));
+            if measure == "capacity" {
+                cluster_capacity(catalog, resource, &raw);
+            }
+        }
+    }
+}
+
+/// `node-cpu-capacity-raw`: one row per node sample, `resource_id` the instance id of the
+/// node's `provider_id` (`aws:///us-east-1a/i-0abc` → `i-0abc`).
+fn node_raw(catalog: &mut Catalog, resource: Resource, measure: &str) -> String {
+    let (amount_unit, integral_unit) = resource.pod_units();
+    let amount = format!("node_{measure}_{}", resource.amount());
+    let integral = format!("node_{measure}_{}", resource.integral());
+    let source = format!("node-{measure}-{}", resource.amount().replace('_', "-"));
+    let input = format!("{}DataSourceName", camel(&source));
+    let raw = ReportQuery {
+        name: format!("node-{}-{measure}-raw", resource.name()),
+        columns: vec![
+            column("node", ColumnType::Varchar, Some("kubernetes_node")),
+            Column {
+                table_hidden: true,
+                ..column("labels", ColumnType::Map, None)
+            },
+            column(&amount, ColumnType::Double, Some(amount_unit)),
+            column("resource_id", ColumnType::Varchar, None),
+            column("timeprecision", ColumnType::Double, Some("seconds")),
+            column(&integral, ColumnType::Double, Some(integral_unit)),
+            column("timestamp", ColumnType::Timestamp, Some("date")),
+            column("dt", ColumnType::Varchar, None),
+        ],
+        inputs: vec![source_input(&input, &source)],
+        // The instance id: after ":///", the second `/`-separated part.
+        sql: format!(
+            "SELECT node, labels, {amount}, \n\
+             \x20 CASE WHEN instr(after_zone, '/') > 0 THEN substr(after_zone, 1, instr(after_zone, '/') - 1)\n\
+             \x20      ELSE after_zone END AS resource_id,\n\
+             \x20 timeprecision, {integral}, \"timestamp\", dt\n\
+             FROM (SELECT *, CASE WHEN instr(after_scheme, '/') > 0\n\
+             \x20       THEN substr(after_scheme, instr(after_scheme, '/') + 1) END AS after_zone\n\
+             \x20 FROM (SELECT labels ->> '$.node' AS node,\n\
+             \x20   labels,\n\
+             \x20   amount AS {amount},\n\
+             \x20   CASE WHEN instr(labels ->> '$.provider_id', ':///') > 0\n\
+             \x20     THEN substr(labels ->> '$.provider_id', instr(labels ->> '$.provider_id', ':///') + 4) END AS after_scheme,\n\
+             \x20   timeprecision,\n\
+             \x20   amount * timeprecision AS {integral},\n\
+             \x20   \"timestamp\",\n\
+             \x20   dt\n\
+             \x20   FROM {{{{{input}}}}}))\n"
+        ),
+    };
+    add_raw(catalog, &source, raw)
+}
+
+/// `node-cpu-capacity`: the integral per node over the period.
+fn node_report(resource: Resource, measure: &str, raw: &str) -> ReportQuery {
+    let integral = format!("node_{measure}_{}", resource.integral());
+    let input = format!("{}DataSourceName", camel(raw));
+    let mut columns = period_columns();
+    columns.extend([
+        column("node", ColumnType::Varchar, Some("kubernetes_node")),
+        column("resource_id", ColumnType::Varchar, None),
+        column(&integral, ColumnType::Double, Some(resource.pod_units().1)),
+    ]);
+    ReportQuery {
+        name: format!("node-{}-{measure}", resource.name()),
+        columns,
+        inputs: vec![
+            time_input("ReportingStart"),
+            time_input("ReportingEnd"),
+            source_input(&input, raw),
+        ],
+        sql: format!(
+            "SELECT {{{{ReportingStart}}}} AS period_start,\n\
+             \x20 {{{{ReportingEnd}}}} AS period_end,\n\
+             \x20 node,\n\
+             \x20 resource_id,\n\
+             \x20 sum({integral}) AS {integral}\n\
+             FROM {{{{{input}}}}}\n\
+             WHERE {IN_PERIOD}\n\
+             GROUP BY node, resource_id\n\
+             ORDER BY node, resource_id\n"
+        ),
+    }
+}
+
+/// `cluster-cpu-capacity-raw` (the nodes' sum per instant) and `cluster-cpu-capacity` (the
+/// total over the period, the time-weighted average capacity and node count).
+fn cluster_capacity(catalog: &mut Catalog, resource: Resource, node_raw: &str) {
+    let (amount, integral) = (resource.amount(), resource.integral());
+    let node_amount = format!("node_capacity_{amount}");
+    let node_integral = format!("node_capacity_{integral}");
+    let input = format!("{}DataSourceName", camel(node_raw));
+    let raw = ReportQuery {
+        name: format!("cluster-{}-capacity-raw", resource.name()),
+        columns: vec![
+            column("timestamp", ColumnType::Timestamp, Some("date")),
+            column("dt", ColumnType::Varchar, None),
+            column(amount, ColumnType::Double, None),
+            column(integral, ColumnType::Double, None),
+            column("node_seconds", ColumnType::Double, Some("seconds")),
+            column("node_count", ColumnType::Double, None),
+        ],
+        inputs: vec![source_input(&input, node_raw)],
+        sql: format!(
+            "SELECT \"timestamp\",\n\
+             \x20 dt,\n\
+             \x20 sum({node_amount}) AS {amount},\n\
+             \x20 sum({node_integral}) AS {integral},\n\
+             \x20 sum(timeprecision) AS node_seconds,\n\
+             \x20 count(*) AS node_count\n\
+             FROM {{{{{input}}}}}\n\
+             GROUP BY \"timestamp\", dt\n"
+        ),
+    };
+    let raw_name = raw.name.clone();
+    catalog.add_data_source(DataSource {
+        name: raw_name.clone(),
+        kind: DataSourceKind::QueryView {
+            query: raw_name.clone(),
+        },
+    });
+    catalog.add_query(raw);
+    let input = format!("{}DataSourceName", camel(&raw_name));
+    let total = format!("total_cluster_capacity_{integral}");
+    let avg = format!("avg_cluster_capacity_{amount}");
+    let mut columns = period_columns();
+    columns.extend([
+        column(&total, ColumnType::Double, Some(integral)),
+        column(&avg, ColumnType::Double, Some(amount)),
+        column("avg_node_count", ColumnType::Double, None),
+    ]);
+    // Period seconds: the bounds are integer nanoseconds.
+    let seconds = "(({{ReportingEnd}} - {{ReportingStart}}) / 1e9)";
+    catalog.add_query(ReportQuery {
+        name: format!("cluster-{}-capacity", resource.name()),
+        columns,
+        inputs: vec![
+            time_input("ReportingStart"),
+            time_input("ReportingEnd"),
+            source_input(&input, &raw_name),
+        ],
+        sql: format!(
+            "SELECT {{{{ReportingStart}}}} AS period_start,\n\
+             \x20 {{{{ReportingEnd}}}} AS period_end,\n\
+             \x20 coalesce(sum({integral}), 0) AS {total},\n\
+             \x20 coalesce(sum({integral}), 0) / {seconds} AS {avg},\n\
+             \x20 coalesce(sum(node_seconds), 0) / {seconds} AS avg_node_count\n\
+             FROM {{{{{input}}}}}\n\
+             WHERE {IN_PERIOD}\n"
+        ),
+    });
 }
 
 #[derive(Clone, Copy)]
@@ -316,9 +731,11 @@ fn cluster_usage(resource: Resource, cluster_raw: &str) -> ReportQuery {
 
 /// The per-custom-resource queries of a metered kind, over the history's tables
 /// ([`crate::tables`]): `<kind>-cpu-request` and `<kind>-memory-request` (requests of the pods
-/// each custom resource owns, integrated over the period) and `<kind>-objects` (the objects each
-/// manages, by kind: how many existed in the period and their object-seconds). `<kind>` is the
-/// kind in lower case (`memcached-cpu-request`).
+/// each custom resource owns, integrated over the period), `<kind>-objects` (the objects each
+/// manages, by kind: how many existed in the period and their object-seconds), and
+/// `<kind>-reconciles` (its operator's reconciles, errors and reconcile time, from Prometheus
+/// sources [`RESOURCE_RECONCILES`] and [`RESOURCE_RECONCILE_SECONDS`]). `<kind>` is the kind in
+/// lower case (`memcached-cpu-request`).
 pub fn resource_queries(group_kind: &crate::lifetime::GroupKind) -> Vec<ReportQuery> {
     let kind = group_kind.kind.to_lowercase();
     let filter = format!(
@@ -363,6 +780,53 @@ pub fn resource_queries(group_kind: &crate::lifetime::GroupKind) -> Vec<ReportQu
                  ORDER BY namespace, name\n"
             ),
         }
+    };
+    let reconciles_input = format!("{}DataSourceName", camel(RESOURCE_RECONCILES));
+    let seconds_input = format!("{}DataSourceName", camel(RESOURCE_RECONCILE_SECONDS));
+    let mut reconcile_columns = period_columns();
+    reconcile_columns.extend([
+        column(
+            "namespace",
+            ColumnType::Varchar,
+            Some("kubernetes_namespace"),
+        ),
+        column("name", ColumnType::Varchar, Some(&name_unit)),
+        column("reconciles", ColumnType::Double, None),
+        column("errors", ColumnType::Double, None),
+        column("reconcile_seconds", ColumnType::Double, Some("seconds")),
+    ]);
+    let reconciles = ReportQuery {
+        name: format!("{kind}-reconciles"),
+        columns: reconcile_columns,
+        inputs: vec![
+            time_input("ReportingStart"),
+            time_input("ReportingEnd"),
+            source_input(&reconciles_input, RESOURCE_RECONCILES),
+            source_input(&seconds_input, RESOURCE_RECONCILE_SECONDS),
+        ],
+        sql: format!(
+            "SELECT {{{{ReportingStart}}}} AS period_start,\n\
+             \x20 {{{{ReportingEnd}}}} AS period_end,\n\
+             \x20 namespace,\n\
+             \x20 name,\n\
+             \x20 sum(reconciles) AS reconciles,\n\
+             \x20 sum(errors) AS errors,\n\
+             \x20 sum(seconds) AS reconcile_seconds\n\
+             FROM (\n\
+             \x20 SELECT labels ->> '$.namespace' AS namespace, labels ->> '$.name' AS name,\n\
+             \x20   amount AS reconciles,\n\
+             \x20   CASE WHEN labels ->> '$.result' = 'error' THEN amount ELSE 0 END AS errors,\n\
+             \x20   0 AS seconds\n\
+             \x20 FROM {{{{{reconciles_input}}}}}\n\
+             \x20 WHERE {filter} AND {IN_PERIOD}\n\
+             \x20 UNION ALL\n\
+             \x20 SELECT labels ->> '$.namespace', labels ->> '$.name', 0, 0, amount\n\
+             \x20 FROM {{{{{seconds_input}}}}}\n\
+             \x20 WHERE {filter} AND {IN_PERIOD}\n\
+             )\n\
+             GROUP BY namespace, name\n\
+             ORDER BY namespace, name\n"
+        ),
     };
     let objects_input = format!("{}DataSourceName", camel(crate::tables::RESOURCE_OBJECTS));
     let mut object_columns = period_columns();
@@ -414,8 +878,19 @@ pub fn resource_queries(group_kind: &crate::lifetime::GroupKind) -> Vec<ReportQu
                  ORDER BY namespace, name, object_kind\n"
             ),
         },
+        reconciles,
     ]
 }
+
+/// Reconciles per custom resource and step, from the runtime's per-object counter through a
+/// Prometheus source: labels `group`, `kind`, `namespace`, `name`, `result` (`success` or
+/// `error`), amount the reconciles in the step. The source's query:
+/// `sum by (group, kind, namespace, name, result) (increase(opkit_object_reconcile_total[1m]))`
+/// at a `1m` resolution.
+pub const RESOURCE_RECONCILES: &str = "resource-reconciles";
+/// Reconcile time per custom resource and step (seconds spent in the step), likewise:
+/// `sum by (group, kind, namespace, name) (increase(opkit_object_reconcile_time_seconds_total[1m]))`.
+pub const RESOURCE_RECONCILE_SECONDS: &str = "resource-reconcile-seconds";
 
 /// Adds the history's data sources ([`crate::tables::NAMES`]) and the per-custom-resource
 /// queries of each kind in `metered` to `catalog`.
@@ -423,7 +898,10 @@ pub fn add_history(
     catalog: &mut Catalog,
     metered: &std::collections::BTreeSet<crate::lifetime::GroupKind>,
 ) {
-    for name in crate::tables::NAMES {
+    for name in crate::tables::NAMES
+        .into_iter()
+        .chain([RESOURCE_RECONCILES, RESOURCE_RECONCILE_SECONDS])
+    {
         catalog.add_data_source(DataSource {
             name: name.to_owned(),
             kind: DataSourceKind::Samples,

@@ -17,9 +17,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
 
 /// A kind, by API group and kind (`cache.example.com`, `Memcached`).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct GroupKind {
     /// The API group (`""` for the core group).
     pub group: String,
@@ -28,7 +29,7 @@ pub struct GroupKind {
 }
 
 /// A non-pod object that may own pods, directly or through others.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Owner {
     /// Its uid (what owner references name).
     pub uid: String,
@@ -47,7 +48,7 @@ pub struct Owner {
 }
 
 /// One pod's life.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PodLife {
     /// Its uid.
     pub uid: String,
@@ -71,13 +72,33 @@ pub struct PodLife {
     pub readiness: Vec<(Timestamp, bool)>,
 }
 
-/// What the objects of a cluster did: the owners and the pods.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// A value an object held over an interval, as one series of a data-source table: a PVC's
+/// requested bytes, a node's CPU capacity. A value that changes is a new segment from the
+/// instant it changed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Segment {
+    /// The table (data source) it belongs to (`persistentvolumeclaim-request-bytes`).
+    pub table: String,
+    /// The series' labels (`namespace`, `persistentvolumeclaim`, `node`, …).
+    pub labels: BTreeMap<String, String>,
+    /// The value (bytes, cores).
+    pub amount: f64,
+    /// From when it held (included).
+    pub from: Timestamp,
+    /// Until when (excluded); `None` while it still holds.
+    pub to: Option<Timestamp>,
+}
+
+/// What the objects of a cluster did: the owners, the pods, and the sizes of other objects
+/// (PVCs, nodes) over time.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct History {
     /// Objects that own pods (ReplicaSets, Deployments, custom resources, …).
     pub owners: Vec<Owner>,
     /// The pods.
     pub pods: Vec<PodLife>,
+    /// Sizes of PVCs and nodes, as segments of constant value.
+    pub segments: Vec<Segment>,
 }
 
 /// Which part of a pod's life its requests count.
@@ -368,6 +389,7 @@ mod tests {
                 owner("cr", "cache.example.com", "Memcached", None),
             ],
             pods,
+            segments: Vec::new(),
         }
     }
 

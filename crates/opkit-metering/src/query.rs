@@ -7,7 +7,7 @@
 //! timestamp representation), a data-source input by the quoted name of its table or view.
 //! Nothing else is templated, so a query's SQL stays plain SQL.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -135,6 +135,38 @@ impl Catalog {
                 name: name.to_owned(),
                 known: self.queries.keys().cloned().collect(),
             })
+    }
+}
+
+impl Catalog {
+    /// The sample data sources the query `name` reads, directly or through query views: what a
+    /// caller must supply (a Prometheus importer imports only these). Names no data source
+    /// resolves to are left to [`crate::run`] to report.
+    pub fn sample_sources(&self, name: &str) -> Result<BTreeSet<String>, QueryError> {
+        let mut out = BTreeSet::new();
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![name.to_owned()];
+        while let Some(query) = todo.pop() {
+            if !seen.insert(query.clone()) {
+                continue;
+            }
+            for input in &self.query(&query)?.inputs {
+                let Some(source) = input
+                    .default
+                    .as_ref()
+                    .and_then(|d| self.data_sources.get(d))
+                else {
+                    continue;
+                };
+                match &source.kind {
+                    DataSourceKind::Samples => {
+                        out.insert(source.name.clone());
+                    }
+                    DataSourceKind::QueryView { query } => todo.push(query.clone()),
+                }
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -274,5 +306,27 @@ mod tests {
         assert_eq!(q.columns[0].ty, ColumnType::Map);
         assert!(q.columns[0].table_hidden);
         assert_eq!(q.inputs[1].default.as_deref(), Some("s"));
+    }
+
+    #[test]
+    fn sample_sources_follow_query_views_down_to_the_sample_tables() {
+        let catalog = crate::builtin::catalog();
+        let sources = |q: &str| {
+            catalog
+                .sample_sources(q)
+                .unwrap()
+                .into_iter()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(sources("namespace-cpu-usage"), ["pod-usage-cpu-cores"]);
+        assert_eq!(sources("cluster-memory-usage"), ["pod-usage-memory-bytes"]);
+        assert_eq!(
+            sources("pod-memory-request-raw"),
+            ["pod-request-memory-bytes"]
+        );
+        assert!(matches!(
+            catalog.sample_sources("nope"),
+            Err(QueryError::UnknownQuery { .. })
+        ));
     }
 }

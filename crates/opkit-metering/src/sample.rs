@@ -27,6 +27,22 @@ pub struct Sample {
 }
 
 impl Sample {
+    /// A row of `amount` held for `step_nanos` from `timestamp`, its day partition derived.
+    pub fn at(
+        amount: f64,
+        timestamp: Timestamp,
+        step_nanos: i64,
+        labels: BTreeMap<String, String>,
+    ) -> Sample {
+        Sample {
+            amount,
+            timestamp,
+            step_nanos,
+            labels,
+            dt: day_of(timestamp),
+        }
+    }
+
     /// The step length in seconds: Metering's `timeprecision` column.
     pub fn step_seconds(&self) -> f64 {
         self.step_nanos as f64 / 1e9

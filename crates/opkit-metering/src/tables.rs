@@ -18,14 +18,27 @@
 //! - [`RESOURCE_OBJECTS`]: every object a metered custom resource manages (its pods and the
 //!   objects between), amount 1, labels `group`, `kind`, `namespace`, `name`, `object_kind`,
 //!   `object`, `uid`.
+//! - [`PVC_REQUEST`], [`PVC_CAPACITY`]: Metering's `persistentvolumeclaim-request-bytes` (a
+//!   claim's requested storage; labels `namespace`, `persistentvolumeclaim`, and `volumename`
+//!   and `storageclass` when it has them) and `persistentvolumeclaim-capacity-bytes` (the bound
+//!   volume's capacity, from the claim's status);
+//! - [`NODE_CPU_CAPACITY`], [`NODE_MEMORY_CAPACITY`], [`NODE_CPU_ALLOCATABLE`],
+//!   [`NODE_MEMORY_ALLOCATABLE`]: Metering's `node-capacity-cpu-cores` and the others, from each
+//!   node's status (labels `node`, and `provider_id` when it has one).
+//!
+//! The last six come from the history's [`Segment`]s: a segment overlapping the period gives
+//! one row, counted from its start to its end clipped to the period, so a resize or a deletion
+//! mid-period is integrated exactly as a pod's life is.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+#[cfg(doc)]
+use crate::lifetime::Segment;
 use crate::lifetime::{
     Basis, GroupKind, History, LifetimeError, Owner, PodLife, counted_nanos, metered_owner, overlap,
 };
 use crate::report::Period;
-use crate::sample::{Sample, day_of};
+use crate::sample::Sample;
 
 /// Requested CPU cores per pod.
 pub const POD_CPU: &str = "pod-request-cpu-cores";
@@ -38,13 +51,32 @@ pub const RESOURCE_MEMORY: &str = "resource-request-memory-bytes";
 /// Objects managed by a custom resource.
 pub const RESOURCE_OBJECTS: &str = "resource-objects";
 
+/// Requested storage per PVC.
+pub const PVC_REQUEST: &str = "persistentvolumeclaim-request-bytes";
+/// Capacity per bound PVC.
+pub const PVC_CAPACITY: &str = "persistentvolumeclaim-capacity-bytes";
+/// CPU capacity per node.
+pub const NODE_CPU_CAPACITY: &str = "node-capacity-cpu-cores";
+/// Memory capacity per node.
+pub const NODE_MEMORY_CAPACITY: &str = "node-capacity-memory-bytes";
+/// Allocatable CPU per node.
+pub const NODE_CPU_ALLOCATABLE: &str = "node-allocatable-cpu-cores";
+/// Allocatable memory per node.
+pub const NODE_MEMORY_ALLOCATABLE: &str = "node-allocatable-memory-bytes";
+
 /// The names of the tables [`tables`] fills.
-pub const NAMES: [&str; 5] = [
+pub const NAMES: [&str; 11] = [
     POD_CPU,
     POD_MEMORY,
     RESOURCE_CPU,
     RESOURCE_MEMORY,
     RESOURCE_OBJECTS,
+    PVC_REQUEST,
+    PVC_CAPACITY,
+    NODE_CPU_CAPACITY,
+    NODE_MEMORY_CAPACITY,
+    NODE_CPU_ALLOCATABLE,
+    NODE_MEMORY_ALLOCATABLE,
 ];
 
 /// The tables `history` gives for `period`, charging to the kinds in `metered`. Every table is
@@ -125,6 +157,22 @@ pub fn tables(
             ),
         );
     }
+    for segment in &history.segments {
+        let nanos = overlap(
+            (segment.from, segment.to.unwrap_or(period.end)),
+            (period.start, period.end),
+        );
+        if nanos == 0 {
+            continue;
+        }
+        let at = segment.from.max(period.start);
+        out.entry(segment.table.clone()).or_default().push(row(
+            segment.amount,
+            at,
+            nanos,
+            segment.labels.clone(),
+        ));
+    }
     Ok(out)
 }
 
@@ -158,11 +206,5 @@ fn object_row(cr: &Owner, kind: &str, name: &str, uid: &str, mut sample: Sample)
 }
 
 fn row(amount: f64, at: jiff::Timestamp, nanos: u128, labels: BTreeMap<String, String>) -> Sample {
-    Sample {
-        amount,
-        timestamp: at,
-        step_nanos: i64::try_from(nanos).unwrap_or(i64::MAX),
-        labels,
-        dt: day_of(at),
-    }
+    Sample::at(amount, at, i64::try_from(nanos).unwrap_or(i64::MAX), labels)
 }

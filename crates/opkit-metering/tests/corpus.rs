@@ -10,13 +10,14 @@
 //!
 //! The fixtures: every built-in query on samples whose sums are worked out by hand in the test,
 //! the errors (an unknown column in SQL, a missing data source, a malformed sample), and the
-//! exact lifetime integration of a Memcached scaled 1 → 3 → 0.
+//! exact lifetime integration of a Memcached scaled 1 → 3 → 0, and of a PVC resized and deleted
+//! and nodes joining mid-period (Metering's PVC, node and cluster capacity queries).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use jiff::Timestamp;
-use opkit_metering::lifetime::{self, Basis, GroupKind, History, Owner, PodLife};
+use opkit_metering::lifetime::{self, Basis, GroupKind, History, Owner, PodLife, Segment};
 use opkit_metering::tables;
 use opkit_metering::{
     Catalog, Format, Period, ReportError, Sample, Table, Value, builtin, parse_samples,
@@ -403,7 +404,7 @@ fn a_missing_input_unknown_query_or_empty_period_is_named() {
         .to_string();
     assert!(
         err.starts_with(
-            "unknown ReportQuery \"pod-gpu-request\"; known queries: cluster-cpu-usage, "
+            "unknown ReportQuery \"pod-gpu-request\"; known queries: cluster-cpu-capacity, "
         ),
         "{err}"
     );
@@ -510,6 +511,7 @@ fn a_memcached_scaled_one_three_zero_uses_exactly_its_core_seconds() {
             pod("m2", Some("rs"), 100, "12:10:00", "12:30:00"),
             pod("other", None, 500, "12:00:00", "12:06:00"),
         ],
+        segments: Vec::new(),
     };
     let metered: BTreeSet<GroupKind> = [GroupKind {
         group: "cache.example.com".into(),
@@ -569,5 +571,182 @@ fn a_memcached_scaled_one_three_zero_uses_exactly_its_core_seconds() {
     assert_eq!(
         window.resources.values().next().unwrap().cpu_core_seconds(),
         120.0
+    );
+}
+
+/// A claim of 1 GiB bound at 12:00, resized to 2 GiB at 12:30 and deleted at 12:45; node n1 of
+/// 4 cores all hour (on AWS), n2 of 2 cores from 12:30. Over 12:00–13:00: the claim requested
+/// 1 GiB × 1800 s + 2 GiB × 900 s = 3600 GiB-seconds; n1 14,400 core-seconds, n2 3,600, the
+/// cluster 18,000 (5 cores and 1.5 nodes on average).
+#[test]
+fn pvc_and_node_queries_integrate_sizes_exactly_across_a_resize_a_deletion_and_a_join() {
+    const GIB: f64 = 1_073_741_824.0;
+    let at = |hms: &str| ts(&format!("2026-02-01T{hms}Z"));
+    let segment =
+        |table: &str, labels: &[(&str, &str)], amount: f64, from: &str, to: Option<&str>| Segment {
+            table: table.into(),
+            labels: labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            amount,
+            from: at(from),
+            to: to.map(at),
+        };
+    let claim = [
+        ("namespace", "db"),
+        ("persistentvolumeclaim", "data"),
+        ("volumename", "pv-1"),
+        ("storageclass", "fast"),
+    ];
+    let unbound = [("namespace", "db"), ("persistentvolumeclaim", "pending")];
+    let n1 = [("node", "n1"), ("provider_id", "aws:///us-east-1a/i-0abc")];
+    let n2 = [("node", "n2")];
+    let history = History {
+        segments: vec![
+            segment(
+                tables::PVC_REQUEST,
+                &claim,
+                GIB,
+                "12:00:00",
+                Some("12:30:00"),
+            ),
+            segment(
+                tables::PVC_REQUEST,
+                &claim,
+                2.0 * GIB,
+                "12:30:00",
+                Some("12:45:00"),
+            ),
+            segment(tables::PVC_REQUEST, &unbound, GIB, "12:00:00", None),
+            segment(
+                tables::PVC_CAPACITY,
+                &claim[..2],
+                GIB,
+                "12:00:00",
+                Some("12:45:00"),
+            ),
+            segment(tables::NODE_CPU_CAPACITY, &n1, 4.0, "11:00:00", None),
+            segment(tables::NODE_CPU_CAPACITY, &n2, 2.0, "12:30:00", None),
+            segment(
+                tables::NODE_MEMORY_CAPACITY,
+                &n1,
+                8.0 * GIB,
+                "11:00:00",
+                None,
+            ),
+        ],
+        ..History::default()
+    };
+    let period = Period {
+        start: at("12:00:00"),
+        end: at("13:00:00"),
+    };
+    let inputs = tables::tables(&history, &BTreeSet::new(), Basis::Existence, period).unwrap();
+    let catalog = builtin::catalog();
+    let csv = |query: &str| render(&run(&catalog, query, &inputs, period).unwrap(), Format::Csv);
+    let span = "2026-02-01 12:00:00 +0000 UTC,2026-02-01 13:00:00 +0000 UTC";
+    // The unbound claim has no volume, and Metering's request query leaves it out.
+    assert_eq!(
+        csv("persistentvolumeclaim-request"),
+        format!(
+            "period_start,period_end,persistentvolumeclaim,persistentvolume,namespace,storageclass,\
+             data_start,data_end,volume_request_storage_byte_seconds\n\
+             {span},data,pv-1,db,fast,2026-02-01 12:00:00 +0000 UTC,2026-02-01 12:30:00 +0000 UTC,\
+             3865470566400.000000\n"
+        )
+    );
+    assert!(csv("namespace-persistentvolumeclaim-request").ends_with(",3865470566400.000000\n"));
+    assert!(csv("cluster-persistentvolumeclaim-request").ends_with(",3865470566400.000000\n"));
+    assert_eq!(
+        csv("persistentvolumeclaim-capacity"),
+        format!(
+            "period_start,period_end,namespace,persistentvolumeclaim,\
+             persistentvolumeclaim_capacity_byte_seconds\n{span},db,data,2899102924800.000000\n"
+        )
+    );
+    assert_eq!(
+        csv("node-cpu-capacity"),
+        format!(
+            "period_start,period_end,node,resource_id,node_capacity_cpu_core_seconds\n\
+             {span},n1,i-0abc,14400.000000\n{span},n2,,3600.000000\n"
+        )
+    );
+    assert_eq!(
+        csv("cluster-cpu-capacity"),
+        format!(
+            "period_start,period_end,total_cluster_capacity_cpu_core_seconds,\
+             avg_cluster_capacity_cpu_cores,avg_node_count\n{span},18000.000000,5.000000,1.500000\n"
+        )
+    );
+    let memory = run(&catalog, "cluster-memory-capacity", &inputs, period).unwrap();
+    assert_eq!(memory.rows[0][2], Value::Double(8.0 * GIB * 3600.0));
+    // Allocatable was never reported: the report is empty, not an error.
+    assert_eq!(csv("node-cpu-allocatable"), "");
+}
+
+/// Reconciles per custom resource from the runtime's per-object counters as a Prometheus source
+/// gives them (reconciles per step, by result; seconds per step): cache1 reconciled 3 + 2 times
+/// with 1 error at 10:00 and 10:01, cache2 once; a Widget's reconciles and the 10:02 step (after
+/// the period) are left out.
+#[test]
+fn kind_reconciles_sums_each_resources_reconciles_errors_and_time_in_the_period() {
+    let cr = |name: &'static str, result: &'static str| {
+        vec![
+            ("group", "cache.example.com"),
+            ("kind", "Memcached"),
+            ("namespace", "default"),
+            ("name", name),
+            ("result", result),
+        ]
+    };
+    let widget = [
+        ("group", "test.opkit.dev"),
+        ("kind", "Widget"),
+        ("namespace", "default"),
+        ("name", "cache1"),
+        ("result", "success"),
+    ];
+    let reconciles = vec![
+        sample(2.0, "2026-02-01T10:00:00Z", &cr("cache1", "success")),
+        sample(1.0, "2026-02-01T10:00:00Z", &cr("cache1", "error")),
+        sample(2.0, "2026-02-01T10:01:00Z", &cr("cache1", "success")),
+        sample(1.0, "2026-02-01T10:01:00Z", &cr("cache2", "success")),
+        sample(7.0, "2026-02-01T10:02:00Z", &cr("cache2", "success")),
+        sample(9.0, "2026-02-01T10:01:00Z", &widget),
+    ];
+    let seconds = vec![
+        sample(0.25, "2026-02-01T10:00:00Z", &cr("cache1", "")[..4]),
+        sample(0.5, "2026-02-01T10:01:00Z", &cr("cache1", "")[..4]),
+        sample(0.125, "2026-02-01T10:01:00Z", &cr("cache2", "")[..4]),
+    ];
+    let inputs: BTreeMap<String, Vec<Sample>> = [
+        (builtin::RESOURCE_RECONCILES.to_owned(), reconciles),
+        (builtin::RESOURCE_RECONCILE_SECONDS.to_owned(), seconds),
+    ]
+    .into();
+    let mut catalog = builtin::catalog();
+    let memcached = GroupKind {
+        group: "cache.example.com".into(),
+        kind: "Memcached".into(),
+    };
+    builtin::add_history(&mut catalog, &[memcached].into());
+    let period = Period {
+        start: ts("2026-02-01T10:00:00Z"),
+        end: ts("2026-02-01T10:02:00Z"),
+    };
+    let report = run(&catalog, "memcached-reconciles", &inputs, period).unwrap();
+    assert_eq!(
+        render(&report, Format::Csv),
+        "period_start,period_end,namespace,name,reconciles,errors,reconcile_seconds\n\
+         2026-02-01 10:00:00 +0000 UTC,2026-02-01 10:02:00 +0000 UTC,default,cache1,5.000000,1.000000,0.750000\n\
+         2026-02-01 10:00:00 +0000 UTC,2026-02-01 10:02:00 +0000 UTC,default,cache2,1.000000,0.000000,0.125000\n"
+    );
+    // Without the Prometheus sources the report names what it misses.
+    let err = run(&catalog, "memcached-reconciles", &BTreeMap::new(), period).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("reads data source \"resource-reconciles\""),
+        "{err}"
     );
 }

@@ -741,7 +741,11 @@ impl<K: Kind> Controller<K> {
             ..
         } = self;
         let register: Register = Box::new(move |informers: &Arc<Informers>, metrics: &Metrics| {
-            let metrics = metrics.controller(&ctrl_name);
+            let metrics = metrics.controller(
+                &ctrl_name,
+                &<K as kube::Resource>::group(&dt),
+                &<K as kube::Resource>::kind(&dt),
+            );
             metrics.max_concurrent.set(max_concurrent as i64);
             let queue = WorkQueue::new(backoff, metrics.queue.clone());
             for observer in observers {
@@ -934,10 +938,12 @@ async fn worker<K, T, F, Fut, E>(
     E: std::error::Error + Send + Sync + 'static,
 {
     while let Some(key) = queue.get().await {
+        let namespace = key.namespace.as_deref().unwrap_or_default();
         let Some(obj) = store.get(&key.object_ref::<K>(&dt)) else {
             // Gone from the cache: nothing to reconcile (finalizers keep objects around
-            // while cleanup is due).
+            // while cleanup is due), and its per-object series go.
             queue.forget(&key);
+            metrics.objects.forget(namespace, &key.name);
             queue.done(&key);
             continue;
         };
@@ -947,8 +953,13 @@ async fn worker<K, T, F, Fut, E>(
         let outcome = AssertUnwindSafe(reconcile(obj, ctx.clone()))
             .catch_unwind()
             .await;
-        metrics.time.observe(started.elapsed().as_secs_f64());
+        let seconds = started.elapsed().as_secs_f64();
+        metrics.time.observe(seconds);
         metrics.active_workers.dec();
+        let failed = !matches!(outcome, Ok(Ok(_)));
+        metrics
+            .objects
+            .record(namespace, &key.name, seconds, failed);
         match outcome {
             Ok(Ok(action)) if action.backoff => {
                 metrics.requeue.inc();

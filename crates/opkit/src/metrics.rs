@@ -7,7 +7,17 @@
 //!
 //! `prometheus-client` appends `_total` to counters itself, so counters are registered
 //! without it.
+//!
+//! Next to controller-runtime's per-controller metrics, opkit records reconciles per object
+//! (`opkit_object_reconcile_total{controller, group, kind, namespace, name, result}` and
+//! `opkit_object_reconcile_time_seconds_total`), which metering's `<kind>-reconciles` reads
+//! through Prometheus. Their cardinality is bounded: an object's series go when the controller
+//! finds it gone from its cache, and each controller tracks at most [`MAX_TRACKED_OBJECTS`]
+//! objects at once (reconciles of others are counted in
+//! `opkit_object_reconcile_untracked_total{controller}`).
 
+use std::collections::HashSet;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 use prometheus_client::encoding::text::encode;
@@ -18,6 +28,10 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 type Labels = Vec<(String, String)>;
+type Seconds = Counter<f64, AtomicU64>;
+
+/// The most objects one controller has per-object series for at once.
+pub const MAX_TRACKED_OBJECTS: usize = 10_000;
 type HistogramFamily = Family<Labels, Histogram, fn() -> Histogram>;
 
 /// controller-runtime's reconcile-time buckets (seconds).
@@ -56,6 +70,9 @@ pub struct Metrics {
     webhook_requests: Family<Labels, Counter>,
     webhook_latency: HistogramFamily,
     webhook_in_flight: Family<Labels, Gauge>,
+    object_reconciles: Family<Labels, Counter>,
+    object_time: Family<Labels, Seconds>,
+    object_untracked: Family<Labels, Counter>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -89,6 +106,9 @@ impl Metrics {
             webhook_requests: Family::default(),
             webhook_latency: Family::new_with_constructor(webhook_histogram),
             webhook_in_flight: Family::default(),
+            object_reconciles: Family::default(),
+            object_time: Family::default(),
+            object_untracked: Family::default(),
         };
         registry.register(
             "controller_runtime_reconcile",
@@ -155,6 +175,21 @@ impl Metrics {
             "Current number of admission requests being served.",
             m.webhook_in_flight.clone(),
         );
+        registry.register(
+            "opkit_object_reconcile",
+            "Total number of reconciliations per object (its controller, group, kind, namespace and name) and result",
+            m.object_reconciles.clone(),
+        );
+        registry.register(
+            "opkit_object_reconcile_time_seconds",
+            "Total time spent reconciling each object",
+            m.object_time.clone(),
+        );
+        registry.register(
+            "opkit_object_reconcile_untracked",
+            "Reconciliations of objects beyond the per-object series limit, per controller",
+            m.object_untracked.clone(),
+        );
         *m.registry.lock().unwrap_or_else(|p| p.into_inner()) = registry;
         m
     }
@@ -174,7 +209,23 @@ impl Metrics {
         out
     }
 
-    pub(crate) fn controller(&self, name: &str) -> ControllerMetrics {
+    /// The per-object handles of controller `name` reconciling `group`/`kind` objects.
+    fn objects(&self, name: &str, group: &str, kind: &str) -> ObjectMetrics {
+        ObjectMetrics {
+            labels: [("controller", name), ("group", group), ("kind", kind)]
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .to_vec(),
+            reconciles: self.object_reconciles.clone(),
+            time: self.object_time.clone(),
+            untracked: self
+                .object_untracked
+                .get_or_create_owned(&vec![("controller".to_string(), name.to_string())]),
+            tracked: Arc::default(),
+        }
+    }
+
+    /// Controller `name`'s handles; it reconciles `group`/`kind` objects.
+    pub(crate) fn controller(&self, name: &str, group: &str, kind: &str) -> ControllerMetrics {
         let c = vec![("controller".to_string(), name.to_string())];
         let q = vec![
             ("name".to_string(), name.to_string()),
@@ -195,6 +246,7 @@ impl Metrics {
             time: self.reconcile_time.get_or_create_owned(&c),
             active_workers: self.active_workers.get_or_create_owned(&c),
             max_concurrent: self.max_concurrent.get_or_create_owned(&c),
+            objects: self.objects(name, group, kind),
             queue: QueueMetrics {
                 depth: self.queue_depth.get_or_create_owned(&q),
                 adds: self.queue_adds.get_or_create_owned(&q),
@@ -253,7 +305,71 @@ pub(crate) struct ControllerMetrics {
     pub time: Histogram,
     pub active_workers: Gauge,
     pub max_concurrent: Gauge,
+    pub objects: ObjectMetrics,
     pub queue: QueueMetrics,
+}
+
+/// One controller's per-object metric handles: reconciles by result and time per object.
+#[derive(Clone, Debug)]
+pub(crate) struct ObjectMetrics {
+    /// `controller`, `group`, `kind`.
+    labels: Labels,
+    reconciles: Family<Labels, Counter>,
+    time: Family<Labels, Seconds>,
+    untracked: Counter,
+    /// The objects with series now: `(namespace, name)`.
+    tracked: Arc<Mutex<HashSet<(String, String)>>>,
+}
+
+impl ObjectMetrics {
+    fn object_labels(&self, namespace: &str, name: &str) -> Labels {
+        let mut l = self.labels.clone();
+        l.push(("namespace".to_string(), namespace.to_string()));
+        l.push(("name".to_string(), name.to_string()));
+        l
+    }
+
+    /// Records one reconcile of `namespace`/`name` (`""` for cluster-scoped objects) that took
+    /// `seconds` and failed or not.
+    pub(crate) fn record(&self, namespace: &str, name: &str, seconds: f64, failed: bool) {
+        {
+            let mut tracked = self.tracked.lock().unwrap_or_else(|p| p.into_inner());
+            let key = (namespace.to_string(), name.to_string());
+            if !tracked.contains(&key) {
+                if tracked.len() >= MAX_TRACKED_OBJECTS {
+                    self.untracked.inc();
+                    return;
+                }
+                tracked.insert(key);
+            }
+        }
+        let labels = self.object_labels(namespace, name);
+        let mut with_result = labels.clone();
+        let result = if failed { "error" } else { "success" };
+        with_result.push(("result".to_string(), result.to_string()));
+        self.reconciles.get_or_create(&with_result).inc();
+        self.time.get_or_create(&labels).inc_by(seconds);
+    }
+
+    /// Drops the series of `namespace`/`name`: the object is gone.
+    pub(crate) fn forget(&self, namespace: &str, name: &str) {
+        let key = (namespace.to_string(), name.to_string());
+        if !self
+            .tracked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&key)
+        {
+            return;
+        }
+        let labels = self.object_labels(namespace, name);
+        for result in ["success", "error"] {
+            let mut l = labels.clone();
+            l.push(("result".to_string(), result.to_string()));
+            self.reconciles.remove(&l);
+        }
+        self.time.remove(&labels);
+    }
 }
 
 /// One work queue's metric handles.

@@ -409,6 +409,27 @@ async fn errors_back_off_exponentially_per_key_and_success_resets_the_backoff() 
         "{text}"
     );
     assert!(text.contains(r#"workqueue_retries_total{name="flaky",controller="flaky"} 4"#));
+    // The same per object, for metering's `<kind>-reconciles`; gone with the object.
+    let object =
+        r#"controller="flaky",group="test.opkit.dev",kind="Widget",namespace="default",name="f""#;
+    for (result, n) in [("error", 4), ("success", 1)] {
+        let line = format!("opkit_object_reconcile_total{{{object},result=\"{result}\"}} {n}");
+        assert!(text.contains(&line), "{line} in:\n{text}");
+    }
+    assert!(
+        text.contains(&format!(
+            "opkit_object_reconcile_time_seconds_total{{{object}}} "
+        )),
+        "{text}"
+    );
+    widgets(&env)
+        .delete("f", &Default::default())
+        .await
+        .unwrap();
+    eventually("the widget's per-object series to go", || {
+        !metrics_text().contains(object)
+    })
+    .await;
     running.shutdown().await.unwrap();
 }
 
