@@ -111,8 +111,8 @@ pub struct TestArgs {
     /// Variables of templated step files (not supported yet: templated files are refused).
     #[arg(long, value_name = "K=V", value_delimiter = ',')]
     template_var: Vec<String>,
-    /// A fault-injection campaign: crash, errors, stale, unobserved, watch or all
-    /// (comma-separated). Each test runs
+    /// A fault-injection campaign: crash, errors, stale, unobserved, watch, leader or all
+    /// (comma-separated; all but leader). Each test runs
     /// without faults, then once per injection point with the server misbehaving toward the
     /// suite's background commands (the operator under test) alone.
     #[arg(long, value_name = "KINDS")]
@@ -133,8 +133,8 @@ pub struct TestArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64))]
     faults_per_run: Option<u64>,
     /// Replay one run of a campaign, as its report prints it: TEST:crash@K, TEST:refuseCODE@K,
-    /// TEST:loseCODE@K, TEST:staleD@K, TEST:unobserved@N, TEST:expire@N or TEST:delay@W, several
-    /// joined with `+` (TEST:crash@1+delay@2).
+    /// TEST:loseCODE@K, TEST:staleD@K, TEST:unobserved@N, TEST:expire@N, TEST:delay@W or
+    /// TEST:pause@K, several joined with `+` (TEST:crash@1+delay@2).
     #[arg(long, value_name = "PLAN")]
     chaos_replay: Option<String>,
     /// How long the operator keeps running after a chaos run's last step (the window in which

@@ -1,7 +1,8 @@
 //! `opkit test --chaos KINDS [--seed N] [--budget DURATION]` and `--chaos-replay PLAN`: a
-//! fault-injection campaign over a kuttl suite on embedded planes (`opkit_e2e::chaos`), and
-//! its report: per finding the fault, the injection point (the write), each oracle that failed
-//! with its differences, and the command line that replays exactly that run.
+//! fault-injection campaign over a suite's kuttl and chainsaw tests on embedded planes
+//! (`opkit_e2e::chaos`), and its report: per finding each fault and its injection point (the
+//! write), each oracle that failed with its differences, the command line that replays exactly
+//! that run, and for a run of several faults the minimal plan it was shrunk to.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

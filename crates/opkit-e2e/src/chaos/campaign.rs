@@ -1,7 +1,7 @@
-//! A campaign over a kuttl suite (`opkit test --chaos`): each test of the suite is a workload
-//! whose every run starts on a fresh embedded plane, with the suite's background commands (the
-//! operator under test) running as a user of their own that the server's faults target,
-//! restarted after an injected crash. The loop, the oracles and shrinking are `driver`'s.
+//! A campaign over a suite (`opkit test --chaos`): each kuttl or chainsaw test of the suite is a
+//! workload whose every run starts on a fresh embedded plane, with the suite's background
+//! commands (the operator under test; `--operator` adds one) running as a user of their own that
+//! the server's faults target, restarted after an injected crash. The loop, the oracles and shrinking are `driver`'s.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -50,7 +50,7 @@ pub struct Campaign {
 }
 
 impl Campaign {
-    /// Runs the campaign over every kuttl test of the suite.
+    /// Runs the campaign over every kuttl and chainsaw test of the suite.
     pub async fn run(&self) -> Result<CampaignOutcome, CampaignError> {
         let tests = self.tests()?;
         if tests.is_empty() {
@@ -134,7 +134,7 @@ impl Campaign {
 }
 
 impl Runner for Campaign {
-    /// Runs the kuttl test `test` once on a fresh plane, with `injections` armed.
+    /// Runs the test `test` once on a fresh plane, with `injections` armed.
     async fn run_once(
         &self,
         test: &str,

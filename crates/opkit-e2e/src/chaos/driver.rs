@@ -36,7 +36,7 @@ pub enum CampaignError {
         why: String,
     },
     /// A replay names a test the suite does not have.
-    #[error("--chaos-replay: the suite has no kuttl test {0:?}")]
+    #[error("--chaos-replay: the suite has no kuttl or chainsaw test {0:?}")]
     NoSuchTest(String),
     /// Reading the end state failed.
     #[error("cannot read the end state of {test}: {why}")]
