@@ -73,6 +73,23 @@ pub struct Trace {
     /// The events its watches delivered; the k-th is [`Trigger::Notification`]`(k)`
     /// (1-based).
     pub notifications: Vec<Notification>,
+    /// The writes a paused old leader committed after its successor took over
+    /// ([`Action::Pause`]): each is an act of a deposed leader (also in `writes`).
+    pub deposed: Vec<TraceEntry>,
+}
+
+/// Where a paused-leader fault ([`Action::Pause`]) stands.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Leadership {
+    /// No pause fired.
+    #[default]
+    Steady,
+    /// The leader was paused right after its write: the runner stops its process (SIGSTOP)
+    /// and starts a successor as [`Faults::successor`]'s user.
+    Paused,
+    /// The successor committed its first write (it took the lease over): the runner resumes
+    /// the old leader (SIGCONT).
+    Resumed,
 }
 
 /// When a fault fires.
@@ -140,6 +157,12 @@ pub enum Action {
         /// The write (1-based) before which the stale view was current.
         view_before_write: usize,
     },
+    /// Commit the write, answer it, then move [`Faults::leadership`] to
+    /// [`Leadership::Paused`]: the runner pauses the client and starts a successor; the
+    /// successor's first committed write moves it to [`Leadership::Resumed`] and the old
+    /// client wakes up; what the old client commits from then on is [`Trace::deposed`] (for
+    /// [`Trigger::Write`]).
+    Pause,
 }
 
 /// A fault: an action on a point of the trace.
@@ -191,6 +214,16 @@ struct Inner {
     active: AtomicBool,
     state: Mutex<State>,
     crashes: Crashes,
+    leadership: Leader,
+}
+
+#[derive(Debug)]
+struct Leader(watch::Sender<Leadership>);
+
+impl Default for Leader {
+    fn default() -> Self {
+        Leader(watch::channel(Leadership::Steady).0)
+    }
 }
 
 #[derive(Debug)]
@@ -205,6 +238,8 @@ impl Default for Crashes {
 #[derive(Debug, Default)]
 struct State {
     target: Option<String>,
+    /// The user a paused leader's successor runs as (traced as the target is).
+    successor: Option<String>,
     armed: Vec<Fault>,
     trace: Trace,
     stale: Option<StaleView>,
@@ -277,12 +312,25 @@ impl Faults {
         self.inner.active.store(false, Ordering::Release);
     }
 
+    /// Traces (and faults) `user` too, as the successor of a paused leader
+    /// ([`Action::Pause`]): the trace is one, whichever of the two made a request.
+    pub fn successor(&self, user: impl Into<String>) {
+        self.state().successor = Some(user.into());
+    }
+
+    /// Where a paused-leader fault stands; changes when it pauses the leader and when the
+    /// successor's first write wakes it up.
+    pub fn leadership(&self) -> watch::Receiver<Leadership> {
+        self.inner.leadership.0.subscribe()
+    }
+
     /// Arms a fault; it fires once, when its trace point comes.
     pub fn arm(&self, fault: Fault) -> Result<(), FaultError> {
         let fits = match fault.action {
             Action::Refuse(_)
             | Action::LoseResponse(_)
             | Action::Crash
+            | Action::Pause
             | Action::StaleRestart { .. } => matches!(fault.trigger, Trigger::Write(_)),
             Action::ExpireWatch { .. } | Action::DelayWatch(_) => {
                 matches!(fault.trigger, Trigger::Watch(_))
@@ -333,7 +381,11 @@ impl Faults {
 
     /// Whether `user`'s requests are traced.
     pub(crate) fn targets(&self, user: &str) -> bool {
-        self.inner.active.load(Ordering::Acquire) && self.state().target.as_deref() == Some(user)
+        if !self.inner.active.load(Ordering::Acquire) {
+            return false;
+        }
+        let state = self.state();
+        state.target.as_deref() == Some(user) || state.successor.as_deref() == Some(user)
     }
 
     /// The refusal armed for the target's next write, spent and recorded as fired with
@@ -354,11 +406,21 @@ impl Faults {
         Some(status)
     }
 
-    /// Records a committed write; returns the fault that fires on it (spent), if any. A
-    /// [`Action::StaleRestart`] starts its stale view here.
-    pub(crate) fn committed(&self, entry: TraceEntry) -> Option<Fault> {
+    /// Records a committed write of `user`; returns the fault that fires on it (spent), if
+    /// any. A [`Action::StaleRestart`] starts its stale view here; a paused leader's
+    /// successor's first write wakes the old leader, whose writes are deposed from then on.
+    pub(crate) fn committed(&self, entry: TraceEntry, user: &str) -> Option<Fault> {
         let mut state = self.state();
         state.trace.writes.push(entry.clone());
+        let successor = state.successor.as_deref() == Some(user);
+        let leadership = *self.inner.leadership.0.borrow();
+        match leadership {
+            Leadership::Paused if successor => {
+                self.inner.leadership.0.send_replace(Leadership::Resumed);
+            }
+            Leadership::Resumed if !successor => state.trace.deposed.push(entry.clone()),
+            _ => {}
+        }
         let point = Trigger::Write(state.trace.writes.len());
         let at = state.armed.iter().position(|f| f.trigger == point)?;
         let fault = state.armed.remove(at);
@@ -431,6 +493,11 @@ impl Faults {
     pub(crate) fn signal_crash(&self) {
         self.inner.crashes.0.send_modify(|n| *n += 1);
     }
+
+    /// Signals that the leader is to be paused (after the write's answer is on its way).
+    pub(crate) fn signal_pause(&self) {
+        self.inner.leadership.0.send_replace(Leadership::Paused);
+    }
 }
 
 #[cfg(test)]
@@ -460,7 +527,7 @@ mod tests {
             })
             .unwrap();
         assert_eq!(faults.take_refusal(entry("create")), None);
-        assert_eq!(faults.committed(entry("create")), None);
+        assert_eq!(faults.committed(entry("create"), "op"), None);
         assert_eq!(
             faults.take_refusal(entry("update")),
             Some(FaultStatus::Conflict)
@@ -468,7 +535,7 @@ mod tests {
         assert_eq!(faults.fired()[0].entry.code, 409);
         // Spent: the retry passes and becomes the second write.
         assert_eq!(faults.take_refusal(entry("update")), None);
-        assert_eq!(faults.committed(entry("update")), None);
+        assert_eq!(faults.committed(entry("update"), "op"), None);
         assert_eq!(faults.trace().writes.len(), 2);
     }
 
@@ -482,9 +549,9 @@ mod tests {
         };
         faults.arm(crash).unwrap();
         assert_eq!(faults.take_refusal(entry("create")), None, "not a refusal");
-        assert_eq!(faults.committed(entry("create")), Some(crash));
+        assert_eq!(faults.committed(entry("create"), "op"), Some(crash));
         assert_eq!(faults.fired().len(), 1);
-        assert_eq!(faults.committed(entry("update")), None);
+        assert_eq!(faults.committed(entry("update"), "op"), None);
     }
 
     #[test]
@@ -560,9 +627,9 @@ mod tests {
             ..entry(verb)
         };
         for (revision, verb) in [(10, "create"), (20, "delete")] {
-            assert_eq!(faults.committed(at(verb, revision)), None);
+            assert_eq!(faults.committed(at(verb, revision), "op"), None);
         }
-        assert_eq!(faults.committed(at("create", 30)), Some(stale));
+        assert_eq!(faults.committed(at("create", 30), "op"), Some(stale));
         assert_eq!(
             faults.stale_read("configmaps", 11),
             None,
@@ -586,8 +653,41 @@ mod tests {
                 },
             })
             .unwrap();
-        assert_eq!(faults.committed(entry("create")), None);
+        assert_eq!(faults.committed(entry("create"), "op"), None);
         assert_eq!(faults.stale_read("configmaps", 0), None);
+    }
+
+    #[test]
+    fn a_paused_leader_wakes_at_its_successors_first_write_and_its_later_writes_are_deposed() {
+        let faults = Faults::new();
+        faults.target("op");
+        faults.successor("op-next");
+        let pause = Fault {
+            trigger: Trigger::Write(1),
+            action: Action::Pause,
+        };
+        faults.arm(pause).unwrap();
+        let leadership = faults.leadership();
+        assert_eq!(faults.committed(entry("patch"), "op"), Some(pause));
+        assert_eq!(
+            *leadership.borrow(),
+            Leadership::Steady,
+            "signalled once answered"
+        );
+        faults.signal_pause();
+        assert_eq!(*leadership.borrow(), Leadership::Paused);
+        assert!(faults.targets("op-next"), "the successor is traced");
+        assert_eq!(faults.committed(entry("update"), "op-next"), None);
+        assert_eq!(*leadership.borrow(), Leadership::Resumed);
+        assert_eq!(faults.committed(entry("create"), "op-next"), None);
+        assert_eq!(faults.committed(entry("create"), "op"), None);
+        let trace = faults.trace();
+        assert_eq!(trace.writes.len(), 4);
+        assert_eq!(
+            trace.deposed,
+            [entry("create")],
+            "only the old leader's write after"
+        );
     }
 
     #[test]

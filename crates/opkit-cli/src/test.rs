@@ -111,8 +111,8 @@ pub struct TestArgs {
     /// Variables of templated step files (not supported yet: templated files are refused).
     #[arg(long, value_name = "K=V", value_delimiter = ',')]
     template_var: Vec<String>,
-    /// A fault-injection campaign: crash, errors, stale, unobserved, watch or all
-    /// (comma-separated). Each test runs
+    /// A fault-injection campaign: crash, errors, stale, unobserved, watch, leader or all
+    /// (comma-separated; all but leader). Each test runs
     /// without faults, then once per injection point with the server misbehaving toward the
     /// suite's background commands (the operator under test) alone.
     #[arg(long, value_name = "KINDS")]
@@ -123,8 +123,18 @@ pub struct TestArgs {
     /// Stop starting the campaign's runs after this long (e.g. 90s, 5m).
     #[arg(long, value_name = "DURATION", value_parser = crate::parse_duration)]
     budget: Option<std::time::Duration>,
+    /// The operator under test of a campaign, as a shell command (`sh -c`) run in the
+    /// background with credentials of its own — for suites that do not start it themselves
+    /// (chainsaw tests have no background commands).
+    #[arg(long, value_name = "CMD")]
+    operator: Option<String>,
+    /// How many faults each run of the campaign arms together (default 1); a failing run of
+    /// several is shrunk to the fewest that still fail.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64))]
+    faults_per_run: Option<u64>,
     /// Replay one run of a campaign, as its report prints it: TEST:crash@K, TEST:refuseCODE@K,
-    /// TEST:loseCODE@K, TEST:staleD@K, TEST:unobserved@N, TEST:expire@N or TEST:delay@W.
+    /// TEST:loseCODE@K, TEST:staleD@K, TEST:unobserved@N, TEST:expire@N, TEST:delay@W or
+    /// TEST:pause@K, several joined with `+` (TEST:crash@1+delay@2).
     #[arg(long, value_name = "PLAN")]
     chaos_replay: Option<String>,
     /// How long the operator keeps running after a chaos run's last step (the window in which
@@ -203,9 +213,14 @@ async fn run_inner(args: TestArgs, cwd: &Path) -> anyhow::Result<ExitCode> {
         None
     };
     let chaos = args.chaos.is_some() || args.chaos_replay.is_some();
-    if !chaos && (args.seed.is_some() || args.budget.is_some()) {
+    if !chaos
+        && (args.seed.is_some()
+            || args.budget.is_some()
+            || args.faults_per_run.is_some()
+            || args.operator.is_some())
+    {
         return Err(invalid(
-            "--seed and --budget belong to a campaign: add --chaos",
+            "--seed, --budget, --faults-per-run and --operator belong to a campaign: add --chaos",
         ));
     }
     if chaos && args.kubeconfig.is_some() {
@@ -272,6 +287,13 @@ async fn run_inner(args: TestArgs, cwd: &Path) -> anyhow::Result<ExitCode> {
         if let Some(p) = &project {
             p.chaos_suite(&mut suite)?;
         }
+        if let Some(script) = &args.operator {
+            suite.commands.push(opkit_e2e::Command {
+                script: script.clone(),
+                background: true,
+                ..opkit_e2e::Command::default()
+            });
+        }
         let kinds = match &args.chaos {
             Some(spec) => {
                 opkit_e2e::chaos::parse_kinds(spec).map_err(|e| invalid(e.to_string()))?
@@ -292,6 +314,7 @@ async fn run_inner(args: TestArgs, cwd: &Path) -> anyhow::Result<ExitCode> {
             replay,
             seed: args.seed.unwrap_or(1),
             budget: args.budget,
+            faults_per_run: args.faults_per_run.unwrap_or(1) as usize,
             settle: args.chaos_settle,
             test_filter,
             run_labels,

@@ -1,7 +1,8 @@
 //! `opkit test --chaos KINDS [--seed N] [--budget DURATION]` and `--chaos-replay PLAN`: a
-//! fault-injection campaign over a kuttl suite on embedded planes (`opkit_e2e::chaos`), and
-//! its report: per finding the fault, the injection point (the write), each oracle that failed
-//! with its differences, and the command line that replays exactly that run.
+//! fault-injection campaign over a suite's kuttl and chainsaw tests on embedded planes
+//! (`opkit_e2e::chaos`), and its report: per finding each fault and its injection point (the
+//! write), each oracle that failed with its differences, the command line that replays exactly
+//! that run, and for a run of several faults the minimal plan it was shrunk to.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -20,13 +21,20 @@ pub(crate) struct ChaosRun {
     pub(crate) replay: Option<RunPlan>,
     pub(crate) seed: u64,
     pub(crate) budget: Option<Duration>,
+    pub(crate) faults_per_run: usize,
     pub(crate) settle: Duration,
     pub(crate) test_filter: Option<Regex>,
     pub(crate) run_labels: BTreeMap<String, String>,
 }
 
 /// Flags that choose a campaign, not the suite: a replay command drops them.
-const CAMPAIGN_FLAGS: [&str; 4] = ["--chaos", "--seed", "--budget", "--chaos-replay"];
+const CAMPAIGN_FLAGS: [&str; 5] = [
+    "--chaos",
+    "--seed",
+    "--budget",
+    "--faults-per-run",
+    "--chaos-replay",
+];
 
 /// The command line that replays a run: this one without the campaign's flags (the plan is
 /// appended by the campaign).
@@ -77,6 +85,7 @@ pub(crate) async fn run(chaos: ChaosRun) -> anyhow::Result<ExitCode> {
         kinds: chaos.kinds,
         seed: chaos.seed,
         budget: chaos.budget,
+        faults_per_run: chaos.faults_per_run,
         test_filter: chaos.test_filter,
         run_labels: chaos.run_labels,
         settle: chaos.settle,
@@ -102,15 +111,21 @@ pub(crate) async fn run(chaos: ChaosRun) -> anyhow::Result<ExitCode> {
 fn render(outcome: &CampaignOutcome, seed: u64) -> String {
     let mut out = String::new();
     for (i, f) in outcome.findings.iter().enumerate() {
+        let faults: Vec<String> = f.points.iter().map(|p| p.injection.to_string()).collect();
         out.push_str(&format!(
-            "FINDING {}: test {} under {}\n  fault: {}\n  injection point: {}: {}\n",
+            "FINDING {}: test {} under {}\n",
             i + 1,
             f.plan.test,
-            f.plan.injection,
-            f.plan.injection.describe(),
-            f.label,
-            f.point
+            faults.join("+")
         ));
+        for p in &f.points {
+            out.push_str(&format!(
+                "  fault: {}\n  injection point: {}: {}\n",
+                p.injection.describe(),
+                p.label,
+                p.point
+            ));
+        }
         for failure in &f.failures {
             out.push_str(&format!("  oracle {:?} failed:\n", failure.oracle));
             for line in &failure.details {
@@ -121,6 +136,17 @@ fn render(outcome: &CampaignOutcome, seed: u64) -> String {
             out.push_str(&format!("  the run's output: {}\n", log.display()));
         }
         out.push_str(&format!("  replay: {}\n", f.replay));
+        if let Some(shrunk) = &f.shrunk {
+            let how = if shrunk.cut_short {
+                "the budget ran out while shrinking: it still fails, but may not be minimal"
+            } else {
+                "the minimal set of these faults that still fails"
+            };
+            out.push_str(&format!(
+                "  shrunk in {} runs to {} ({how})\n  replay the minimal plan: {}\n",
+                shrunk.runs, shrunk.plan, shrunk.replay
+            ));
+        }
     }
     let mut summary = format!(
         "chaos: {} fault runs in {:.1}s (seed {seed}), {} findings",

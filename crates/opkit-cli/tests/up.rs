@@ -417,6 +417,57 @@ fn a_crash_campaign_names_the_write_after_which_a_crash_loses_the_output_and_rep
 }
 
 #[test]
+fn a_failing_run_of_three_faults_is_shrunk_to_the_one_that_loses_the_output() {
+    // The buggy operator's two writes: the `done` mark, then the output. A lost response to
+    // the mark is harmless (the output is written anyway), a crash after the output too; the
+    // refused create is never retried: that one fault is the bug.
+    let dir = chaos_suite(BUGGY_OPERATOR);
+    let out = opkit_chaos(
+        dir.path(),
+        &[
+            "--chaos-settle",
+            "500ms",
+            "--chaos-replay",
+            "flag:lose500@1+crash@2+refuse409@2",
+        ],
+    );
+    assert_eq!(out.code, Some(1), "{out}");
+    assert!(
+        out.stdout.contains(
+            "FINDING 1: test flag under lose500@1+crash@2+refuse409@2\n  fault: commit the \
+             operator's write 1, then answer 500 (the response is lost)\n  injection point: \
+             write 1: patch configmaps request\n  fault: crash and restart the operator after \
+             its write 2 committed\n"
+        ),
+        "{out}"
+    );
+    // ddmin: the first half alone passes, the second fails, then its halves.
+    for (run, verdict) in [
+        ("flag:lose500@1 (patch configmaps request)", "ok"),
+        (
+            "flag:crash@2+refuse409@2 (create configmaps output; create configmaps output)",
+            "FAILED",
+        ),
+        ("flag:crash@2 (create configmaps output)", "ok"),
+        ("flag:refuse409@2 (create configmaps output)", "FAILED"),
+    ] {
+        assert!(
+            out.stdout.contains(&format!("chaos: {run}: {verdict} (")),
+            "{run}: {out}"
+        );
+    }
+    assert!(
+        out.stdout.contains(
+            "  shrunk in 4 runs to flag:refuse409@2 (the minimal set of these faults that still \
+             fails)\n  replay the minimal plan: opkit test --chaos-settle 500ms --chaos-replay \
+             flag:refuse409@2\n"
+        ),
+        "{out}"
+    );
+    assert!(out.stdout.contains("chaos: 1 fault runs in"), "{out}");
+}
+
+#[test]
 fn a_campaign_of_every_fault_passes_the_fixed_operator_without_a_false_alarm() {
     let dir = chaos_suite(FIXED_OPERATOR);
     let out = opkit_chaos(dir.path(), &["--chaos", "all", "--chaos-settle", "500ms"]);
@@ -447,14 +498,142 @@ fn a_campaign_of_every_fault_passes_the_fixed_operator_without_a_false_alarm() {
     }
 }
 
+/// The flag test as a chainsaw test: a request, then its output.
+const CHAINSAW_FLAG_TEST: &str = "apiVersion: chainsaw.kyverno.io/v1alpha1\nkind: Test\n\
+metadata: {name: flag}\nspec:\n  timeouts: {assert: 6s}\n  steps:\n  - try:\n    - apply:\n        \
+resource:\n          apiVersion: v1\n          kind: ConfigMap\n          metadata: {name: \
+request, labels: {chaos-demo: request}}\n          data: {value: \"42\"}\n    - assert:\n        \
+resource:\n          apiVersion: v1\n          kind: ConfigMap\n          metadata: {name: \
+output}\n          data: {value: \"42\"}\n";
+
+#[test]
+fn a_crash_campaign_over_a_chainsaw_test_runs_the_operator_given_by_flag_and_finds_the_lost_output()
+{
+    let dir = kuttl_suite(&[
+        ("operator.sh", BUGGY_OPERATOR),
+        ("e2e/flag/chainsaw-test.yaml", CHAINSAW_FLAG_TEST),
+    ]);
+    // chainsaw tests have no background command: without --operator there is nothing to test.
+    let out = opkit_chaos(dir.path(), &["e2e", "--chaos", "crash"]);
+    assert_eq!(out.code, Some(1), "{out}");
+    assert!(
+        out.stderr.contains("--chaos needs the operator under test"),
+        "{out}"
+    );
+    let out = opkit_chaos(
+        dir.path(),
+        &[
+            "e2e",
+            "--start-control-plane",
+            "--chaos",
+            "crash",
+            "--operator",
+            "sh operator.sh",
+            "--chaos-settle",
+            "500ms",
+        ],
+    );
+    assert_eq!(out.code, Some(1), "{out}");
+    assert!(
+        out.stdout.contains(
+            "FINDING 1: test flag under crash@1\n  fault: crash and restart the operator after \
+             its write 1 committed\n  injection point: write 1: patch configmaps request\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.stdout
+            .contains("ConfigMap/output: in the reference, missing in this run"),
+        "chainsaw deleted its request, the namespace was kept for the end state: {out}"
+    );
+    assert!(
+        out.stdout.contains(
+            "replay: opkit test e2e --start-control-plane --operator 'sh operator.sh' \
+             --chaos-settle 500ms --chaos-replay flag:crash@1"
+        ),
+        "{out}"
+    );
+}
+
+/// Leader election for the leader suites' operators, in shell: an instance leads while it holds
+/// the Lease `default/chaos-leader`, renewed (annotation `renewed`, epoch seconds) at most once a
+/// second; another takes it over once it is 3 s old. Taking it over is a `replace` carrying the
+/// resourceVersion read, so two contenders cannot both win.
+const LEADS: &str = r#"me="op-$$"
+leads() {
+  now=$(date +%s)
+  set -- $(kubectl get lease chaos-leader -n default -o jsonpath='{.metadata.resourceVersion} {.spec.holderIdentity} {.metadata.annotations.renewed}' 2>/dev/null)
+  lease='apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: chaos-leader, namespace: default, %s annotations: {renewed: "%s"}}\nspec: {holderIdentity: %s}\n'
+  if [ -z "$1" ]; then
+    printf "$lease" "" "$now" "$me" | kubectl create -f - >/dev/null 2>&1
+    return
+  fi
+  if [ "$2" = "$me" ]; then
+    [ $((now - $3)) -lt 1 ] && return 0
+  elif [ $((now - $3)) -lt 3 ]; then
+    return 1
+  fi
+  printf "$lease" "resourceVersion: \"$1\"," "$now" "$me" | kubectl replace -f - >/dev/null 2>&1
+}
+"#;
+
+/// The flag operator with leader election. `BUGGY` checks that it leads once per pass, then
+/// marks the request and writes the output: paused between the two past its lease, it wakes up
+/// and writes the output although its successor leads. (Its fixed twin, which re-reads the
+/// lease before each write, is not in the tests yet: its fault-free run never acted.)
+const BUGGY_LEADER_LOOP: &str = r#"while true; do
+  if leads; then
+    kubectl get configmaps -A -l chaos-demo=request -o jsonpath='{range .items[*]}{.metadata.namespace} {.data.value} {.metadata.annotations.done}{"\n"}{end}' |
+    while read -r ns value done; do
+      [ "$done" = "true" ] && continue
+      kubectl annotate configmap request -n "$ns" done=true --overwrite
+      kubectl create configmap output -n "$ns" --from-literal=value="$value"
+    done
+  fi
+  sleep 0.2
+done
+"#;
+
+#[test]
+fn a_leader_campaign_catches_a_paused_old_leader_that_writes_after_waking_without_rechecking() {
+    let dir = chaos_suite(&format!("{LEADS}{BUGGY_LEADER_LOOP}"));
+    let out = opkit_chaos(
+        dir.path(),
+        &["--chaos", "leader", "--chaos-settle", "500ms"],
+    );
+    assert_eq!(out.code, Some(1), "{out}");
+    assert!(
+        out.stdout.contains(
+            "FINDING 1: test flag under pause@2\n  fault: pause the operator (SIGSTOP) after its \
+             write 2 committed, start a successor, and wake the old one (SIGCONT) once the \
+             successor took over\n  injection point: write 2: patch configmaps request\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.stdout.contains(
+            "  oracle \"fencing\" failed:\n    the paused old leader woke up and did create \
+             configmaps output after its successor took over (two actors)\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.stdout
+            .contains("chaos: flag:pause@3 (create configmaps output): ok ("),
+        "paused after its last write, it wakes up and finds it leads no more: {out}"
+    );
+    assert!(out.stdout.contains(", 1 findings"), "{out}");
+}
+
 #[test]
 fn chaos_refuses_unknown_fault_kinds_and_an_existing_cluster() {
     let dir = chaos_suite(FIXED_OPERATOR);
-    let out = opkit_chaos(dir.path(), &["--chaos", "crash,leader"]);
+    let out = opkit_chaos(dir.path(), &["--chaos", "crash,nap"]);
     assert_eq!(out.code, Some(255), "{out}");
     assert!(
         out.stderr.contains(
-            "unknown fault kind \"leader\" (supported: crash, errors, stale, unobserved, watch, all)"
+            "unknown fault kind \"nap\" (supported: crash, errors, stale, unobserved, watch, \
+             leader, all)"
         ),
         "{out}"
     );

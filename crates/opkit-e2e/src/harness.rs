@@ -26,7 +26,7 @@ use crate::log::Log;
 use crate::observe::{ProcessLog, ProcessLogs, Progress, ProgressFn};
 use crate::operation::Target;
 use crate::report::{Granularity, Report, ReportFormat};
-use crate::supervise::{self, Supervision, Supervisor};
+use crate::supervise::{self, Instances, Supervision, Supervisor};
 
 /// What a run needs besides the suite.
 pub struct Options {
@@ -141,9 +141,22 @@ impl Harness {
         self
     }
 
-    /// The names of the kuttl tests the run would run (chainsaw tests not included).
-    pub fn kuttl_tests(&self) -> Result<Vec<String>, String> {
-        Ok(self.tests()?.0.into_iter().map(|t| t.name).collect())
+    /// The names of the tests the run would run: kuttl tests, then chainsaw tests (those that
+    /// load and are not skipped).
+    pub fn test_names(&self) -> Result<Vec<String>, String> {
+        let (kuttl, found) = self.tests()?;
+        let mut names: Vec<String> = kuttl.into_iter().map(|t| t.name).collect();
+        let filter = self.options.test_filter.as_ref();
+        for f in &found {
+            for test in chainsaw::load(f).unwrap_or_default() {
+                if filter.is_none_or(|re| re.is_match(&test.name))
+                    && test.test.spec.skip != Some(true)
+                {
+                    names.push(test.name);
+                }
+            }
+        }
+        Ok(names)
     }
 
     fn path(&self, p: &str) -> PathBuf {
@@ -360,7 +373,16 @@ impl Harness {
                     let children = command::run_all(&back, &env, raw, true)
                         .await
                         .map_err(|e| e.to_string())?;
-                    *supervisor = Some(Supervisor::start(back, env, children, s.crashes.clone()));
+                    let instances = Instances::Commands {
+                        commands: back,
+                        env,
+                        children,
+                    };
+                    *supervisor = Some(Supervisor::start(
+                        instances,
+                        s.crashes.clone(),
+                        s.succession.clone(),
+                    ));
                 }
             }
         }
@@ -437,6 +459,7 @@ impl Harness {
             cwd: self.options.cwd.clone(),
             kubeconfig: self.options.kubeconfig.clone(),
             log: self.options.log.clone(),
+            keep_namespaces: self.options.suite.skip_delete,
         };
         chainsaw::run_all(
             found,

@@ -51,5 +51,5 @@ pub use harness::{Harness, HarnessError, Options, Outcome};
 pub use log::Log;
 pub use observe::{ProcessLog, Progress, ProgressFn};
 pub use report::{Granularity, ReportFormat};
-pub use supervise::Supervision;
+pub use supervise::{Succession, Supervision};
 pub use types::Command;

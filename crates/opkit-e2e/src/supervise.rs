@@ -3,10 +3,16 @@
 //! own, killed and started again when the server signals an injected crash — as a kubelet
 //! restarts a crashed container. Killing the whole group matters for scripts: the shell and the
 //! `kubectl` it is running die together, so nothing of the old process writes after the crash.
+//! An operator running as a task of the test process (`chaos::Operator::task`) is aborted and
+//! spawned again instead. A paused-leader fault stops the operator's process groups (SIGSTOP),
+//! starts a successor as a user of its own, and lets the old one continue (SIGCONT) when the
+//! server says the successor took over.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
+use opkit_apiserver::faults::Leadership;
 use tokio::process::Child;
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
@@ -29,6 +35,18 @@ pub struct Supervision {
     pub settle: Duration,
     /// Told when the last test ended (the settle time starts then).
     pub tests_done: Option<oneshot::Sender<()>>,
+    /// A paused leader's successor (`--chaos leader`), if the run may pause one.
+    pub succession: Option<Succession>,
+}
+
+/// How a paused leader is succeeded.
+#[derive(Debug, Clone)]
+pub struct Succession {
+    /// Changes when the server pauses the leader and when the successor took over.
+    pub leadership: watch::Receiver<Leadership>,
+    /// The `$KUBECONFIG` of the successor: a user of its own, so that the server tells the
+    /// old leader's writes from the successor's.
+    pub kubeconfig: PathBuf,
 }
 
 /// The running background commands and the task that restarts them.
@@ -37,39 +55,163 @@ pub(crate) struct Supervisor {
     task: JoinHandle<usize>,
 }
 
-impl Supervisor {
-    /// Watches `crashes` and restarts `commands` (already running as `children`) on each.
-    pub(crate) fn start(
+/// Starts an in-process operator: a task of its own.
+pub(crate) type StartTask = Arc<dyn Fn() -> JoinHandle<()> + Send + Sync>;
+
+/// What a supervisor kills and starts again.
+pub(crate) enum Instances {
+    /// Background commands, running as `children`.
+    Commands {
+        /// The commands.
         commands: Vec<Command>,
+        /// How they run.
         env: CommandEnv,
+        /// Their processes.
         children: Vec<Child>,
+    },
+    /// An operator running as a task of this process.
+    Task {
+        /// Spawns it.
+        start: StartTask,
+        /// The running task.
+        running: JoinHandle<()>,
+        /// Where the restart lines go.
+        log: Log,
+    },
+}
+
+impl Instances {
+    fn log(&self) -> &Log {
+        match self {
+            Instances::Commands { env, .. } => &env.log,
+            Instances::Task { log, .. } => log,
+        }
+    }
+
+    /// Kills every instance: a crash, not a shutdown.
+    async fn kill(&mut self) {
+        match self {
+            Instances::Commands { children, .. } => kill_all(children).await,
+            Instances::Task { running, .. } => {
+                running.abort();
+                let _ = running.await;
+            }
+        }
+    }
+
+    /// Sends `signal` to every process group (SIGSTOP, SIGCONT); `false` for a task, which
+    /// cannot be paused.
+    fn signal(&self, signal: libc::c_int) -> bool {
+        let Instances::Commands { children, .. } = self else {
+            return false;
+        };
+        for pid in children.iter().filter_map(Child::id) {
+            // SAFETY: kill(2) on the process group of a child we spawned as its group leader
+            // and have not reaped yet, so the id is still ours.
+            unsafe { libc::kill(-(pid as libc::pid_t), signal) };
+        }
+        true
+    }
+
+    /// A second set of the same commands, started with `kubeconfig` (a paused leader's
+    /// successor); `None` for a task.
+    async fn successor(&self, kubeconfig: &std::path::Path) -> Option<Instances> {
+        let Instances::Commands { commands, env, .. } = self else {
+            return None;
+        };
+        let env = CommandEnv {
+            kubeconfig: kubeconfig.to_path_buf(),
+            ..env.clone()
+        };
+        let children = respawn(commands, &env).await;
+        Some(Instances::Commands {
+            commands: commands.clone(),
+            env,
+            children,
+        })
+    }
+
+    /// Starts them again.
+    async fn respawn(&mut self) {
+        match self {
+            Instances::Commands {
+                commands,
+                env,
+                children,
+            } => *children = respawn(commands, env).await,
+            Instances::Task { start, running, .. } => *running = start(),
+        }
+    }
+}
+
+impl Supervisor {
+    /// Watches `crashes` and restarts the (running) `instances` on each; with a
+    /// `succession`, pauses them and starts a successor when the server pauses the leader.
+    pub(crate) fn start(
+        mut instances: Instances,
         mut crashes: watch::Receiver<u64>,
+        succession: Option<Succession>,
     ) -> Supervisor {
         let (stop, mut stopped) = oneshot::channel::<()>();
         crashes.mark_unchanged();
+        let kubeconfig = succession.as_ref().map(|s| s.kubeconfig.clone());
+        let mut leadership = succession.map(|s| s.leadership);
+        if let Some(l) = &mut leadership {
+            l.mark_unchanged();
+        }
         let task = tokio::spawn(async move {
-            let mut children = children;
             let mut restarts = 0;
+            // The paused old leader, once the successor runs.
+            let mut paused: Option<Instances> = None;
             loop {
                 tokio::select! {
                     _ = &mut stopped => break,
+                    now = leadership_change(&mut leadership) => {
+                        let Some(now) = now else {
+                            // The server is gone: no leader will be paused any more.
+                            leadership = None;
+                            continue;
+                        };
+                        match (now, &kubeconfig) {
+                            (Leadership::Paused, Some(kubeconfig)) if paused.is_none() => {
+                                if !instances.signal(libc::SIGSTOP) {
+                                    instances.log().log("", "an in-process operator cannot be paused");
+                                    continue;
+                                }
+                                instances.log().log("", "injected pause: the leader is stopped (SIGSTOP), a successor starts");
+                                if let Some(next) = instances.successor(kubeconfig).await {
+                                    paused = Some(std::mem::replace(&mut instances, next));
+                                }
+                            }
+                            (Leadership::Resumed, _) => {
+                                if let Some(old) = &paused {
+                                    old.log().log("", "the successor took over: the old leader resumes (SIGCONT)");
+                                    old.signal(libc::SIGCONT);
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
                     changed = crashes.changed() => {
                         if changed.is_err() {
                             // The server is gone: nothing will crash any more.
                             let _ = (&mut stopped).await;
                             break;
                         }
-                        kill_all(&mut children).await;
+                        instances.kill().await;
                         restarts += 1;
-                        env.log.log(
+                        instances.log().log(
                             "",
-                            &format!("injected crash: restarting the background commands (restart {restarts})"),
+                            &format!("injected crash: restarting the operator under test (restart {restarts})"),
                         );
-                        children = respawn(&commands, &env).await;
+                        instances.respawn().await;
                     }
                 }
             }
-            kill_all(&mut children).await;
+            instances.kill().await;
+            if let Some(mut old) = paused {
+                old.kill().await;
+            }
             restarts
         });
         Supervisor { stop, task }
@@ -79,6 +221,19 @@ impl Supervisor {
     pub(crate) async fn stop(self) -> usize {
         let _ = self.stop.send(());
         self.task.await.unwrap_or(0)
+    }
+}
+
+/// The next change of `leadership`; `None` when its server is gone; never without one.
+async fn leadership_change(
+    leadership: &mut Option<watch::Receiver<Leadership>>,
+) -> Option<Leadership> {
+    match leadership {
+        Some(l) => match l.changed().await {
+            Ok(()) => Some(*l.borrow_and_update()),
+            Err(_) => None,
+        },
+        None => std::future::pending().await,
     }
 }
 

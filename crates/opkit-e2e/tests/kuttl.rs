@@ -358,3 +358,166 @@ async fn a_shared_suite_namespace_outlives_every_test_and_goes_after_the_last() 
         "deleted after the last test"
     );
 }
+
+/// The seeded bug of `opkit test --chaos`'s flag suite (crates/opkit-cli/tests/up.rs), as a
+/// shell operator: it marks each request `done` first and writes its output second, and never
+/// recomputes a request marked done, so a crash between the two writes loses the output.
+const BUGGY_FLAG_OPERATOR: &str = r#"while true; do
+  kubectl get configmaps -A -l chaos-demo=request -o jsonpath='{range .items[*]}{.metadata.namespace} {.data.value} {.metadata.annotations.done}{"\n"}{end}' |
+  while read -r ns value done; do
+    [ "$done" = "true" ] && continue
+    kubectl annotate configmap request -n "$ns" done=true --overwrite
+    kubectl create configmap output -n "$ns" --from-literal=value="$value"
+  done
+  sleep 0.2
+done
+"#;
+
+/// The same bug in a Rust operator that runs as a task of the test process.
+async fn buggy_flag_operator(client: kube::Client) {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+    let requests: Api<ConfigMap> = Api::all(client.clone());
+    let selector = ListParams::default().labels("chaos-demo=request");
+    loop {
+        for request in requests
+            .list(&selector)
+            .await
+            .map(|l| l.items)
+            .unwrap_or_default()
+        {
+            let annotations = request.metadata.annotations.clone().unwrap_or_default();
+            if annotations.get("done").map(String::as_str) == Some("true") {
+                continue;
+            }
+            let ns = request.metadata.namespace.clone().unwrap_or_default();
+            let api: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
+            let done = serde_json::json!({"metadata": {"annotations": {"done": "true"}}});
+            let marked = api
+                .patch("request", &PatchParams::default(), &Patch::Merge(&done))
+                .await;
+            if marked.is_err() {
+                continue;
+            }
+            let mut output = ConfigMap::default();
+            output.metadata.name = Some("output".into());
+            output.data = request.data.clone();
+            // The bug: a failed create is never retried (the request is marked done).
+            let _ = api.create(&PostParams::default(), &output).await;
+        }
+        // Its resync period: the loop polls, as the shell operator does.
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+/// The flag suite's test as a Rust workload: a request, then its output and the done mark.
+async fn flag_workload(
+    t: opkit_e2e::chaos::Workload,
+) -> Result<(), opkit_e2e::chaos::WorkloadError> {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::{Api, PostParams};
+    let api: Api<ConfigMap> = Api::namespaced(t.client.clone(), &t.namespace);
+    let mut request = ConfigMap::default();
+    request.metadata.name = Some("request".into());
+    request.metadata.labels = Some([("chaos-demo".to_string(), "request".to_string())].into());
+    request.data = Some([("value".to_string(), "42".to_string())].into());
+    api.create(&PostParams::default(), &request).await?;
+    let timeout = std::time::Duration::from_secs(4);
+    opkit_testenv::eventually_within("the output", timeout, || async {
+        let output = api.get_opt("output").await.ok().flatten()?;
+        let request = api.get_opt("request").await.ok().flatten()?;
+        let done = request.metadata.annotations?.get("done").cloned();
+        let value = output.data?.get("value").cloned();
+        (value.as_deref() == Some("42") && done.as_deref() == Some("true")).then_some(())
+    })
+    .await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_chaos_campaign_in_cargo_test_finds_the_crash_that_loses_a_shell_operators_output() {
+    use opkit_e2e::chaos::{Chaos, FaultKind, Operator};
+    let s = Suite::new(&[("operator.sh", BUGGY_FLAG_OPERATOR)]);
+    let (log, buffer) = Log::buffer();
+    let report = Chaos::new(
+        TestEnv::builder().controllers("garbage-collector,namespace"),
+        Operator::command_in("sh operator.sh", s.dir.path()),
+    )
+    .faults(&[FaultKind::Crash])
+    .settle(std::time::Duration::from_millis(500))
+    .log(log)
+    .run("flag", flag_workload)
+    .await
+    .expect("the campaign runs");
+    let out = buffer.lock().unwrap().clone();
+    assert_eq!(
+        report.runs, 2,
+        "a crash after each of the two writes: {out}"
+    );
+    assert_eq!(report.findings.len(), 1, "{out}");
+    let finding = &report.findings[0];
+    assert_eq!(finding.plan.to_string(), "flag:crash@1", "{out}");
+    assert_eq!(finding.points[0].point, "patch configmaps request");
+    let oracles: Vec<&str> = finding.failures.iter().map(|f| f.oracle).collect();
+    assert_eq!(
+        oracles,
+        ["asserts", "end state", "create/delete counts"],
+        "{finding:#?}"
+    );
+    assert!(
+        finding.failures[0].details[0]
+            .starts_with("the workload panicked: timed out after 4s waiting for the output"),
+        "{finding:#?}"
+    );
+    assert!(
+        finding.failures[1]
+            .details
+            .contains(&"ConfigMap/output: in the reference, missing in this run".to_string()),
+        "{finding:#?}"
+    );
+    assert_eq!(
+        finding.replay,
+        "Chaos::replay(&\"flag:crash@1\".parse()?, workload)"
+    );
+    assert!(
+        out.contains("chaos: flag:crash@2 (create configmaps output): ok (restarted 1 times, "),
+        "{out}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_chaos_replay_over_an_in_process_operator_shrinks_three_faults_to_the_refused_create() {
+    use opkit_e2e::chaos::{Chaos, Operator, RunPlan};
+    let (log, buffer) = Log::buffer();
+    let chaos = Chaos::new(
+        TestEnv::builder().controllers("garbage-collector,namespace"),
+        Operator::task(buggy_flag_operator),
+    )
+    .settle(std::time::Duration::from_millis(300))
+    .log(log);
+    // A refused patch is retried on the next pass and a lost response to the create is
+    // harmless; the refused create is never retried.
+    let plan: RunPlan = "flag:refuse503@1+lose504@2+refuse409@2".parse().unwrap();
+    let report = chaos
+        .replay(&plan, flag_workload)
+        .await
+        .expect("the replay runs");
+    let out = buffer.lock().unwrap().clone();
+    assert_eq!(report.findings.len(), 1, "{out}");
+    let finding = &report.findings[0];
+    let shrunk = finding
+        .shrunk
+        .as_ref()
+        .expect("a run of three faults is shrunk");
+    assert_eq!(shrunk.plan.to_string(), "flag:refuse409@2", "{out}");
+    assert!(!shrunk.cut_short);
+    let counts = finding
+        .failures
+        .iter()
+        .find(|f| f.oracle == "create/delete counts")
+        .expect("the counts oracle");
+    assert_eq!(
+        counts.details,
+        ["create configmaps $NAMESPACE/output: 1 in the reference, 0 in this run"]
+    );
+}

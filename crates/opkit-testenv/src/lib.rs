@@ -142,13 +142,20 @@ impl std::fmt::Debug for TestEnv {
 }
 
 async fn client_for(kubeconfig: &str) -> Result<Client, TestEnvError> {
+    let config = client_config(kubeconfig).await?;
+    Client::try_from(config).map_err(|e| TestEnvError::Client(e.to_string()))
+}
+
+/// The client configuration a kubeconfig (YAML) describes — e.g. one of
+/// [`ControlPlane::user_kubeconfig`] — from which clients with connection pools of their own
+/// are made (`kube::Client::try_from(config.clone())`), as a restarted process makes its own.
+pub async fn client_config(kubeconfig: &str) -> Result<kube::Config, TestEnvError> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let err = |e: &dyn std::fmt::Display| TestEnvError::Client(e.to_string());
     let kc = Kubeconfig::from_yaml(kubeconfig).map_err(|e| err(&e))?;
-    let config = kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+    kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
         .await
-        .map_err(|e| err(&e))?;
-    Client::try_from(config).map_err(|e| err(&e))
+        .map_err(|e| err(&e))
 }
 
 impl TestEnv {

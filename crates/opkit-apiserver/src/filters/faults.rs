@@ -26,16 +26,15 @@ pub(crate) struct FaultInjection(pub(crate) Faults, pub(crate) Arc<Api>);
 impl Filter for FaultInjection {
     async fn call(&self, mut req: Request<Body>, next: Next) -> Response<ResponseBody> {
         let FaultInjection(faults, api) = self;
-        let targeted = match (
+        let user = match (
             req.extensions().get::<Identity>(),
             req.extensions().get::<Info>(),
         ) {
-            (Some(identity), Some(_)) => faults.targets(&identity.user.name),
-            _ => false,
+            (Some(identity), Some(_)) if faults.targets(&identity.user.name) => {
+                identity.user.name.clone()
+            }
+            _ => return next.run(req).await,
         };
-        if !targeted {
-            return next.run(req).await;
-        }
         let Some(info) = req.extensions_mut().get_mut::<Info>() else {
             return next.run(req).await;
         };
@@ -85,11 +84,12 @@ impl Filter for FaultInjection {
             entry.name = name;
             resp = named;
         }
-        match faults.committed(entry).map(|f| f.action) {
+        match faults.committed(entry, &user).map(|f| f.action) {
             Some(Action::LoseResponse(status)) => error_response(&status.error()),
             Some(Action::Crash | Action::StaleRestart { .. }) => {
-                signal_when_sent(resp, faults.clone())
+                signal_when_sent(resp, faults.clone(), Faults::signal_crash)
             }
+            Some(Action::Pause) => signal_when_sent(resp, faults.clone(), Faults::signal_pause),
             _ => resp,
         }
     }
@@ -178,14 +178,18 @@ async fn created_name(resp: Response<ResponseBody>) -> (Option<String>, Response
 }
 
 /// Signals the crash once the answer's body has been handed over (dropped by the transport).
-fn signal_when_sent(resp: Response<ResponseBody>, faults: Faults) -> Response<ResponseBody> {
-    struct OnDrop(Faults);
+fn signal_when_sent(
+    resp: Response<ResponseBody>,
+    faults: Faults,
+    signal: fn(&Faults),
+) -> Response<ResponseBody> {
+    struct OnDrop(Faults, fn(&Faults));
     impl Drop for OnDrop {
         fn drop(&mut self) {
-            self.0.signal_crash();
+            (self.1)(&self.0);
         }
     }
-    let guard = OnDrop(faults);
+    let guard = OnDrop(faults, signal);
     let (parts, body) = resp.into_parts();
     let body = body.map_frame(move |frame| {
         let _guard = &guard;

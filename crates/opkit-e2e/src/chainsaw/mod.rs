@@ -22,7 +22,7 @@ use regex::Regex;
 
 use crate::case::CaseRecord;
 
-pub(crate) use discover::{Found, find, holds};
+pub(crate) use discover::{Found, find, holds, load};
 pub(crate) use runner::Settings;
 
 /// Runs the chainsaw tests of `found` whose name `filter` matches.

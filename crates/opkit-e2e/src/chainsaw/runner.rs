@@ -28,6 +28,9 @@ pub(crate) struct Settings {
     pub cwd: PathBuf,
     pub kubeconfig: PathBuf,
     pub log: Log,
+    /// Keep the namespaces tests create (the suite's skipDelete): a chaos campaign reads
+    /// what a test left in its namespace after its cleanup.
+    pub keep_namespaces: bool,
 }
 
 /// A step's deferred cleanup: its objects and its `cleanup` block, with its scope.
@@ -291,6 +294,7 @@ async fn finish(
 ) -> CaseRecord {
     if owned
         && !skip_delete
+        && !s.keep_namespaces
         && let Err(e) = case::delete_namespace(&s.cluster, ns, timeouts.cleanup).await
     {
         record.cleanup_failures.push(e);

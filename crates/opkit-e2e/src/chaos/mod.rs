@@ -5,14 +5,22 @@
 //! of that reference run with the server misbehaving, legally, toward the operator alone.
 //!
 //! `plan` decides what runs (pure), `oracle` judges a run against the reference (pure),
-//! `campaign` runs them on fresh embedded planes. `docs/RELIABILITY.md` explains each fault
+//! `shrink` narrows a failing run of several faults to the ones that matter (pure),
+//! `driver` runs the loop (reference runs, fault runs, shrinking) over a workload: `campaign`'s
+//! kuttl tests or `api`'s Rust workloads (`cargo test`), each run on a fresh embedded plane
+//! (`plane`). `docs/RELIABILITY.md` explains each fault
 //! and each oracle.
 
+mod api;
 mod campaign;
+mod driver;
 mod oracle;
 mod plan;
+mod plane;
+mod shrink;
 
-pub use campaign::{
-    Campaign, CampaignError, CampaignOutcome, Finding, OPERATOR_USER, OracleFailure,
-};
+pub use api::{Chaos, Operator, Workload, WorkloadError};
+pub use campaign::Campaign;
+pub use driver::{CampaignError, CampaignOutcome, FaultPoint, Finding, OracleFailure, Shrunk};
 pub use plan::{FaultKind, Injection, PlanError, RunPlan, WATCH_DELAY, parse_kinds};
+pub use plane::{OPERATOR_USER, SUCCESSOR_USER};

@@ -30,10 +30,15 @@ pub enum FaultKind {
     /// Delay one watch stream, or end one with `410 Expired` after an event (the operator
     /// relists and gets every object again).
     Watch,
+    /// Pause the operator (SIGSTOP) right after one of its writes, start a successor, and
+    /// wake the old one (SIGCONT) when the successor took over: for operators with leader
+    /// election, which must not act once deposed. Not in `all` (an operator without leader
+    /// election is two actors by design).
+    Leader,
 }
 
 /// The kinds `--chaos` names, as its messages list them.
-const KINDS: &str = "crash, errors, stale, unobserved, watch, all";
+const KINDS: &str = "crash, errors, stale, unobserved, watch, leader, all";
 
 /// Why a `--chaos` list or a replay plan cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -47,7 +52,8 @@ pub enum PlanError {
     /// A replay plan that does not parse.
     #[error(
         "--chaos-replay: {0:?} is not a run plan (TEST:crash@K, TEST:refuse<CODE>@K, \
-         TEST:lose<CODE>@K, TEST:stale<D>@K, TEST:unobserved@N, TEST:expire@N or TEST:delay@W)"
+         TEST:lose<CODE>@K, TEST:stale<D>@K, TEST:unobserved@N, TEST:expire@N, TEST:delay@W or \
+         TEST:pause@K, several joined with +)"
     )]
     BadRun(String),
 }
@@ -62,6 +68,7 @@ pub fn parse_kinds(spec: &str) -> Result<Vec<FaultKind>, PlanError> {
             "stale" => kinds.push(FaultKind::Stale),
             "unobserved" => kinds.push(FaultKind::Unobserved),
             "watch" => kinds.push(FaultKind::Watch),
+            "leader" => kinds.push(FaultKind::Leader),
             "all" => kinds.extend([
                 FaultKind::Crash,
                 FaultKind::Errors,
@@ -84,6 +91,9 @@ pub fn parse_kinds(spec: &str) -> Result<Vec<FaultKind>, PlanError> {
 pub const REFUSALS: [u16; 4] = [409, 429, 500, 503];
 /// The statuses a committed write's lost response is answered with.
 pub const LOST: [u16; 2] = [500, 504];
+/// The resource leader election writes.
+const LEASES: &str = "leases.coordination.k8s.io";
+
 /// How long every event of a delayed watch is held.
 pub const WATCH_DELAY: Duration = Duration::from_millis(500);
 
@@ -133,6 +143,12 @@ pub enum Injection {
         /// The watch.
         watch: usize,
     },
+    /// Pause the operator after the write, start a successor, wake the old one when the
+    /// successor made its first write.
+    Pause {
+        /// The write.
+        write: usize,
+    },
 }
 
 impl Injection {
@@ -142,7 +158,8 @@ impl Injection {
             Injection::Crash { write }
             | Injection::Refuse { write, .. }
             | Injection::LoseResponse { write, .. }
-            | Injection::Stale { write, .. } => Trigger::Write(write),
+            | Injection::Stale { write, .. }
+            | Injection::Pause { write } => Trigger::Write(write),
             Injection::Unobserved { notification } | Injection::Expire { notification } => {
                 Trigger::Notification(notification)
             }
@@ -169,6 +186,7 @@ impl Injection {
             Injection::Unobserved { .. } => Action::Unobserved,
             Injection::Expire { .. } => Action::Expire,
             Injection::Delay { .. } => Action::DelayWatch(WATCH_DELAY),
+            Injection::Pause { .. } => Action::Pause,
         };
         Fault {
             trigger: self.trigger(),
@@ -204,6 +222,10 @@ impl Injection {
                 "delay every event of the operator's watch {watch} by {} ms",
                 WATCH_DELAY.as_millis()
             ),
+            Injection::Pause { write } => format!(
+                "pause the operator (SIGSTOP) after its write {write} committed, start a \
+                 successor, and wake the old one (SIGCONT) once the successor took over"
+            ),
         }
     }
 }
@@ -218,6 +240,7 @@ impl fmt::Display for Injection {
             Injection::Unobserved { notification } => write!(f, "unobserved@{notification}"),
             Injection::Expire { notification } => write!(f, "expire@{notification}"),
             Injection::Delay { watch } => write!(f, "delay@{watch}"),
+            Injection::Pause { write } => write!(f, "pause@{write}"),
         }
     }
 }
@@ -243,6 +266,7 @@ impl FromStr for Injection {
             "unobserved" => Injection::Unobserved { notification: at },
             "expire" => Injection::Expire { notification: at },
             "delay" => Injection::Delay { watch: at },
+            "pause" => Injection::Pause { write: at },
             _ => {
                 if let Some(rest) = what.strip_prefix("refuse") {
                     Injection::Refuse {
@@ -269,18 +293,34 @@ impl FromStr for Injection {
     }
 }
 
-/// One run of a campaign: a test and the fault injected into it.
+/// One run of a campaign: a test and the faults injected into it (one, or several with
+/// `--faults-per-run`; a failing run of several is shrunk to the fewest that still fail).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunPlan {
     /// The test (directory) name.
     pub test: String,
-    /// The fault.
-    pub injection: Injection,
+    /// The faults, at least one, armed together.
+    pub injections: Vec<Injection>,
+}
+
+impl RunPlan {
+    /// A run of `test` with one fault.
+    pub fn single(test: impl Into<String>, injection: Injection) -> RunPlan {
+        RunPlan {
+            test: test.into(),
+            injections: vec![injection],
+        }
+    }
 }
 
 impl fmt::Display for RunPlan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.test, self.injection)
+        write!(f, "{}:", self.test)?;
+        for (i, injection) in self.injections.iter().enumerate() {
+            let sep = if i == 0 { "" } else { "+" };
+            write!(f, "{sep}{injection}")?;
+        }
+        Ok(())
     }
 }
 
@@ -288,15 +328,43 @@ impl FromStr for RunPlan {
     type Err = PlanError;
 
     fn from_str(s: &str) -> Result<RunPlan, PlanError> {
-        let (test, injection) = s
+        let (test, injections) = s
             .rsplit_once(':')
             .filter(|(t, _)| !t.is_empty())
             .ok_or_else(|| PlanError::BadRun(s.to_string()))?;
         Ok(RunPlan {
             test: test.to_string(),
-            injection: injection.parse()?,
+            injections: injections
+                .split('+')
+                .map(str::parse)
+                .collect::<Result<_, _>>()?,
         })
     }
+}
+
+/// Whether two faults cannot both fire in one run: the server fires one fault per point and
+/// phase (a refusal when a write arrives, another write fault when it commits, one per watch
+/// or notification).
+fn collide(a: &Injection, b: &Injection) -> bool {
+    let refusal = |i: &Injection| matches!(i, Injection::Refuse { .. });
+    a.trigger() == b.trigger() && refusal(a) == refusal(b)
+}
+
+/// Groups injection points (in the seed's order) into runs of up to `per_run` faults that can
+/// all fire together, each point in one run: the first run that has room and no colliding
+/// fault takes it. `per_run` 0 counts as 1.
+pub fn group_runs(points: &[Injection], per_run: usize) -> Vec<Vec<Injection>> {
+    let mut runs: Vec<Vec<Injection>> = Vec::new();
+    for point in points {
+        let open = runs
+            .iter_mut()
+            .find(|run| run.len() < per_run && !run.iter().any(|i| collide(i, point)));
+        match open {
+            Some(run) => run.push(*point),
+            None => runs.push(vec![*point]),
+        }
+    }
+    runs
 }
 
 /// A write in words: `patch configmaps/status NAME` (namespaced names without their namespace,
@@ -415,17 +483,24 @@ pub fn injections(trace: &Trace, kinds: &[FaultKind], seed: u64) -> Vec<Injectio
     let mut out = Vec::new();
     for kind in kinds {
         match kind {
-            FaultKind::Crash | FaultKind::Errors => {
+            FaultKind::Crash | FaultKind::Errors | FaultKind::Leader => {
                 for (i, entry) in writes.iter().enumerate() {
                     if i > 0 && repeats(&writes[i - 1], entry) {
                         continue;
                     }
                     let write = i + 1;
-                    if *kind == FaultKind::Crash {
-                        out.push(Injection::Crash { write });
-                    } else {
-                        out.extend(REFUSALS.map(|code| Injection::Refuse { write, code }));
-                        out.extend(LOST.map(|code| Injection::LoseResponse { write, code }));
+                    match kind {
+                        FaultKind::Crash => out.push(Injection::Crash { write }),
+                        // Pausing right after taking or renewing the lease is pausing after
+                        // the write before it, with a fresher lease.
+                        FaultKind::Leader if entry.resource != LEASES => {
+                            out.push(Injection::Pause { write })
+                        }
+                        FaultKind::Leader => {}
+                        _ => {
+                            out.extend(REFUSALS.map(|code| Injection::Refuse { write, code }));
+                            out.extend(LOST.map(|code| Injection::LoseResponse { write, code }));
+                        }
                     }
                 }
             }
@@ -472,6 +547,11 @@ mod tests {
             [FaultKind::Stale, FaultKind::Unobserved]
         );
         assert_eq!(parse_kinds("all,watch").unwrap().len(), 5);
+        assert_eq!(
+            parse_kinds("leader").unwrap(),
+            [FaultKind::Leader],
+            "not in all: it needs leader election"
+        );
         assert_eq!(parse_kinds("boom"), Err(PlanError::Unknown("boom".into())));
         assert_eq!(parse_kinds(" , "), Err(PlanError::Empty));
     }
@@ -486,6 +566,8 @@ mod tests {
             "t:unobserved@3",
             "t:expire@1",
             "t:delay@2",
+            "t:crash@1+lose500@2+delay@1",
+            "t:pause@2",
         ] {
             let plan: RunPlan = text.parse().unwrap();
             assert_eq!(plan.to_string(), text);
@@ -499,12 +581,14 @@ mod tests {
             "t:stale6@6",
             "t:stale0@2",
             "t:unobserved@0",
+            "t:crash@1+",
+            "t:crash@1+nap@2",
         ] {
             assert!(bad.parse::<RunPlan>().is_err(), "{bad}");
         }
         let plan: RunPlan = "t:lose504@2".parse().unwrap();
         assert_eq!(
-            plan.injection.fault(),
+            plan.injections[0].fault(),
             Fault {
                 trigger: Trigger::Write(2),
                 action: Action::LoseResponse(FaultStatus::Timeout)
@@ -542,6 +626,27 @@ mod tests {
     }
 
     #[test]
+    fn a_pause_point_is_every_write_but_the_leases() {
+        let lease = TraceEntry {
+            resource: LEASES.into(),
+            ..write("update", Some("leader"))
+        };
+        let trace = Trace {
+            writes: vec![
+                lease.clone(),
+                write("patch", Some("a")),
+                lease,
+                write("create", Some("b")),
+            ],
+            ..Trace::default()
+        };
+        let mut points = injections(&trace, &[FaultKind::Leader], 1);
+        points.sort_by_key(|p| p.to_string());
+        assert_eq!(points, [2, 4].map(|write| Injection::Pause { write }));
+        assert_eq!(points[0].fault().action, Action::Pause);
+    }
+
+    #[test]
     fn a_stale_point_is_a_create_of_an_object_the_operator_deleted_before() {
         let trace = Trace {
             writes: vec![
@@ -567,6 +672,30 @@ mod tests {
             Some("create configmaps b")
         );
         assert_eq!(describe_point(&trace, Trigger::Write(9)), None);
+    }
+
+    #[test]
+    fn points_are_grouped_into_runs_whose_faults_can_all_fire() {
+        let points: Vec<Injection> = ["crash@1", "refuse409@1", "lose500@1", "crash@2", "delay@1"]
+            .iter()
+            .map(|p| p.parse().unwrap())
+            .collect();
+        let runs: Vec<String> = group_runs(&points, 3)
+            .iter()
+            .map(|run| RunPlan {
+                test: "t".into(),
+                injections: run.clone(),
+            })
+            .map(|plan| plan.to_string())
+            .collect();
+        // A refusal and a crash on one write both fire (the refused write's retry commits);
+        // a crash and a lost response on one write do not.
+        assert_eq!(
+            runs,
+            ["t:crash@1+refuse409@1+crash@2", "t:lose500@1+delay@1"]
+        );
+        assert_eq!(group_runs(&points, 1).len(), 5);
+        assert_eq!(group_runs(&points, 0).len(), 5);
     }
 
     fn note(watch: usize, event: &str, name: &str, revision: u64) -> Notification {
