@@ -107,7 +107,7 @@ enum Command {
     /// Run kuttl end-to-end suites (`kubectl kuttl test`) on an embedded control plane, or on
     /// a cluster with `--kubeconfig`; in an operator project, its tests/e2e against the
     /// operator, built and started by opkit test.
-    Test(test::TestArgs),
+    Test(Box<test::TestArgs>),
     /// OLM bundles: `bundle validate` checks a registry+v1 bundle directory as
     /// `operator-sdk bundle validate` does.
     #[command(subcommand)]
@@ -323,7 +323,7 @@ pub fn main(program: Program) -> ExitCode {
             Command::HelmOperator(cmd) => done(helm_operator::run(cmd).await),
             Command::AnsibleOperator(cmd) => done(ansible_operator::run(cmd).await),
             Command::Kudo(args) => done(kudo::run(args).await),
-            Command::Test(args) => test::run(args, &cwd).await,
+            Command::Test(args) => test::run(*args, &cwd).await,
             Command::Bundle(cmd) => Ok(olm::run_bundle(cmd, &cwd)),
             Command::Catalog(cmd) => Ok(olm::run_catalog(cmd, &cwd)),
             Command::Operator(cmd) => done(operator::run(cmd).await),

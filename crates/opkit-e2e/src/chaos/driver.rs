@@ -182,7 +182,7 @@ impl<R: Runner> Driver<'_, R> {
         let mut outcome = CampaignOutcome::default();
         for test in tests {
             let reference = self.reference(test).await?;
-            let points = plan::injections(&reference.trace, &self.kinds, self.seed);
+            let points = plan::injections(&reference.trace, self.kinds, self.seed);
             let runs = plan::group_runs(&points, self.faults_per_run);
             let per_run = match self.faults_per_run {
                 0 | 1 => String::new(),
