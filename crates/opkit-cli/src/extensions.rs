@@ -259,10 +259,9 @@ pub(crate) async fn install(
         Err(kube::Error::Api(s)) if s.code == 404 => bail!(
             "the cluster serves no ClusterExtensions: start the lifecycle controllers (`opkit up --olm`)"
         ),
-        Err(kube::Error::Api(s)) if s.code == 422 => bail!(
-            "the ClusterExtension {name} is not valid: {}",
-            s.message
-        ),
+        Err(kube::Error::Api(s)) if s.code == 422 => {
+            bail!("the ClusterExtension {name} is not valid: {}", s.message)
+        }
         Err(e) => return Err(e).with_context(|| format!("cannot create ClusterExtension {name}")),
     };
     let ext = settled(&api, &name, created.metadata.generation, timeout).await?;

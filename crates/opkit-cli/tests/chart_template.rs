@@ -1813,7 +1813,12 @@ fn chromium() -> Command {
     );
     let mut cmd = Command::new(CHROMIUM_BIN);
     // Tests run as root on CI, where Chromium's sandbox cannot start.
-    cmd.args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+    ]);
     cmd
 }
 
@@ -1848,7 +1853,9 @@ fn hub_url(cp: &common::ControlPlane) -> String {
 fn plane_serving_rendered_demo(registry: &Registry, tmp: &Path) -> common::ControlPlane {
     write_installable_bundles(tmp);
     for (dir, version) in [("b1", "1.0.0"), ("b2", "2.0.0")] {
-        let csv = tmp.join(dir).join("manifests/demo.clusterserviceversion.yaml");
+        let csv = tmp
+            .join(dir)
+            .join("manifests/demo.clusterserviceversion.yaml");
         let text = std::fs::read_to_string(&csv).unwrap().replace(
             "  description: A demo operator.\n",
             "  description: |\n    A demo operator.\n\n    ## Usage\n\n    Create a *Widget*. <script>alert(1)</script>\n",
@@ -2057,7 +2064,10 @@ fn the_hub_page_lists_a_served_package_and_its_install_button_installs_it_in_chr
     let tmp = tempfile::tempdir().unwrap();
     let cp = plane_serving_rendered_demo(&registry, tmp.path());
     let hub = hub_url(&cp);
-    assert!(hub.starts_with("http://127.0.0.1:") && hub.ends_with("/hub/"), "{hub}");
+    assert!(
+        hub.starts_with("http://127.0.0.1:") && hub.ends_with("/hub/"),
+        "{hub}"
+    );
 
     // The package list, as the browser renders it.
     let dom = dump_dom(&hub);
@@ -2072,7 +2082,10 @@ fn the_hub_page_lists_a_served_package_and_its_install_button_installs_it_in_chr
         "src=\"data:image/svg+xml;base64,PHN2Zy8+\"",
         "None yet",
     ] {
-        assert!(dom.contains(expected), "no {expected:?} in the hub's DOM:\n{dom}");
+        assert!(
+            dom.contains(expected),
+            "no {expected:?} in the hub's DOM:\n{dom}"
+        );
     }
 
     // The package page: the CSV's Markdown rendered, its HTML shown as text, the examples.
@@ -2085,7 +2098,10 @@ fn the_hub_page_lists_a_served_package_and_its_install_button_installs_it_in_chr
         "{dom}"
     );
     assert!(dom.contains("\"kind\": \"Widget\""), "{dom}");
-    assert!(dom.contains("<td>stable (default)</td><td>2.0.0, 1.0.0</td>"), "{dom}");
+    assert!(
+        dom.contains("<td>stable (default)</td><td>2.0.0, 1.0.0</td>"),
+        "{dom}"
+    );
 
     // Click Install on the package page; the hub answers when the controller has acted.
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -2117,7 +2133,10 @@ fn the_hub_page_lists_a_served_package_and_its_install_button_installs_it_in_chr
         "True",
         "Succeeded",
     );
-    assert_eq!(ext["spec"]["source"]["catalog"]["channels"], serde_json::json!(["stable"]));
+    assert_eq!(
+        ext["spec"]["source"]["catalog"]["channels"],
+        serde_json::json!(["stable"])
+    );
     let dom = dump_dom(&hub);
     assert!(
         dom.contains("<tr data-extension=\"demo\"><td>demo</td><td>demo</td><td>2.0.0</td><td>1</td><td class=\"state\">Installed</td>"),
@@ -2160,7 +2179,9 @@ fn a_bundle_whose_required_package_or_api_is_missing_is_not_installed_and_says_w
         pushed_digest(&opkit(tmp.path(), &["bundle", "push", dir, &image]));
     }
     let catalog_dir = tmp.path().join("catalog");
-    write_catalog_of(&catalog_dir, |v| registry.image(&format!("demo/bundle:v{v}")));
+    write_catalog_of(&catalog_dir, |v| {
+        registry.image(&format!("demo/bundle:v{v}"))
+    });
     // demo 1.0.0 needs package base (>=1.0.0) and the Gadget API.
     let index = catalog_dir.join("index.yaml");
     let text = std::fs::read_to_string(&index).unwrap().replacen(
@@ -2170,7 +2191,10 @@ fn a_bundle_whose_required_package_or_api_is_missing_is_not_installed_and_says_w
     );
     std::fs::write(&index, text).unwrap();
     let catalog = registry.image("demo/catalog:v1");
-    pushed_digest(&opkit(tmp.path(), &["catalog", "push", "catalog", &catalog]));
+    pushed_digest(&opkit(
+        tmp.path(),
+        &["catalog", "push", "catalog", &catalog],
+    ));
     let cp = common::ControlPlane::start_with(&["--olm"]);
     let out = cp.kubectl_stdin(&["apply", "-f", "-"], &cluster_catalog("ops", &catalog));
     assert!(out.success(), "{out}");
@@ -2182,7 +2206,14 @@ fn a_bundle_whose_required_package_or_api_is_missing_is_not_installed_and_says_w
         &cluster_extension("demo", "demo", "1.0.0"),
     );
     assert!(out.success(), "{out}");
-    let ext = wait_for_condition(&cp, "clusterextension", "demo", "Progressing", "True", "Retrying");
+    let ext = wait_for_condition(
+        &cp,
+        "clusterextension",
+        "demo",
+        "Progressing",
+        "True",
+        "Retrying",
+    );
     let (_, _, message) = catalog_condition(&ext, "Progressing").unwrap();
     assert_eq!(
         message,
@@ -2197,7 +2228,11 @@ fn a_bundle_whose_required_package_or_api_is_missing_is_not_installed_and_says_w
         "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: gadgets.gadgets.example.com\nspec:\n  group: gadgets.example.com\n  scope: Namespaced\n  names:\n    kind: Gadget\n    plural: gadgets\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n",
     );
     assert!(out.success(), "{out}");
-    cp.kubectl_ok(&["wait", "crd/gadgets.gadgets.example.com", "--for=condition=Established"]);
+    cp.kubectl_ok(&[
+        "wait",
+        "crd/gadgets.gadgets.example.com",
+        "--for=condition=Established",
+    ]);
     // A spec change (the same bundle in another range) resolves again at once.
     cp.kubectl_ok(&[
         "patch",
@@ -2210,7 +2245,11 @@ fn a_bundle_whose_required_package_or_api_is_missing_is_not_installed_and_says_w
     common::eventually("the refusal to name only the package", || {
         let ext = get_object(&cp, "clusterextension", "demo");
         match catalog_condition(&ext, "Progressing") {
-            Some((_, _, m)) if m == "bundle demo.v1.0.0 requires package \"base\" in range \">=1.0.0\" (no ClusterExtension has it installed): install what it needs first (opkit installs no dependencies)" => Ok(()),
+            Some((_, _, m))
+                if m == "bundle demo.v1.0.0 requires package \"base\" in range \">=1.0.0\" (no ClusterExtension has it installed): install what it needs first (opkit installs no dependencies)" =>
+            {
+                Ok(())
+            }
             other => Err(format!("{other:?}")),
         }
     });
@@ -2224,7 +2263,14 @@ fn a_bundle_whose_required_package_or_api_is_missing_is_not_installed_and_says_w
         "-p",
         r#"{"spec":{"source":{"catalog":{"version":"2.0.0"}}}}"#,
     ]);
-    let ext = wait_for_condition(&cp, "clusterextension", "demo", "Installed", "True", "Succeeded");
+    let ext = wait_for_condition(
+        &cp,
+        "clusterextension",
+        "demo",
+        "Installed",
+        "True",
+        "Succeeded",
+    );
     assert_eq!(ext["status"]["install"]["bundle"]["version"], "2.0.0");
 }
 
@@ -2245,7 +2291,11 @@ fn devtools_get(addr: &str, path: &str) -> Result<(u16, String), String> {
             break;
         }
         if let Some(code) = line.strip_prefix("HTTP/1.1 ") {
-            status = code.split(' ').next().and_then(|c| c.parse().ok()).unwrap_or(0);
+            status = code
+                .split(' ')
+                .next()
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(0);
         }
         if let Some((name, value)) = line.split_once(':')
             && name.eq_ignore_ascii_case("content-length")

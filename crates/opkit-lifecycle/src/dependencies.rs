@@ -58,9 +58,9 @@ pub async fn check(
                         Some((e.name_any(), version.clone()))
                     })
                     .collect();
-                let fits = installed.iter().any(|(_, v)| {
-                    semver::Version::parse(v).is_ok_and(|v| range.contains(&v))
-                });
+                let fits = installed
+                    .iter()
+                    .any(|(_, v)| semver::Version::parse(v).is_ok_and(|v| range.contains(&v)));
                 if !fits {
                     let have = if installed.is_empty() {
                         "no ClusterExtension has it installed".to_string()
@@ -85,7 +85,10 @@ pub async fn check(
                     } else {
                         format!("{}/{}", g.group, g.version)
                     };
-                    unmet.push(format!("API {api} {} (the cluster does not serve it)", g.kind));
+                    unmet.push(format!(
+                        "API {api} {} (the cluster does not serve it)",
+                        g.kind
+                    ));
                 }
             }
         }

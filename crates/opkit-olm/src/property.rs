@@ -164,6 +164,10 @@ mod tests {
         let err = requirements(&[constraint]).unwrap_err();
         assert!(err.starts_with("property olm.constraint: "), "{err}");
         let bad = Property::new(PACKAGE_REQUIRED, serde_json::json!({"packageName": 1}));
-        assert!(requirements(&[bad]).unwrap_err().starts_with("property olm.package.required: "));
+        assert!(
+            requirements(&[bad])
+                .unwrap_err()
+                .starts_with("property olm.package.required: ")
+        );
     }
 }

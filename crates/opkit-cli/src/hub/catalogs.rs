@@ -82,7 +82,8 @@ pub(crate) async fn packages(client: &Client) -> anyhow::Result<(Vec<Package>, V
         }
     }
     packages.sort_by(|a, b| {
-        (a.display_name.to_lowercase(), &a.catalog).cmp(&(b.display_name.to_lowercase(), &b.catalog))
+        (a.display_name.to_lowercase(), &a.catalog)
+            .cmp(&(b.display_name.to_lowercase(), &b.catalog))
     });
     Ok((packages, problems))
 }
@@ -329,8 +330,7 @@ image: r/demo:3
 properties:
 - {type: olm.package, value: {packageName: demo, version: 3.0.0}}
 "##;
-        let catalog =
-            opkit_olm::catalog::parse_documents(text, std::path::Path::new("t")).unwrap();
+        let catalog = opkit_olm::catalog::parse_documents(text, std::path::Path::new("t")).unwrap();
         let [p] = of_catalog("ops", &catalog).try_into().unwrap();
         assert_eq!(p.display_name, "Demo Operator");
         assert_eq!(p.summary, "Runs demos. Well.");
@@ -341,7 +341,10 @@ properties:
         assert_eq!(
             p.channels,
             [
-                ("stable".to_string(), vec!["2.0.0".to_string(), "1.0.0".into()]),
+                (
+                    "stable".to_string(),
+                    vec!["2.0.0".to_string(), "1.0.0".into()]
+                ),
                 ("alpha".to_string(), vec!["3.0.0".to_string()]),
             ]
         );

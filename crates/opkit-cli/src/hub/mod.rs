@@ -127,7 +127,10 @@ fn router(state: Arc<Shared>) -> Router {
     Router::new()
         .route(PREFIX, get(|| async { Redirect::permanent("/hub/") }))
         .route(&format!("{PREFIX}/"), get(index))
-        .route(&format!("{PREFIX}/packages/{{catalog}}/{{package}}"), get(package))
+        .route(
+            &format!("{PREFIX}/packages/{{catalog}}/{{package}}"),
+            get(package),
+        )
         .route(&format!("{PREFIX}/{{action}}"), post(act))
         .with_state(state)
 }
@@ -232,7 +235,10 @@ async fn act(
     }
     let (status, flash) = match perform(&state, &action, &form).await {
         Ok(said) => (StatusCode::OK, Flash::Done(said)),
-        Err(e) => (StatusCode::UNPROCESSABLE_ENTITY, Flash::Failed(format!("{e:#}"))),
+        Err(e) => (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            Flash::Failed(format!("{e:#}")),
+        ),
     };
     html(status, front(&state, Some(&flash)).await)
 }

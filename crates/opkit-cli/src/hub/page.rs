@@ -151,7 +151,9 @@ pub(crate) fn index(
         Err(e) => {
             let _ = write!(body, "<p class=\"flash error\">{}</p>", esc(e));
         }
-        Ok([]) => body.push_str("<p class=\"muted\">None yet: install one from the packages below.</p>"),
+        Ok([]) => {
+            body.push_str("<p class=\"muted\">None yet: install one from the packages below.</p>")
+        }
         Ok(rows) => {
             body.push_str("<table id=\"installed\"><tr><th>Name</th><th>Package</th><th>Version</th><th>Revision</th><th>State</th><th>Actions</th></tr>");
             for i in rows {
@@ -196,8 +198,16 @@ pub(crate) fn index(
             path_segment(&p.name),
             icon(p),
             esc(&p.display_name),
-            if p.provider.is_empty() { "unknown provider".into() } else { esc(&p.provider) },
-            if p.latest.is_empty() { "no version".into() } else { esc(&p.latest) },
+            if p.provider.is_empty() {
+                "unknown provider".into()
+            } else {
+                esc(&p.provider)
+            },
+            if p.latest.is_empty() {
+                "no version".into()
+            } else {
+                esc(&p.latest)
+            },
             esc(&p.catalog),
             esc(&p.summary),
             if p.capabilities.is_empty() {
@@ -247,7 +257,11 @@ pub(crate) fn package(p: &Package, flash: Option<&Flash>, token: &str) -> String
         "<div class=\"head\" data-package=\"{name}\">{}<h2>{}</h2><div class=\"muted\">{} · catalog {} · package {name}</div><div>{}{}</div></div>",
         icon(p),
         esc(&p.display_name),
-        if p.provider.is_empty() { "unknown provider".into() } else { esc(&p.provider) },
+        if p.provider.is_empty() {
+            "unknown provider".into()
+        } else {
+            esc(&p.provider)
+        },
         esc(&p.catalog),
         if p.capabilities.is_empty() {
             String::new()
@@ -261,7 +275,11 @@ pub(crate) fn package(p: &Package, flash: Option<&Flash>, token: &str) -> String
         .channels
         .iter()
         .map(|(c, _)| {
-            let selected = if *c == p.default_channel { " selected" } else { "" };
+            let selected = if *c == p.default_channel {
+                " selected"
+            } else {
+                ""
+            };
             format!("<option value=\"{c}\"{selected}>{c}</option>", c = esc(c))
         })
         .collect();
@@ -281,7 +299,11 @@ pub(crate) fn package(p: &Package, flash: Option<&Flash>, token: &str) -> String
     );
     body.push_str("<h2>Channels</h2><table id=\"channels\"><tr><th>Channel</th><th>Versions (newest first)</th></tr>");
     for (c, versions) in &p.channels {
-        let default = if *c == p.default_channel { " (default)" } else { "" };
+        let default = if *c == p.default_channel {
+            " (default)"
+        } else {
+            ""
+        };
         let _ = write!(
             body,
             "<tr><td>{}{default}</td><td>{}</td></tr>",
@@ -293,7 +315,11 @@ pub(crate) fn package(p: &Package, flash: Option<&Flash>, token: &str) -> String
     if p.description.trim().is_empty() {
         let _ = write!(body, "<div class=\"desc\"><p>{}</p></div>", esc(&p.summary));
     } else {
-        let _ = write!(body, "<div class=\"desc\">{}</div>", markdown(&p.description));
+        let _ = write!(
+            body,
+            "<div class=\"desc\">{}</div>",
+            markdown(&p.description)
+        );
     }
     if let Some(examples) = &p.examples {
         let _ = write!(
@@ -335,11 +361,23 @@ mod tests {
             "# Title\n\n<script>alert(1)</script>\n\nSee [docs](https://example.com) and [x](javascript:alert(1)) <img src=x onerror=alert(1)>\n",
         );
         assert!(html.contains("<h1>Title</h1>"), "{html}");
-        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{html}");
-        assert!(html.contains("<a href=\"https://example.com\">docs</a>"), "{html}");
+        assert!(
+            html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<a href=\"https://example.com\">docs</a>"),
+            "{html}"
+        );
         assert!(html.contains("<a href=\"#\">x</a>"), "{html}");
-        assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"), "{html}");
-        assert!(!html.contains("<script") && !html.contains("<img"), "{html}");
+        assert!(
+            html.contains("&lt;img src=x onerror=alert(1)&gt;"),
+            "{html}"
+        );
+        assert!(
+            !html.contains("<script") && !html.contains("<img"),
+            "{html}"
+        );
     }
 
     #[test]
