@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command (the README's second command; .ci/run calls it).
 # Installs what the tests need (real kubectl v1.35, helm v4, the Ansible venv, Debian's
-# docker-registry and prometheus), checks formatting and lints, then runs every test of the workspace against
+# docker-registry, prometheus and chromium), checks formatting and lints, then runs every test
+# of the workspace against
 # real control planes over real HTTPS (and a real registry), and last the timing tests (bounds
 # on wall-clock time), whose failures are reported but do not gate.
 set -euo pipefail
@@ -17,6 +18,9 @@ scripts/start-registry.sh --install-only
 
 step "installing Prometheus (Debian's prometheus, for metering's Prometheus importer)"
 scripts/start-prometheus.sh --install-only
+
+step "installing headless Chromium (Debian's chromium, for the OperatorHub page's browser test)"
+scripts/install-chromium.sh
 
 if ! cargo nextest --version >/dev/null 2>&1; then
 	step "installing cargo-nextest"

@@ -22,10 +22,12 @@ mod chart;
 mod cluster;
 mod create_webhook;
 mod demo;
+mod extensions;
 mod helm_chart;
 mod helm_manifests;
 mod helm_operator;
 mod helm_scaffold;
+mod hub;
 mod kubeconfig;
 mod kudo;
 mod kustomize;
@@ -120,6 +122,10 @@ enum Command {
     /// list|install|upgrade|rollback|approve|uninstall`.
     #[command(subcommand)]
     Operator(operator::OperatorCommand),
+    /// The OperatorHub page: the packages of the served catalogs and the installed operators,
+    /// with install, upgrade, approve, rollback and uninstall buttons (what `opkit operator`
+    /// does), served on --listen for the cluster of --kubeconfig.
+    Hub(hub::HubArgs),
     /// Metering reports: `report run` evaluates a built-in ReportQuery (Operator Metering's)
     /// over data-source files, offline; `report get` and `report list` read the Reports of a
     /// cluster running metering (`opkit up --metering`).
@@ -205,7 +211,8 @@ struct UpArgs {
     max_watches_per_user: usize,
     /// Run OLM v1's ClusterCatalog and ClusterExtension controllers in this process: installs
     /// both CRDs, pulls each catalog's image and serves its content (catalogd's HTTP API) on
-    /// --olm-catalogs-listen, and installs each ClusterExtension's bundle from those catalogs.
+    /// --olm-catalogs-listen, installs each ClusterExtension's bundle from those catalogs, and
+    /// serves the OperatorHub page on --olm-hub-listen.
     #[arg(long)]
     olm: bool,
     /// Where --olm serves catalogs (`status.urls.base` of each ClusterCatalog is below it;
@@ -217,6 +224,14 @@ struct UpArgs {
         requires = "olm"
     )]
     olm_catalogs_listen: SocketAddr,
+    /// Where --olm serves the OperatorHub page (below `/hub/`; port 0 picks a free port).
+    #[arg(
+        long,
+        value_name = "ADDR:PORT",
+        default_value = "127.0.0.1:0",
+        requires = "olm"
+    )]
+    olm_hub_listen: SocketAddr,
     /// Run metering in this process: installs the metering.opkit.dev/v1 CRDs (ReportDataSource,
     /// ReportQuery, Report), records the objects' history from now on (kept in
     /// DATA_DIR/metering across restarts), runs Reports and serves their results (Metering's
@@ -327,6 +342,7 @@ pub fn main(program: Program) -> ExitCode {
             Command::Bundle(cmd) => Ok(olm::run_bundle(cmd, &cwd)),
             Command::Catalog(cmd) => Ok(olm::run_catalog(cmd, &cwd)),
             Command::Operator(cmd) => done(operator::run(cmd).await),
+            Command::Hub(args) => done(hub::run(args).await),
             Command::Report(cmd) => Ok(report::run_report(cmd, &cwd).await),
         }
     });
@@ -338,6 +354,10 @@ pub fn main(program: Program) -> ExitCode {
         }
     }
 }
+
+/// How long a button of `opkit up`'s OperatorHub page waits for the lifecycle controller
+/// (`opkit operator`'s default --timeout).
+const HUB_TIMEOUT: Duration = Duration::from_secs(120);
 
 async fn up(args: UpArgs) -> anyhow::Result<()> {
     let mut kubeconfig = args.kubeconfig;
@@ -383,7 +403,11 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
         let catalogd = opkit_lifecycle::catalogd::start(client.clone(), options).await?;
         println!("serving ClusterCatalogs at {}", catalogd.url());
         let extensions = opkit_lifecycle::clusterext::start(client, catalogd.catalogs()).await?;
-        Some((catalogd, extensions))
+        let client =
+            opkit_controlplane::in_process_client(plane.server(), plane.token(), "opkit-hub");
+        let hub = hub::start(client, args.olm_hub_listen, HUB_TIMEOUT).await?;
+        println!("serving the OperatorHub page at {}", hub.url());
+        Some((catalogd, extensions, hub))
     } else {
         None
     };
@@ -419,7 +443,10 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
     );
     signals.recv().await;
     eprintln!("stopping");
-    if let Some((catalogd, extensions)) = catalogd {
+    if let Some((catalogd, extensions, hub)) = catalogd {
+        if let Err(e) = hub.shutdown().await {
+            eprintln!("error: {e:#}");
+        }
         if let Err(e) = extensions.shutdown().await {
             eprintln!("error: {e}");
         }

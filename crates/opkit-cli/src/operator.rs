@@ -1,35 +1,12 @@
 //! `opkit operator list|install|upgrade|rollback|approve|uninstall`: installed operators as
-//! kubectl-operator has them, over OLM v1's `ClusterExtension`. Each command only reads and
-//! changes ClusterExtensions (and reads their kept revisions), so what it does the YAML does
-//! too; then it waits until the lifecycle controller has acted on the change (its
-//! `Progressing` condition observed the new generation) and says what came of it.
-//!
-//! A rollback pins `spec.source.catalog.version` to the revision's exact version with
-//! `upgradeConstraintPolicy: SelfCertified` (a downgrade is not an edge of the catalog's
-//! graph) and approves that bundle; before changing anything it runs the controller's own
-//! preflight ([`opkit_lifecycle::preflight`]) on the revision's objects, so a refused
-//! rollback changes nothing.
+//! kubectl-operator has them, over OLM v1's `ClusterExtension`. The flags are here; what each
+//! command does is [`crate::extensions`]'s, which the OperatorHub page (`opkit hub`) calls too.
 
-use std::time::Duration;
-
-use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
-use k8s_openapi::api::core::v1::Namespace;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams,
-};
-use kube::runtime::wait::{await_condition, conditions::is_deleted};
-use kube::{Client, ResourceExt};
-use opkit_lifecycle::api::{
-    APPROVED_BUNDLE_ANNOTATION, CatalogFilter, ExtensionSource, ExtensionSourceType,
-    PURGE_ANNOTATION, ServiceAccountReference,
-};
-use opkit_lifecycle::{ClusterExtension, ClusterExtensionSpec, revision};
-use opkit_olm::install::OWNER_NAME_LABEL;
-use serde_json::json;
+use kube::Client;
 
 use crate::cluster::{self, ClusterArgs};
+use crate::extensions::{self, InstallRequest, UpgradeRequest};
 
 /// `opkit operator …`.
 #[derive(Subcommand)]
@@ -138,441 +115,79 @@ pub(crate) struct UninstallArgs {
     cluster: ClusterArgs,
 }
 
-/// Runs `opkit operator …`.
+/// Runs `opkit operator …`: the action, then what came of it on standard output.
 pub(crate) async fn run(command: OperatorCommand) -> anyhow::Result<()> {
-    match command {
-        OperatorCommand::List(args) => list(args).await,
-        OperatorCommand::Install(args) => install(args).await,
-        OperatorCommand::Upgrade(args) => upgrade(args).await,
-        OperatorCommand::Rollback(args) => rollback(args).await,
-        OperatorCommand::Approve(args) => approve(args).await,
-        OperatorCommand::Uninstall(args) => uninstall(args).await,
-    }
+    let said = match command {
+        OperatorCommand::List(args) => list(args).await?,
+        OperatorCommand::Install(args) => {
+            let client = client(&args.cluster).await?;
+            let req = InstallRequest {
+                package: args.package,
+                name: args.name,
+                version: args.version,
+                channels: args.channels,
+                namespace: args.namespace,
+                service_account: args.service_account,
+            };
+            let (created_namespace, said) =
+                extensions::install(&client, req, args.cluster.timeout).await?;
+            if let Some(note) = created_namespace {
+                eprintln!("{note}");
+            }
+            said
+        }
+        OperatorCommand::Upgrade(args) => {
+            let client = client(&args.cluster).await?;
+            let req = UpgradeRequest {
+                name: args.name,
+                version: args.version,
+                channels: args.channels,
+                upgrade_constraint_policy: args.upgrade_constraint_policy,
+            };
+            extensions::upgrade(&client, req, args.cluster.timeout).await?
+        }
+        OperatorCommand::Rollback(args) => {
+            let client = client(&args.cluster).await?;
+            extensions::rollback(&client, &args.name, args.to_revision, args.cluster.timeout)
+                .await?
+        }
+        OperatorCommand::Approve(args) => {
+            let client = client(&args.cluster).await?;
+            extensions::approve(&client, &args.name, args.cluster.timeout).await?
+        }
+        OperatorCommand::Uninstall(args) => {
+            let client = client(&args.cluster).await?;
+            extensions::uninstall(&client, &args.name, args.purge, args.cluster.timeout).await?
+        }
+    };
+    println!("{said}");
+    Ok(())
 }
 
 async fn client(args: &ClusterArgs) -> anyhow::Result<Client> {
     Ok(cluster::connect(args.kubeconfig.as_deref()).await?.client)
 }
 
-/// The ClusterExtension `name`, or an error saying how to find the right name.
-async fn get(api: &Api<ClusterExtension>, name: &str) -> anyhow::Result<ClusterExtension> {
-    match api.get_opt(name).await {
-        Ok(Some(ext)) => Ok(ext),
-        Ok(None) => bail!(
-            "there is no ClusterExtension {name:?}: `opkit operator list` shows the installed ones"
-        ),
-        Err(kube::Error::Api(s)) if s.code == 404 => bail!(
-            "the cluster serves no ClusterExtensions: start the lifecycle controllers (`opkit up --olm`)"
-        ),
-        Err(e) => Err(e).with_context(|| format!("cannot read ClusterExtension {name}")),
-    }
-}
-
-fn condition<'a>(
-    ext: &'a ClusterExtension,
-    type_: &str,
-) -> Option<&'a k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition> {
-    opkit::conditions::find(ext.status.as_ref()?.conditions.as_slice(), type_)
-}
-
-/// `demo.v1.0.0 1.0.0 (revision 1)`, or `nothing`.
-fn installed(ext: &ClusterExtension) -> String {
-    match ext.status.as_ref().and_then(|s| s.install.as_ref()) {
-        Some(i) => match i.revision {
-            Some(n) => format!("{} {} (revision {n})", i.bundle.name, i.bundle.version),
-            None => format!("{} {}", i.bundle.name, i.bundle.version),
-        },
-        None => "nothing".into(),
-    }
-}
-
-fn installed_name(ext: &ClusterExtension) -> Option<&str> {
-    Some(ext.status.as_ref()?.install.as_ref()?.bundle.name.as_str())
-}
-
-/// What the controller made of generation `generation` of `name`: waits until its
-/// `Progressing` condition has observed it and is not retrying (or until `timeout`, failing
-/// with the last message).
-async fn settled(
-    api: &Api<ClusterExtension>,
-    name: &str,
-    generation: Option<i64>,
-    timeout: Duration,
-) -> anyhow::Result<ClusterExtension> {
-    let observed = move |ext: Option<&ClusterExtension>| {
-        ext.and_then(|e| condition(e, "Progressing"))
-            .is_some_and(|c| c.observed_generation >= generation && c.reason != "Retrying")
-    };
-    match tokio::time::timeout(timeout, await_condition(api.clone(), name, observed)).await {
-        Ok(Ok(Some(ext))) => Ok(ext),
-        Ok(Ok(None)) => bail!("ClusterExtension {name} was deleted while waiting for it"),
-        Ok(Err(e)) => Err(e).with_context(|| format!("cannot watch ClusterExtension {name}")),
-        Err(_) => {
-            let ext = get(api, name).await?;
-            let message =
-                condition(&ext, "Progressing").map_or("no status yet", |c| c.message.as_str());
-            bail!(
-                "ClusterExtension {name} did not settle within {timeout:?}: {message}\n\
-                 Installed: {}. Look at it with `kubectl get clusterextension {name} -o yaml`",
-                installed(&ext)
-            )
-        }
-    }
-}
-
-/// Reports a settled extension: fails when blocked, says when an upgrade waits.
-fn report(ext: &ClusterExtension, done: &str) -> anyhow::Result<()> {
-    let name = ext.name_any();
-    if let Some(p) = ext.status.as_ref().and_then(|s| s.pending_upgrade.as_ref()) {
-        println!(
-            "{name}: the upgrade to {} {} waits for approval (installed: {}); it adds [{}], removes [{}], changes [{}]. Run `opkit operator approve {name}`.",
-            p.bundle.name,
-            p.bundle.version,
-            installed(ext),
-            p.added.join(", "),
-            p.removed.join(", "),
-            p.changed.join(", ")
-        );
-        return Ok(());
-    }
-    let progressing = condition(ext, "Progressing");
-    if let Some(c) = progressing.filter(|c| c.reason == "Blocked") {
-        bail!("ClusterExtension {name} is blocked: {}", c.message);
-    }
-    println!("{done} {name}: {} is installed.", installed(ext));
-    Ok(())
-}
-
-async fn list(args: ListArgs) -> anyhow::Result<()> {
-    let api: Api<ClusterExtension> = Api::all(client(&args.cluster).await?);
-    let extensions = api
-        .list(&ListParams::default())
-        .await
-        .context("cannot list ClusterExtensions (does the cluster run `opkit up --olm`?)")?;
+/// The installed operators as a table.
+async fn list(args: ListArgs) -> anyhow::Result<String> {
+    let installed = extensions::list(&client(&args.cluster).await?).await?;
     let mut rows = vec![["NAME", "PACKAGE", "VERSION", "REVISION", "STATE"].map(String::from)];
-    for ext in &extensions {
-        let install = ext.status.as_ref().and_then(|s| s.install.as_ref());
-        let pending = ext.status.as_ref().and_then(|s| s.pending_upgrade.as_ref());
-        let state = match (
-            pending,
-            condition(ext, "Installed"),
-            condition(ext, "Progressing"),
-        ) {
-            (Some(p), _, _) => format!("UpgradePending {}", p.bundle.version),
-            (None, Some(i), Some(p)) if i.status == "True" && p.reason == "Succeeded" => {
-                "Installed".into()
-            }
-            (None, _, Some(p)) => p.reason.clone(),
-            (None, _, None) => "Unknown".into(),
-        };
-        rows.push([
-            ext.name_any(),
-            ext.spec
-                .source
-                .catalog
-                .as_ref()
-                .map(|c| c.package_name.clone())
-                .unwrap_or_default(),
-            install.map_or("-".into(), |i| i.bundle.version.clone()),
-            install
-                .and_then(|i| i.revision)
-                .map_or("-".into(), |n| n.to_string()),
-            state,
-        ]);
+    for i in installed {
+        rows.push([i.name, i.package, i.version, i.revision, i.state]);
     }
     let widths: Vec<usize> = (0..5)
         .map(|i| rows.iter().map(|r| r[i].len()).max().unwrap_or(0))
         .collect();
-    for row in rows {
-        let line: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(cell, w)| format!("{cell:w$}"))
-            .collect();
-        println!("{}", line.join("   ").trim_end());
-    }
-    Ok(())
-}
-
-async fn install(args: InstallArgs) -> anyhow::Result<()> {
-    let client = client(&args.cluster).await?;
-    let name = args.name.clone().unwrap_or_else(|| args.package.clone());
-    let namespace = args
-        .namespace
-        .clone()
-        .unwrap_or_else(|| args.package.clone());
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    let mut ns = Namespace::default();
-    ns.metadata.name = Some(namespace.clone());
-    match namespaces.create(&PostParams::default(), &ns).await {
-        Ok(_) => eprintln!("created namespace {namespace}"),
-        Err(kube::Error::Api(s)) if s.code == 409 => {}
-        Err(e) => return Err(e).with_context(|| format!("cannot create namespace {namespace}")),
-    }
-    let ext = ClusterExtension::new(
-        &name,
-        ClusterExtensionSpec {
-            namespace,
-            service_account: ServiceAccountReference {
-                name: args.service_account,
-            },
-            source: ExtensionSource {
-                source_type: ExtensionSourceType::Catalog,
-                catalog: Some(CatalogFilter {
-                    package_name: args.package,
-                    version: args.version,
-                    channels: args.channels,
-                    ..CatalogFilter::default()
-                }),
-            },
-            install: None,
-        },
-    );
-    let api: Api<ClusterExtension> = Api::all(client);
-    let created = match api.create(&PostParams::default(), &ext).await {
-        Ok(created) => created,
-        Err(kube::Error::Api(s)) if s.code == 409 => bail!(
-            "ClusterExtension {name} already exists: change it with `opkit operator upgrade {name}`, or name this one with --name"
-        ),
-        Err(kube::Error::Api(s)) if s.code == 404 => bail!(
-            "the cluster serves no ClusterExtensions: start the lifecycle controllers (`opkit up --olm`)"
-        ),
-        Err(e) => return Err(e).with_context(|| format!("cannot create ClusterExtension {name}")),
-    };
-    let ext = settled(
-        &api,
-        &name,
-        created.metadata.generation,
-        args.cluster.timeout,
-    )
-    .await?;
-    report(&ext, "Installed")
-}
-
-async fn upgrade(args: UpgradeArgs) -> anyhow::Result<()> {
-    let api: Api<ClusterExtension> = Api::all(client(&args.cluster).await?);
-    get(&api, &args.name).await?;
-    let mut catalog = json!({"version": args.version});
-    if !args.channels.is_empty() {
-        catalog["channels"] = json!(args.channels);
-    }
-    if let Some(policy) = &args.upgrade_constraint_policy {
-        catalog["upgradeConstraintPolicy"] = json!(policy);
-    }
-    let patch = json!({"spec": {"source": {"catalog": catalog}}});
-    let changed = api
-        .patch(&args.name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .with_context(|| format!("cannot change ClusterExtension {}", args.name))?;
-    let ext = settled(
-        &api,
-        &args.name,
-        changed.metadata.generation,
-        args.cluster.timeout,
-    )
-    .await?;
-    report(&ext, "Upgraded")
-}
-
-async fn rollback(args: RollbackArgs) -> anyhow::Result<()> {
-    let client = client(&args.cluster).await?;
-    let api: Api<ClusterExtension> = Api::all(client.clone());
-    let ext = get(&api, &args.name).await?;
-    let name = &args.name;
-    let revisions = revision::list(&client, &ext.spec.namespace, name).await?;
-    let current = ext
-        .status
-        .as_ref()
-        .and_then(|s| s.install.as_ref())
-        .and_then(|i| i.revision)
-        .context(format!(
-            "ClusterExtension {name} has no installed revision to roll back from"
-        ))?;
-    let wanted = match args.to_revision {
-        Some(n) => n,
-        None if current > 1 => current - 1,
-        None => {
-            bail!("ClusterExtension {name} has only revision 1: there is nothing to roll back to")
-        }
-    };
-    let Some(target) = revisions.iter().find(|r| r.number == wanted) else {
-        let kept: Vec<String> = revisions.iter().map(|r| r.number.to_string()).collect();
-        bail!(
-            "ClusterExtension {name} has no revision {wanted} (kept: {})",
-            kept.join(", ")
-        );
-    };
-    if Some(target.bundle.name.as_str()) == installed_name(&ext) {
-        bail!(
-            "revision {wanted} is {} {}, which is what is installed",
-            target.bundle.name,
-            target.bundle.version
-        );
-    }
-    opkit_lifecycle::preflight::check(&client, &ext, &target.objects)
-        .await
-        .map_err(|message| {
-            anyhow::anyhow!(
-                "cannot roll back {name} to revision {wanted} ({} {}): {message}",
-                target.bundle.name,
-                target.bundle.version
-            )
-        })?;
-    let patch = json!({
-        "metadata": {"annotations": {APPROVED_BUNDLE_ANNOTATION: target.bundle.name}},
-        "spec": {"source": {"catalog": {
-            "version": target.bundle.version,
-            "upgradeConstraintPolicy": "SelfCertified",
-        }}},
-    });
-    let changed = api
-        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .with_context(|| format!("cannot change ClusterExtension {name}"))?;
-    let ext = settled(
-        &api,
-        name,
-        changed.metadata.generation,
-        args.cluster.timeout,
-    )
-    .await?;
-    if installed_name(&ext) != Some(target.bundle.name.as_str()) {
-        report(&ext, "Changed")?;
-        bail!(
-            "ClusterExtension {name} did not install {} (installed: {})",
-            target.bundle.name,
-            installed(&ext)
-        );
-    }
-    report(&ext, &format!("Rolled back to revision {wanted}:"))
-}
-
-async fn approve(args: NameArgs) -> anyhow::Result<()> {
-    let api: Api<ClusterExtension> = Api::all(client(&args.cluster).await?);
-    let name = &args.name;
-    let ext = get(&api, name).await?;
-    let Some(pending) = ext.status.as_ref().and_then(|s| s.pending_upgrade.clone()) else {
-        bail!(
-            "ClusterExtension {name} has no upgrade waiting for approval (installed: {})",
-            installed(&ext)
-        );
-    };
-    let patch =
-        json!({"metadata": {"annotations": {APPROVED_BUNDLE_ANNOTATION: pending.bundle.name}}});
-    api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .with_context(|| format!("cannot annotate ClusterExtension {name}"))?;
-    let bundle = pending.bundle.name.clone();
-    // Done when installed, or blocked by something else than this approval.
-    let done = move |e: Option<&ClusterExtension>| {
-        e.is_some_and(|e| {
-            let waiting = e
-                .status
-                .as_ref()
-                .and_then(|s| s.pending_upgrade.as_ref())
-                .is_some_and(|p| p.bundle.name == bundle);
-            installed_name(e) == Some(bundle.as_str())
-                || (!waiting && condition(e, "Progressing").is_some_and(|c| c.reason == "Blocked"))
+    let lines: Vec<String> = rows
+        .iter()
+        .map(|row| {
+            let cells: Vec<String> = row
+                .iter()
+                .zip(&widths)
+                .map(|(cell, w)| format!("{cell:w$}"))
+                .collect();
+            cells.join("   ").trim_end().to_string()
         })
-    };
-    match tokio::time::timeout(
-        args.cluster.timeout,
-        await_condition(api.clone(), name, done),
-    )
-    .await
-    {
-        Ok(Ok(Some(ext))) => report(&ext, &format!("Approved {}:", pending.bundle.name)),
-        Ok(Ok(None)) => bail!("ClusterExtension {name} was deleted while waiting for it"),
-        Ok(Err(e)) => Err(e).with_context(|| format!("cannot watch ClusterExtension {name}")),
-        Err(_) => {
-            let ext = get(&api, name).await?;
-            let message =
-                condition(&ext, "Progressing").map_or("no status yet", |c| c.message.as_str());
-            bail!(
-                "approved {}, but it is not installed after {:?}: {message}",
-                pending.bundle.name,
-                args.cluster.timeout
-            )
-        }
-    }
-}
-
-/// How many custom resources of `crd` the cluster has (read at its storage version).
-async fn count_resources(client: &Client, crd: &CustomResourceDefinition) -> anyhow::Result<usize> {
-    let Some(version) = crd.spec.versions.iter().find(|v| v.storage) else {
-        return Ok(0);
-    };
-    let resource = ApiResource {
-        group: crd.spec.group.clone(),
-        version: version.name.clone(),
-        api_version: format!("{}/{}", crd.spec.group, version.name),
-        kind: crd.spec.names.kind.clone(),
-        plural: crd.spec.names.plural.clone(),
-    };
-    let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
-    Ok(api
-        .list(&ListParams::default())
-        .await
-        .with_context(|| format!("cannot list the {}", crd.spec.names.plural))?
-        .items
-        .len())
-}
-
-fn plural(n: usize, word: &str) -> String {
-    if n == 1 {
-        format!("1 {word}")
-    } else {
-        format!("{n} {word}s")
-    }
-}
-
-async fn uninstall(args: UninstallArgs) -> anyhow::Result<()> {
-    let client = client(&args.cluster).await?;
-    let api: Api<ClusterExtension> = Api::all(client.clone());
-    let name = &args.name;
-    let ext = get(&api, name).await?;
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let owned = crds
-        .list(&ListParams::default().labels(&format!("{OWNER_NAME_LABEL}={name}")))
-        .await
-        .context("cannot list the extension's CRDs")?;
-    let mut counted = Vec::new();
-    for crd in &owned {
-        counted.push((crd.name_any(), count_resources(&client, crd).await?));
-    }
-    if args.purge {
-        let patch = json!({"metadata": {"annotations": {PURGE_ANNOTATION: "true"}}});
-        api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-            .with_context(|| format!("cannot annotate ClusterExtension {name}"))?;
-    }
-    api.delete(name, &DeleteParams::default())
-        .await
-        .with_context(|| format!("cannot delete ClusterExtension {name}"))?;
-    let uid = ext.metadata.uid.clone().unwrap_or_default();
-    tokio::time::timeout(args.cluster.timeout, await_condition(api.clone(), name, is_deleted(&uid)))
-        .await
-        .map_err(|_| {
-            anyhow::anyhow!(
-                "ClusterExtension {name} is still there after {:?}: the lifecycle controller removes its objects first (is it running?)",
-                args.cluster.timeout
-            )
-        })?
-        .with_context(|| format!("cannot watch ClusterExtension {name}"))?;
-    println!("Uninstalled {name} ({}).", installed(&ext));
-    if counted.is_empty() {
-        return Ok(());
-    }
-    if args.purge {
-        println!("Deleted with it:");
-    } else {
-        println!("These remain (uninstall with --purge, or delete them, to remove them):");
-    }
-    for (crd, n) in counted {
-        println!(
-            "  CustomResourceDefinition {crd} ({})",
-            plural(n, "custom resource")
-        );
-    }
-    Ok(())
+        .collect();
+    Ok(lines.join("\n"))
 }

@@ -1799,3 +1799,511 @@ fn kept_revisions_outlive_a_restart_of_the_control_plane_and_its_lifecycle_contr
         "Rolled back to revision 1: demo: demo.v1.0.0 1.0.0 (revision 3) is installed.\n"
     );
 }
+
+// ---- The OperatorHub page of `opkit up --olm`, in headless Chromium ----
+
+/// Where Debian's chromium package puts the browser.
+const CHROMIUM_BIN: &str = "/usr/bin/chromium";
+
+/// The browser, or a failure saying how to install it.
+fn chromium() -> Command {
+    assert!(
+        Path::new(CHROMIUM_BIN).is_file(),
+        "{CHROMIUM_BIN} is missing: run `scripts/install-chromium.sh` at the repository root (installs Debian's chromium package)"
+    );
+    let mut cmd = Command::new(CHROMIUM_BIN);
+    // Tests run as root on CI, where Chromium's sandbox cannot start.
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+    ]);
+    cmd
+}
+
+/// The DOM of `url` after it loaded, as headless Chromium serializes it.
+fn dump_dom(url: &str) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let out = chromium()
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(["--dump-dom", url])
+        .output()
+        .expect("chromium runs");
+    assert!(
+        out.status.success(),
+        "chromium --dump-dom {url} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The URL `opkit up` printed for the OperatorHub page.
+fn hub_url(cp: &common::ControlPlane) -> String {
+    let log = cp.server_log();
+    log.lines()
+        .find_map(|l| l.strip_prefix("[stdout] serving the OperatorHub page at "))
+        .unwrap_or_else(|| panic!("no OperatorHub line in the output of opkit up:\n{log}"))
+        .to_string()
+}
+
+/// Writes the installable bundles with a Markdown description (and HTML that must show as
+/// text), pushes them, renders their catalog with `olm.csv.metadata` as opm does, pushes it,
+/// starts `opkit up --olm` and serves the catalog as ClusterCatalog `ops`.
+fn plane_serving_rendered_demo(registry: &Registry, tmp: &Path) -> common::ControlPlane {
+    write_installable_bundles(tmp);
+    for (dir, version) in [("b1", "1.0.0"), ("b2", "2.0.0")] {
+        let csv = tmp
+            .join(dir)
+            .join("manifests/demo.clusterserviceversion.yaml");
+        let text = std::fs::read_to_string(&csv).unwrap().replace(
+            "  description: A demo operator.\n",
+            "  description: |\n    A demo operator.\n\n    ## Usage\n\n    Create a *Widget*. <script>alert(1)</script>\n",
+        ).replace(
+            "    capabilities: Basic Install\n",
+            "    capabilities: Basic Install\n    categories: Developer Tools, Storage\n",
+        );
+        std::fs::write(&csv, text).unwrap();
+        let image = registry.image(&format!("demo/bundle:v{version}"));
+        pushed_digest(&opkit(tmp, &["bundle", "push", dir, &image]));
+    }
+    let template = format!("{}/demo/bundle:v{{{{.Version}}}}", registry.addr);
+    let rendered = stdout_of(&opkit(
+        tmp,
+        &[
+            "catalog",
+            "render",
+            "b1",
+            "b2",
+            "-o",
+            "yaml",
+            "--image-ref-template",
+            &template,
+            "--migrate-level",
+            "bundle-object-to-csv-metadata",
+        ],
+    ));
+    assert!(rendered.starts_with("---\n"), "{rendered}");
+    let catalog_dir = tmp.join("catalog");
+    std::fs::create_dir_all(&catalog_dir).unwrap();
+    std::fs::write(
+        catalog_dir.join("index.yaml"),
+        format!(
+            "schema: olm.package\nname: demo\ndefaultChannel: stable\nicon:\n  base64data: PHN2Zy8+\n  mediatype: image/svg+xml\n---\nschema: olm.channel\npackage: demo\nname: stable\nentries:\n- name: demo.v1.0.0\n- name: demo.v2.0.0\n  replaces: demo.v1.0.0\n{rendered}"
+        ),
+    )
+    .unwrap();
+    let catalog = registry.image("demo/catalog:v1");
+    pushed_digest(&opkit(tmp, &["catalog", "push", "catalog", &catalog]));
+    let cp = common::ControlPlane::start_with(&["--olm"]);
+    let out = cp.kubectl_stdin(&["apply", "-f", "-"], &cluster_catalog("ops", &catalog));
+    assert!(out.success(), "{out}");
+    wait_for_catalog(&cp, "ops", "Serving", "True", "Available");
+    cp
+}
+
+/// A headless Chromium driven over the Chrome DevTools Protocol: one page's websocket.
+struct Browser {
+    _process: Kill,
+    _profile: tempfile::TempDir,
+    socket: tokio_tungstenite::WebSocketStream<
+        tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
+    >,
+    next_id: u64,
+    /// Events received while waiting for answers, oldest first.
+    events: Vec<serde_json::Value>,
+}
+
+impl Browser {
+    /// Starts Chromium with a debugging port and connects to its first page.
+    async fn start() -> Browser {
+        use std::io::BufRead;
+        let profile = tempfile::tempdir().unwrap();
+        let mut process = Kill(
+            chromium()
+                .arg(format!("--user-data-dir={}", profile.path().display()))
+                .args(["--remote-debugging-port=0", "about:blank"])
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("chromium starts"),
+        );
+        // "DevTools listening on ws://127.0.0.1:PORT/devtools/browser/ID"
+        let stderr = process.0.stderr.take().unwrap();
+        let mut lines = std::io::BufReader::new(stderr).lines();
+        let browser_ws = loop {
+            let line = lines
+                .next()
+                .expect("chromium prints its DevTools address")
+                .unwrap();
+            if let Some(url) = line.strip_prefix("DevTools listening on ") {
+                break url.trim().to_string();
+            }
+        };
+        // Keep reading stderr, so the browser never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        let addr = browser_ws
+            .trim_start_matches("ws://")
+            .split('/')
+            .next()
+            .unwrap()
+            .to_string();
+        let targets: serde_json::Value = common::eventually("chromium's page target", || {
+            let (status, body) = devtools_get(&addr, "/json/list")?;
+            let targets: serde_json::Value =
+                serde_json::from_str(&body).map_err(|e| format!("{status} {e}: {body}"))?;
+            match targets.as_array() {
+                Some(list) if list.iter().any(|t| t["type"] == "page") => Ok(targets),
+                _ => Err(body),
+            }
+        });
+        let page = targets
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["type"] == "page")
+            .unwrap();
+        let ws = page["webSocketDebuggerUrl"].as_str().unwrap();
+        let (socket, _) = tokio_tungstenite::connect_async(ws)
+            .await
+            .expect("the page's DevTools websocket accepts");
+        let mut browser = Browser {
+            _process: process,
+            _profile: profile,
+            socket,
+            next_id: 0,
+            events: Vec::new(),
+        };
+        browser.call("Page.enable", serde_json::json!({})).await;
+        // The hub's pages forbid scripts; the test's own evaluations must still run.
+        browser
+            .call("Page.setBypassCSP", serde_json::json!({"enabled": true}))
+            .await;
+        browser
+    }
+
+    /// Sends one command and returns its result (events meanwhile are kept).
+    async fn call(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        use futures::SinkExt;
+        use tokio_tungstenite::tungstenite::Message;
+        self.next_id += 1;
+        let id = self.next_id;
+        let request = serde_json::json!({"id": id, "method": method, "params": params});
+        self.socket
+            .send(Message::text(request.to_string()))
+            .await
+            .expect("the DevTools websocket takes a command");
+        loop {
+            let message = self.next_message().await;
+            if message["id"] == id {
+                assert!(message["error"].is_null(), "{method} failed: {message}");
+                return message["result"].clone();
+            }
+            self.events.push(message);
+        }
+    }
+
+    /// Waits for the event `method` (one already received counts), up to `timeout`.
+    async fn event(&mut self, method: &str, timeout: std::time::Duration) -> serde_json::Value {
+        if let Some(i) = self.events.iter().position(|e| e["method"] == method) {
+            return self.events.remove(i);
+        }
+        let wait = async {
+            loop {
+                let message = self.next_message().await;
+                if message["method"] == method {
+                    return message;
+                }
+            }
+        };
+        tokio::time::timeout(timeout, wait)
+            .await
+            .unwrap_or_else(|_| panic!("no {method} event within {timeout:?}"))
+    }
+
+    async fn next_message(&mut self) -> serde_json::Value {
+        use futures::StreamExt;
+        use tokio_tungstenite::tungstenite::Message;
+        loop {
+            match self.socket.next().await {
+                Some(Ok(Message::Text(text))) => return serde_json::from_str(&text).unwrap(),
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => panic!("the DevTools websocket failed: {e}"),
+                None => panic!("chromium closed the DevTools websocket"),
+            }
+        }
+    }
+
+    /// Opens `url` and waits until it has loaded.
+    async fn open(&mut self, url: &str) {
+        self.events.clear();
+        self.call("Page.navigate", serde_json::json!({"url": url}))
+            .await;
+        self.event("Page.loadEventFired", std::time::Duration::from_secs(30))
+            .await;
+    }
+
+    /// The value of JavaScript `expression` in the page.
+    async fn eval(&mut self, expression: &str) -> serde_json::Value {
+        let result = self
+            .call(
+                "Runtime.evaluate",
+                serde_json::json!({"expression": expression, "returnByValue": true}),
+            )
+            .await;
+        assert!(
+            result["exceptionDetails"].is_null(),
+            "{expression} threw: {result}"
+        );
+        result["result"]["value"].clone()
+    }
+}
+
+#[test]
+fn the_hub_page_lists_a_served_package_and_its_install_button_installs_it_in_chromium() {
+    let registry = Registry::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let cp = plane_serving_rendered_demo(&registry, tmp.path());
+    let hub = hub_url(&cp);
+    assert!(
+        hub.starts_with("http://127.0.0.1:") && hub.ends_with("/hub/"),
+        "{hub}"
+    );
+
+    // The package list, as the browser renders it.
+    let dom = dump_dom(&hub);
+    for expected in [
+        "data-package=\"demo\"",
+        "<h3>Demo</h3>",
+        "A demo operator.",
+        "Basic Install",
+        "<span class=\"tag\">Storage</span>",
+        "opkit · 2.0.0 · catalog ops",
+        "stable: 2.0.0, 1.0.0",
+        "src=\"data:image/svg+xml;base64,PHN2Zy8+\"",
+        "None yet",
+    ] {
+        assert!(
+            dom.contains(expected),
+            "no {expected:?} in the hub's DOM:\n{dom}"
+        );
+    }
+
+    // The package page: the CSV's Markdown rendered, its HTML shown as text, the examples.
+    let package = format!("{hub}packages/ops/demo");
+    let dom = dump_dom(&package);
+    assert!(dom.contains("<h2>Usage</h2>"), "{dom}");
+    assert!(dom.contains("<em>Widget</em>"), "{dom}");
+    assert!(
+        dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !dom.contains("<script>"),
+        "{dom}"
+    );
+    assert!(dom.contains("\"kind\": \"Widget\""), "{dom}");
+    assert!(
+        dom.contains("<td>stable (default)</td><td>2.0.0, 1.0.0</td>"),
+        "{dom}"
+    );
+
+    // Click Install on the package page; the hub answers when the controller has acted.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let message = runtime.block_on(async {
+        let mut browser = Browser::start().await;
+        browser.open(&package).await;
+        browser
+            .eval("document.querySelector('#install input[name=namespace]').value = 'demo-system'")
+            .await;
+        browser
+            .eval("document.querySelector('#install button').click(); 'clicked'")
+            .await;
+        browser
+            .event("Page.loadEventFired", std::time::Duration::from_secs(60))
+            .await;
+        browser
+            .eval("document.getElementById('message').textContent")
+            .await
+    });
+    assert_eq!(
+        message,
+        "Installed demo: demo.v2.0.0 2.0.0 (revision 1) is installed. (It created namespace demo-system.)"
+    );
+    let ext = wait_for_condition(
+        &cp,
+        "clusterextension",
+        "demo",
+        "Installed",
+        "True",
+        "Succeeded",
+    );
+    assert_eq!(
+        ext["spec"]["source"]["catalog"]["channels"],
+        serde_json::json!(["stable"])
+    );
+    let dom = dump_dom(&hub);
+    assert!(
+        dom.contains("<tr data-extension=\"demo\"><td>demo</td><td>demo</td><td>2.0.0</td><td>1</td><td class=\"state\">Installed</td>"),
+        "{dom}"
+    );
+
+    // A form from elsewhere (no token) changes nothing.
+    let (addr, _) = split_url(&hub);
+    let (status, body) = http_post(&addr, "/hub/uninstall", "name=demo");
+    assert_eq!(status, 403, "{body}");
+    get_object(&cp, "clusterextension", "demo");
+}
+
+/// One HTTP/1.1 form POST over a plain socket; the status and the body.
+fn http_post(addr: &str, path: &str, form: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{form}",
+        form.len()
+    )
+    .unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").expect("an HTTP response");
+    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap();
+    (status, body.to_string())
+}
+
+// ---- Dependencies: `olm.package.required`, `olm.gvk.required` ----
+
+#[test]
+fn a_bundle_whose_required_package_or_api_is_missing_is_not_installed_and_says_which() {
+    let registry = Registry::start();
+    let tmp = tempfile::tempdir().unwrap();
+    write_installable_bundles(tmp.path());
+    for (dir, version) in [("b1", "1.0.0"), ("b2", "2.0.0")] {
+        let image = registry.image(&format!("demo/bundle:v{version}"));
+        pushed_digest(&opkit(tmp.path(), &["bundle", "push", dir, &image]));
+    }
+    let catalog_dir = tmp.path().join("catalog");
+    write_catalog_of(&catalog_dir, |v| {
+        registry.image(&format!("demo/bundle:v{v}"))
+    });
+    // demo 1.0.0 needs package base (>=1.0.0) and the Gadget API.
+    let index = catalog_dir.join("index.yaml");
+    let text = std::fs::read_to_string(&index).unwrap().replacen(
+        "    packageName: demo\n    version: 1.0.0\n",
+        "    packageName: demo\n    version: 1.0.0\n- type: olm.package.required\n  value:\n    packageName: base\n    versionRange: '>=1.0.0'\n- type: olm.gvk.required\n  value:\n    group: gadgets.example.com\n    kind: Gadget\n    version: v1\n",
+        1,
+    );
+    std::fs::write(&index, text).unwrap();
+    let catalog = registry.image("demo/catalog:v1");
+    pushed_digest(&opkit(
+        tmp.path(),
+        &["catalog", "push", "catalog", &catalog],
+    ));
+    let cp = common::ControlPlane::start_with(&["--olm"]);
+    let out = cp.kubectl_stdin(&["apply", "-f", "-"], &cluster_catalog("ops", &catalog));
+    assert!(out.success(), "{out}");
+    wait_for_catalog(&cp, "ops", "Serving", "True", "Available");
+
+    cp.kubectl_ok(&["create", "namespace", "demo-system"]);
+    let out = cp.kubectl_stdin(
+        &["apply", "-f", "-"],
+        &cluster_extension("demo", "demo", "1.0.0"),
+    );
+    assert!(out.success(), "{out}");
+    let ext = wait_for_condition(
+        &cp,
+        "clusterextension",
+        "demo",
+        "Progressing",
+        "True",
+        "Retrying",
+    );
+    let (_, _, message) = catalog_condition(&ext, "Progressing").unwrap();
+    assert_eq!(
+        message,
+        "bundle demo.v1.0.0 requires package \"base\" in range \">=1.0.0\" (no ClusterExtension has it installed) and API gadgets.example.com/v1 Gadget (the cluster does not serve it): install what it needs first (opkit installs no dependencies)"
+    );
+    let out = cp.kubectl(&["get", "deployment", "demo-controller", "-n", "demo-system"]);
+    assert!(!out.success(), "nothing of the bundle is applied: {out}");
+
+    // The API arrives: the next attempt names only the package.
+    let out = cp.kubectl_stdin(
+        &["apply", "-f", "-"],
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: gadgets.gadgets.example.com\nspec:\n  group: gadgets.example.com\n  scope: Namespaced\n  names:\n    kind: Gadget\n    plural: gadgets\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n",
+    );
+    assert!(out.success(), "{out}");
+    cp.kubectl_ok(&[
+        "wait",
+        "crd/gadgets.gadgets.example.com",
+        "--for=condition=Established",
+    ]);
+    // A spec change (the same bundle in another range) resolves again at once.
+    cp.kubectl_ok(&[
+        "patch",
+        "clusterextension",
+        "demo",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"source":{"catalog":{"version":"<2"}}}}"#,
+    ]);
+    common::eventually("the refusal to name only the package", || {
+        let ext = get_object(&cp, "clusterextension", "demo");
+        match catalog_condition(&ext, "Progressing") {
+            Some((_, _, m))
+                if m == "bundle demo.v1.0.0 requires package \"base\" in range \">=1.0.0\" (no ClusterExtension has it installed): install what it needs first (opkit installs no dependencies)" =>
+            {
+                Ok(())
+            }
+            other => Err(format!("{other:?}")),
+        }
+    });
+
+    // 2.0.0 requires nothing: it installs.
+    cp.kubectl_ok(&[
+        "patch",
+        "clusterextension",
+        "demo",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"source":{"catalog":{"version":"2.0.0"}}}}"#,
+    ]);
+    let ext = wait_for_condition(
+        &cp,
+        "clusterextension",
+        "demo",
+        "Installed",
+        "True",
+        "Succeeded",
+    );
+    assert_eq!(ext["status"]["install"]["bundle"]["version"], "2.0.0");
+}
+
+/// A GET of Chromium's DevTools HTTP endpoint, which keeps the connection open: the body is
+/// read up to its Content-Length.
+fn devtools_get(addr: &str, path: &str) -> Result<(u16, String), String> {
+    use std::io::{BufRead, Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).map_err(|e| e.to_string())?;
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").map_err(|e| e.to_string())?;
+    let mut reader = std::io::BufReader::new(stream);
+    let mut status = 0;
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).map_err(|e| e.to_string())?;
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(code) = line.strip_prefix("HTTP/1.1 ") {
+            status = code
+                .split(' ')
+                .next()
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(0);
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().map_err(|e| format!("{e}"))?;
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).map_err(|e| e.to_string())?;
+    Ok((status, String::from_utf8_lossy(&body).into_owned()))
+}

@@ -13,7 +13,9 @@
 //! (`spec.install.preflight.crdUpgradeSafety.enforcement: None` skips it); an unsafe change
 //! applies nothing and is reported as `Progressing=True/Retrying` with every failed check.
 //! The deprecation conditions come from the served catalog's `olm.deprecations` for the
-//! package ([`opkit_olm::deprecation`]).
+//! package ([`opkit_olm::deprecation`]). A bundle whose `olm.package.required` or
+//! `olm.gvk.required` is not met on the cluster ([`crate::dependencies`]) is not installed:
+//! `Progressing=True/Retrying` names what is missing.
 //!
 //! Every bundle installed is kept as a numbered revision ([`crate::revision`]); the status
 //! gives the installed one's number. Under `spec.install.approval: Manual` an upgrade waits:
@@ -335,11 +337,28 @@ async fn resolve_and_apply(
         Err(e) => return Outcome::Retrying(format!("cannot resolve: {e}")),
     };
     *from = Some(resolved.catalog.clone());
+    let changing = installed.as_ref().is_none_or(|i| i.name != resolved.name);
+    if changing {
+        let requirements = served
+            .get(&resolved.catalog)
+            .and_then(|c| c.catalog.bundles.iter().find(|b| b.name == resolved.name))
+            .map_or(Ok(Vec::new()), |b| {
+                opkit_olm::property::requirements(&b.properties)
+            });
+        let checked = match requirements {
+            Ok(r) => {
+                crate::dependencies::check(ctx.client(), &ext.name_any(), &resolved.name, &r).await
+            }
+            Err(e) => Err(format!("bundle {}: {e}", resolved.name)),
+        };
+        if let Err(message) = checked {
+            return Outcome::Retrying(message);
+        }
+    }
     let objects = match ctx.data().objects(ctx.client(), ext, &resolved).await {
         Ok(o) => o,
         Err(message) => return Outcome::Retrying(message),
     };
-    let changing = installed.as_ref().is_none_or(|i| i.name != resolved.name);
     let revisions = match revision::list(ctx.client(), &spec.namespace, &ext.name_any()).await {
         Ok(r) => r,
         Err(e) => return Outcome::Retrying(e.to_string()),

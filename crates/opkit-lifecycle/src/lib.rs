@@ -3,7 +3,8 @@
 //! CLI's `push|pull` use it too), [`catalogd`] is the `ClusterCatalog` controller (pull,
 //! unpack, validate, serve catalogd's HTTP API from its own listener), [`clusterext`] is the
 //! `ClusterExtension` controller (resolve against the served catalogs, pull the bundle, apply
-//! its objects; [`revision`] keeps each install, [`preflight`] checks a change is safe),
+//! its objects; [`revision`] keeps each install, [`preflight`] checks a change is safe,
+//! [`dependencies`] that what a bundle requires is there),
 //! [`http`] answers catalogd's API on a listener, and [`api`] holds both types
 //! and CRDs.
 //!
@@ -16,6 +17,7 @@
 pub mod api;
 pub mod catalogd;
 pub mod clusterext;
+pub mod dependencies;
 pub mod http;
 pub mod preflight;
 pub mod registry;

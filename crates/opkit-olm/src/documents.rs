@@ -43,8 +43,18 @@ pub(crate) fn read_documents(path: &Path) -> Result<Vec<Value>, DocumentError> {
     })
 }
 
-/// The non-empty documents of YAML text; on error, the document's position (from 1) and why.
+/// The non-empty documents of YAML text, or of a stream of JSON objects; on error, the
+/// document's position (from 1) and why.
 pub(crate) fn parse_documents(text: &str) -> Result<Vec<Value>, (usize, String)> {
+    // A stream of JSON objects (opm's `-o json`, catalogd's `/api/v1/all`) is not one YAML
+    // stream; text that is entirely such a stream is read as JSON, anything else as YAML.
+    if text.trim_start().starts_with('{')
+        && let Ok(docs) = serde_json::Deserializer::from_str(text)
+            .into_iter::<Value>()
+            .collect::<Result<Vec<Value>, _>>()
+    {
+        return Ok(docs);
+    }
     let mut out = Vec::new();
     for (i, doc) in serde_yaml::Deserializer::from_str(text).enumerate() {
         let value = match Value::deserialize(doc) {
@@ -113,6 +123,17 @@ mod tests {
             docs,
             vec![serde_json::json!({"a": 1}), serde_json::json!({"b": ["x"]})]
         );
+    }
+
+    #[test]
+    fn reads_a_stream_of_json_objects() {
+        let docs = parse_documents("{\"a\": 1}\n{\"b\": [\"x\"]}\n").unwrap();
+        assert_eq!(
+            docs,
+            vec![serde_json::json!({"a": 1}), serde_json::json!({"b": ["x"]})]
+        );
+        // A YAML stream of flow mappings is still YAML.
+        assert_eq!(parse_documents("{a: 1}\n---\n{b: 2}\n").unwrap().len(), 2);
     }
 
     #[test]

@@ -103,3 +103,71 @@ pub fn packages(properties: &[Property]) -> Vec<Result<PackageValue, String>> {
 pub(crate) fn sort(properties: &mut [Property]) {
     properties.sort_by_cached_key(|p| (p.type_.clone(), p.value.to_string()));
 }
+
+/// Something a bundle needs on the cluster before it is installed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Requirement {
+    /// `olm.package.required`: a package installed in a version range (blang/semver).
+    Package(PackageRequiredValue),
+    /// `olm.gvk.required`: an API the cluster serves.
+    Gvk(GvkValue),
+}
+
+/// The `olm.package.required` and `olm.gvk.required` properties among `properties`, or why one
+/// does not parse or cannot be checked (an `olm.constraint`, whose expressions OLM v0 evaluates
+/// in its resolver, is refused by name).
+pub fn requirements(properties: &[Property]) -> Result<Vec<Requirement>, String> {
+    properties
+        .iter()
+        .filter_map(|p| {
+            let decoded = match p.type_.as_str() {
+                PACKAGE_REQUIRED => p.decode().map(Requirement::Package),
+                GVK_REQUIRED => p.decode().map(Requirement::Gvk),
+                CONSTRAINT => Err(format!(
+                    "{} is not supported (its expression is not evaluated)",
+                    p.value
+                )),
+                _ => return None,
+            };
+            Some(decoded.map_err(|e| format!("property {}: {e}", p.type_)))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requirements_are_the_required_packages_and_gvks_and_a_constraint_is_refused() {
+        let props: Vec<Property> = serde_json::from_str(
+            r#"[{"type": "olm.package", "value": {"packageName": "demo", "version": "1.0.0"}},
+                {"type": "olm.package.required", "value": {"packageName": "base", "versionRange": ">=1.0.0"}},
+                {"type": "olm.gvk.required", "value": {"group": "g.example.com", "kind": "Gadget", "version": "v1"}}]"#,
+        )
+        .unwrap();
+        assert_eq!(
+            requirements(&props).unwrap(),
+            [
+                Requirement::Package(PackageRequiredValue {
+                    package_name: "base".into(),
+                    version_range: ">=1.0.0".into(),
+                }),
+                Requirement::Gvk(GvkValue {
+                    group: "g.example.com".into(),
+                    kind: "Gadget".into(),
+                    version: "v1".into(),
+                }),
+            ]
+        );
+        let constraint = Property::new(CONSTRAINT, serde_json::json!({"cel": {"rule": "true"}}));
+        let err = requirements(&[constraint]).unwrap_err();
+        assert!(err.starts_with("property olm.constraint: "), "{err}");
+        let bad = Property::new(PACKAGE_REQUIRED, serde_json::json!({"packageName": 1}));
+        assert!(
+            requirements(&[bad])
+                .unwrap_err()
+                .starts_with("property olm.package.required: ")
+        );
+    }
+}
