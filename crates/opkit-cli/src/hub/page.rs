@@ -71,7 +71,7 @@ pub(crate) fn markdown(text: &str) -> String {
 
 /// `url` when it is relative or http(s)/mailto; else `#` (no `javascript:` or `data:`).
 fn safe_url(url: CowStr<'_>) -> CowStr<'_> {
-    let scheme_end = url.find(|c: char| matches!(c, ':' | '/' | '?' | '#'));
+    let scheme_end = url.find([':', '/', '?', '#']);
     match scheme_end {
         Some(i) if url[i..].starts_with(':') => {
             let scheme = url[..i].to_ascii_lowercase();
@@ -395,7 +395,7 @@ mod tests {
             latest: evil.into(),
             ..Package::default()
         };
-        let page = index(&[p.clone()], &[evil.into()], Ok(&[]), None, "t");
+        let page = index(std::slice::from_ref(&p), &[evil.into()], Ok(&[]), None, "t");
         assert!(!page.contains("<script>"), "{page}");
         let page = package(&p, Some(&Flash::Failed(evil.into())), "t");
         assert!(!page.contains("<script>"), "{page}");
