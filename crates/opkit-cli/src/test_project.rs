@@ -9,7 +9,7 @@
 //! missing RBAC rule fails the suite as it would fail in a cluster. Its output is kept in
 //! `.opkit/test/operator.log` and per test in `.opkit/test/logs/<test>.log`.
 //!
-//! Under `--chaos` (Rust and ansible projects) the suite starts the operator itself instead
+//! Under `--chaos` (ansible projects) the suite starts the operator itself instead
 //! ([`ProjectSuite::chaos_suite`]): a campaign runs each test on fresh planes, with the
 //! operator as the suite's background command, which it gives credentials of its own and
 //! restarts after each injected crash.
@@ -104,64 +104,23 @@ impl ProjectSuite {
         manifests::generate_in(&self.root, &self.project)
     }
 
-    /// Why `--chaos` cannot run this project's suite, if it cannot: helm projects' operator is
-    /// started by `opkit run --up` only.
-    pub(crate) fn chaos_refusal(&self) -> Option<String> {
-        (self.project.plugin == Plugin::Helm).then(|| {
-            "--chaos in a helm project is not supported yet: give a suite directory whose \
-             kuttl-test.yaml starts the chart operator as a background command"
-                .to_string()
-        })
+    /// Whether `--chaos` can run this project's suite ([`ProjectSuite::chaos_suite`]).
+    pub(crate) fn supports_chaos(&self) -> bool {
+        self.project.plugin == Plugin::Ansible
     }
 
     /// Makes `suite` start the operator itself, as a `--chaos` campaign needs it: the
-    /// project's CRDs as its `crdDir` (unless one is set), and the operator as a background
-    /// command — a Rust project's binary (built with cargo, which also refreshes `config/`)
-    /// with `run`, an ansible project's `opkit ansible-operator run` on `watches.yaml` (the
-    /// Ansible venv checked first, the runs' files under `.opkit/test/chaos`, cleared first).
-    /// Probe and metrics servers are off: a restarted operator must not find its port taken.
+    /// project's CRDs as its `crdDir` (unless one is set), and `opkit ansible-operator run` on
+    /// `watches.yaml` as a background command, with the Ansible venv checked first and the
+    /// runs' files under `.opkit/test/chaos` (cleared first). Only ansible projects: their operator is this
+    /// `opkit`, with nothing to build or deploy.
     pub(crate) fn chaos_suite(&self, suite: &mut opkit_e2e::TestSuite) -> anyhow::Result<()> {
-        if let Some(why) = self.chaos_refusal() {
-            bail!(why);
-        }
         let binary = self.build()?;
+        let venv = opkit_ansible::default_venv();
+        opkit_ansible::Ansible::new(&venv, &[])?;
         if suite.crd_dir.is_empty() {
             suite.crd_dir = self.root.join(manifests::CRD_BASES).display().to_string();
         }
-        let mut args = vec![binary.display().to_string()];
-        if self.project.plugin == Plugin::Ansible {
-            args.extend(self.ansible_chaos_args()?);
-        } else {
-            args.push("run".into());
-        }
-        args.extend(
-            [
-                "--metrics-bind-address",
-                "0",
-                "--health-probe-bind-address",
-                "0",
-            ]
-            .map(String::from),
-        );
-        let command: Vec<String> = args.iter().map(|a| crate::test_chaos::quote(a)).collect();
-        suite.commands.push(opkit_e2e::Command {
-            command: command.join(" "),
-            background: true,
-            ..opkit_e2e::Command::default()
-        });
-        progress::step(format!(
-            "chaos: the suite starts {}'s operator: {}",
-            self.project.project_name,
-            command.join(" ")
-        ));
-        Ok(())
-    }
-
-    /// `ansible-operator run`'s arguments under `--chaos`, the venv checked and the runs' work
-    /// directory cleared.
-    fn ansible_chaos_args(&self) -> anyhow::Result<Vec<String>> {
-        let venv = opkit_ansible::default_venv();
-        opkit_ansible::Ansible::new(&venv, &[])?;
         // The runs' files of the last campaign: its operators were killed, not stopped.
         let work = self.work_dir().join("chaos");
         match std::fs::remove_dir_all(&work) {
@@ -170,7 +129,8 @@ impl ProjectSuite {
             }
             _ => {}
         }
-        Ok(vec![
+        let args = [
+            binary.display().to_string(),
             "ansible-operator".into(),
             "run".into(),
             "--watches-file".into(),
@@ -185,7 +145,23 @@ impl ProjectSuite {
                 .to_string(),
             "--work-dir".into(),
             work.display().to_string(),
-        ])
+            "--metrics-bind-address".into(),
+            "0".into(),
+            "--health-probe-bind-address".into(),
+            "0".into(),
+        ];
+        let command: Vec<String> = args.iter().map(|a| crate::test_chaos::quote(a)).collect();
+        suite.commands.push(opkit_e2e::Command {
+            command: command.join(" "),
+            background: true,
+            ..opkit_e2e::Command::default()
+        });
+        progress::step(format!(
+            "chaos: the suite starts {}'s operator: {}",
+            self.project.project_name,
+            command.join(" ")
+        ));
+        Ok(())
     }
 
     /// Installs the CRDs and RBAC on the plane, then starts `binary` as the operator's service

@@ -43,10 +43,10 @@ pub(crate) async fn handle(
             let child = format!("{}-child", app.name_any());
             if !fixed {
                 delete_if_present(&api, &child, &DeleteParams::default()).await?;
-            } else if let Some(existing) = api.get_opt(&child).await? {
-                if annotation(&existing, "owner-uid") == app.uid().as_deref() {
-                    delete_if_present(&api, &child, &only(&existing)).await?;
-                }
+            } else if let Some(existing) = api.get_opt(&child).await?
+                && annotation(&existing, "owner-uid") == app.uid().as_deref()
+            {
+                delete_if_present(&api, &child, &only(&existing)).await?;
             }
         }
         Event::Init | Event::InitDone => {}
