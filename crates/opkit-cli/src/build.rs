@@ -2,6 +2,11 @@
 //!
 //! cargo prints its own progress and diagnostics on stderr; its JSON messages on stdout name
 //! the binary it produced, wherever the target directory is.
+//!
+//! A project that is a member of an enclosing workspace (the repo's own examples) is built
+//! from the workspace's root with `--workspace`: cargo unifies dependency features over the
+//! selected packages, so building the package alone would recompile its dependencies with a
+//! different feature set instead of reusing what `cargo build --workspace` already compiled.
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -17,14 +22,18 @@ pub fn binary(root: &Path, project: &Project) -> anyhow::Result<PathBuf> {
     let name = &project.project_name;
     progress::step(format!("building {name} (cargo build)"));
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut child = Command::new(&cargo)
-        .args([
-            "build",
-            "--bin",
-            name,
-            "--message-format=json-render-diagnostics",
-        ])
-        .current_dir(root)
+    let mut command = Command::new(&cargo);
+    command.args([
+        "build",
+        "--bin",
+        name,
+        "--message-format=json-render-diagnostics",
+    ]);
+    match enclosing_workspace(&cargo, root) {
+        Some(workspace) => command.arg("--workspace").current_dir(workspace),
+        None => command.current_dir(root),
+    };
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -56,6 +65,22 @@ pub fn binary(root: &Path, project: &Project) -> anyhow::Result<PathBuf> {
         bail!("building {name} failed (cargo's messages are above); fix the errors and run again");
     }
     executable.with_context(|| format!("cargo built no binary named {name}"))
+}
+
+/// The root of the workspace `root`'s package belongs to, when that is not `root` itself.
+/// `None` also when cargo cannot say: the build from `root` then reports the problem.
+fn enclosing_workspace(cargo: &std::ffi::OsStr, root: &Path) -> Option<PathBuf> {
+    let out = Command::new(cargo)
+        .args(["locate-project", "--workspace", "--message-format", "plain"])
+        .current_dir(root)
+        .stderr(Stdio::null())
+        .output()
+        .ok()
+        .filter(|out| out.status.success())?;
+    let manifest = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
+    let workspace = manifest.parent()?;
+    let own = root.canonicalize().ok()?;
+    (workspace.canonicalize().ok()? != own).then(|| workspace.to_path_buf())
 }
 
 /// Runs the project's binary with `args` and returns its stdout.

@@ -231,9 +231,9 @@ async fn run_inner(args: TestArgs, cwd: &Path) -> anyhow::Result<ExitCode> {
     }
     if chaos && project.as_ref().is_some_and(|p| !p.supports_chaos()) {
         return Err(invalid(
-            "--chaos in an operator project is supported in ansible projects only yet: give the \
-             suite's directory, with the operator started by a background command of its \
-             kuttl-test.yaml",
+            "--chaos in an operator project is supported in ansible projects only yet (Rust and \
+             helm projects are not): give the suite's directory, with the operator started by a \
+             background command of its kuttl-test.yaml",
         ));
     }
     let (config, workdir, arg_dirs) = match &project {

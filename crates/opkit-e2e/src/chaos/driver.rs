@@ -35,6 +35,20 @@ pub enum CampaignError {
         /// Its failures.
         why: String,
     },
+    /// A reference run kept writing after its last step: the operator never settles even
+    /// without faults (its own writes trigger more, e.g. a status heartbeat), so the quiet
+    /// oracle fails before any fault.
+    #[error(
+        "the operator is not quiet without faults: in the fault-free reference runs of {test} it \
+         made {writes} writes in the settle time after the last step (at most {QUIET_SLACK} \
+         allowed); an operator whose own writes trigger more writes never settles"
+    )]
+    NotQuiet {
+        /// The test.
+        test: String,
+        /// The most writes either reference run made after its last step.
+        writes: usize,
+    },
     /// A replay names a test the suite does not have.
     #[error("--chaos-replay: the suite has no kuttl or chainsaw test {0:?}")]
     NoSuchTest(String),
@@ -243,6 +257,13 @@ impl<R: Runner> Driver<'_, R> {
                 });
             }
         }
+        let after_tests = first.after_tests.max(second.after_tests);
+        if after_tests > QUIET_SLACK {
+            return Err(CampaignError::NotQuiet {
+                test: test.to_string(),
+                writes: after_tests,
+            });
+        }
         let counts = oracle::counts(&first.trace.writes, &first.namespace);
         let unstable = oracle::unstable_groups(
             &counts,
@@ -252,7 +273,7 @@ impl<R: Runner> Driver<'_, R> {
             counts: oracle::collapse(&counts, &unstable),
             unstable,
             mask: oracle::learn_mask(&first.snapshot, &second.snapshot),
-            quiet_bound: first.after_tests.max(second.after_tests) + QUIET_SLACK,
+            quiet_bound: after_tests + QUIET_SLACK,
             trace: first.trace,
             snapshot: first.snapshot,
         })

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Campaign benchmarks of `opkit test --chaos` (issue 19, item 6): for each seeded-bug operator of
+# examples/chaos-gallery (buggy and fixed), the campaign's
+# time, its fault runs per second, and for a buggy operator the time from the campaign's start
+# to the first finding (the first run reported FAILED, or the reference's refusal for a
+# heartbeat that is never quiet).
+#
+#   scripts/bench-chaos.sh [TARGET_DIR]   # TARGET_DIR: where cargo built opkit and chaos-gallery
+#                                         # (default: $CARGO_TARGET_DIR or target, debug profile)
+#
+# (The Memcached example project is not measured: `opkit test --chaos` refuses Rust projects yet.)
+# Build first: cargo build -p opkit-cli -p chaos-gallery (add --release, and pass
+# TARGET_DIR/release, for release figures). Prints one Markdown table row per campaign.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=${1:-${CARGO_TARGET_DIR:-$root/target}/debug}
+for tool in "$bin/opkit" "$bin/chaos-gallery" "$root/.tools/bin/kubectl"; do
+  [ -x "$tool" ] || { echo "missing $tool: build it (see the header of $0)" >&2; exit 2; }
+done
+export PATH="$bin:$root/.tools/bin:$PATH"
+unset KUBECONFIG
+
+# campaign LABEL DIR KINDS: runs one campaign in DIR and prints its row.
+campaign() {
+  local label=$1 dir=$2 kinds=$3 start first="" line now summary=""
+  start=$(date +%s.%N)
+  while IFS= read -r line; do
+    now=$(date +%s.%N)
+    case "$line" in
+      *": FAILED ("*|*"not quiet without faults"*) [ -z "$first" ] && first=$(echo "$now - $start" | bc) ;;
+      "chaos: "*" fault runs in "*) summary=$line ;;
+    esac
+  done < <(cd "$dir" && opkit test --chaos "$kinds" --chaos-settle 500ms 2>&1 || true)
+  local total runs
+  total=$(echo "$(date +%s.%N) - $start" | bc)
+  runs=$(echo "$summary" | sed -n 's/^chaos: \([0-9]*\) fault runs in.*/\1/p')
+  runs=${runs:-0}
+  printf '| %s | `--chaos %s` | %d | %.1f s | %.2f | %s |\n' "$label" "$kinds" "$runs" "$total" \
+    "$(echo "scale=3; $runs / $total" | bc)" "${first:+$(printf '%.1f s' "$first")}"
+}
+
+echo '| operator | campaign | fault runs | campaign time | runs/s | first finding |'
+echo '|---|---|---|---|---|---|'
+for entry in scale-down:crash resize:crash rollout:crash cleanup:unobserved stale-scale:stale \
+  storage:unobserved blind-retry:errors heartbeat:crash; do
+  bug=${entry%%:*} kinds=${entry#*:}
+  work=$(mktemp -d)
+  cp -r "$root/examples/chaos-gallery/suites/$bug/." "$work"
+  CHAOS_GALLERY_FIXED=false campaign "$bug" "$work" "$kinds"
+  CHAOS_GALLERY_FIXED=true campaign "$bug (fixed)" "$work" "$kinds"
+  rm -rf "$work"
+done
