@@ -51,6 +51,8 @@ struct Args {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    // kube's rustls needs a crypto provider; with more than one compiled in, none is picked.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let client = kube::Client::try_default().await?;
     let fixed = args.fixed;
     match args.bug {
