@@ -210,11 +210,7 @@ pub(crate) fn index(
             },
             esc(&p.catalog),
             esc(&p.summary),
-            if p.capabilities.is_empty() {
-                String::new()
-            } else {
-                format!("<span class=\"tag\">{}</span>", esc(&p.capabilities))
-            },
+            capability(p),
             tags(&p.categories),
             channels.join("<br>"),
             name = esc(&p.name),
@@ -222,6 +218,15 @@ pub(crate) fn index(
     }
     body.push_str("</div>");
     layout("OperatorHub", flash, &body)
+}
+
+/// The package's capability level as a tag (nothing when the CSV gives none).
+fn capability(p: &Package) -> String {
+    if p.capabilities.is_empty() {
+        String::new()
+    } else {
+        format!("<span class=\"tag\">{}</span>", esc(&p.capabilities))
+    }
 }
 
 /// The buttons of one installed operator.
@@ -263,11 +268,7 @@ pub(crate) fn package(p: &Package, flash: Option<&Flash>, token: &str) -> String
             esc(&p.provider)
         },
         esc(&p.catalog),
-        if p.capabilities.is_empty() {
-            String::new()
-        } else {
-            format!("<span class=\"tag\">{}</span>", esc(&p.capabilities))
-        },
+        capability(p),
         tags(&p.categories),
         name = esc(&p.name),
     );
