@@ -25,19 +25,6 @@ pub(crate) fn process_dependencies(
     process_import_values_tree(chart, warn)
 }
 
-/// Helm's `getAliasDependency`: a copy of the subchart `dep` names (with a compatible version),
-/// renamed to the alias when there is one.
-fn alias_dependency(charts: &[Chart], dep: &Dependency) -> Option<Chart> {
-    let c = charts
-        .iter()
-        .find(|c| c.name() == dep.name && is_compatible_range(&dep.version, &c.metadata.version))?;
-    let mut out = c.clone();
-    if !dep.alias.is_empty() {
-        out.metadata.name = dep.alias.clone();
-    }
-    Some(out)
-}
-
 fn process_enabled(
     chart: &mut Chart,
     vals: &Value,
@@ -47,21 +34,45 @@ fn process_enabled(
     if chart.metadata.dependencies.is_empty() {
         return Ok(());
     }
-    // Subcharts no dependency names stay as they are.
-    let mut kept: Vec<Chart> = chart
-        .dependencies
+    // Subcharts no dependency names stay as they are; each dependency takes the first
+    // subchart it names (Helm's `getAliasDependency`), renamed to its alias. A subchart is
+    // copied only when several dependencies take it (one chart under two aliases).
+    let loaded = std::mem::take(&mut chart.dependencies);
+    let reqs = &mut chart.metadata.dependencies;
+    let names = |c: &Chart, req: &Dependency| {
+        c.name() == req.name && is_compatible_range(&req.version, &c.metadata.version)
+    };
+    let picks: Vec<Option<usize>> = reqs
         .iter()
-        .filter(|existing| {
-            !chart.metadata.dependencies.iter().any(|req| {
-                existing.name() == req.name
-                    && is_compatible_range(&req.version, &existing.metadata.version)
-            })
-        })
-        .cloned()
+        .map(|req| loaded.iter().position(|c| names(c, req)))
         .collect();
-    for req in &mut chart.metadata.dependencies {
-        if let Some(c) = alias_dependency(&chart.dependencies, req) {
-            kept.push(c);
+    let mut takers = vec![0usize; loaded.len()];
+    picks.iter().flatten().for_each(|&i| takers[i] += 1);
+    let named: Vec<bool> = loaded
+        .iter()
+        .map(|c| reqs.iter().any(|req| names(c, req)))
+        .collect();
+    let mut slots: Vec<Option<Chart>> = loaded.into_iter().map(Some).collect();
+    let mut kept: Vec<Chart> = named
+        .iter()
+        .zip(&mut slots)
+        .filter(|(named, _)| !**named)
+        .filter_map(|(_, slot)| slot.take())
+        .collect();
+    for (req, pick) in reqs.iter_mut().zip(picks) {
+        if let Some(i) = pick {
+            takers[i] -= 1;
+            let taken = if takers[i] == 0 {
+                slots[i].take()
+            } else {
+                slots[i].clone()
+            };
+            if let Some(mut c) = taken {
+                if !req.alias.is_empty() {
+                    c.metadata.name = req.alias.clone();
+                }
+                kept.push(c);
+            }
         }
         if !req.alias.is_empty() {
             req.name = req.alias.clone();

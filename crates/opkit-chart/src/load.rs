@@ -398,29 +398,15 @@ fn sanitize(s: &mut String) {
         .collect();
 }
 
-/// Sprig's `semver` (Masterminds' loose parsing, what Helm validates versions with).
-fn semver_fns() -> &'static (Function, Function) {
-    static F: OnceLock<(Function, Function)> = OnceLock::new();
-    F.get_or_init(|| {
-        let fns = opkit_template::sprig::functions();
-        (fns["semver"].clone(), fns["semverCompare"].clone())
-    })
-}
-
-/// Whether `v` is a version Masterminds/semver accepts.
+/// Whether `v` is a version Masterminds/semver accepts (what Helm validates versions with).
 pub(crate) fn is_valid_semver(v: &str) -> bool {
-    semver_fns().0.call(&[Value::string(v)]).is_ok()
+    opkit_semver::Version::parse(v).is_ok()
 }
 
 /// Helm's `IsCompatibleRange`: whether version `v` satisfies the constraint `range`; a bad
-/// constraint or version is not compatible.
+/// version or constraint is not compatible.
 pub(crate) fn is_compatible_range(range: &str, v: &str) -> bool {
-    matches!(
-        semver_fns()
-            .1
-            .call(&[Value::string(range), Value::string(v)]),
-        Ok(Value::Bool(true))
-    )
+    opkit_semver::satisfies(range, v).unwrap_or(false)
 }
 
 /// Helm's `Metadata.Validate`.

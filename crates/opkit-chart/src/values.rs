@@ -325,26 +325,26 @@ fn coalesce_tables_full_key(
         // Merging a map into itself changes nothing.
         return;
     }
-    let src_non_nil: Vec<String> = src
-        .entries()
-        .into_iter()
-        .filter(|(_, v)| !v.is_nil())
-        .map(|(k, _)| k)
-        .collect();
+    // A `null` in `dst` is copied into `src` first (so that it survives in `dst`); where
+    // `src` held a value there instead, coalescing deletes the key from `dst`.
+    let mut nulled_over = Vec::new();
     for (key, val) in dst.entries() {
         if val.is_nil() {
+            if !merge && src.get(&key).is_some_and(|v| !v.is_nil()) {
+                nulled_over.push(key.clone());
+            }
             src.insert(key, Value::Nil);
         }
     }
     for (key, val) in src.entries() {
-        let full_key = concat_prefix(prefix, &key);
         match dst.get(&key) {
-            Some(dv) if !merge && dv.is_nil() && src_non_nil.contains(&key) => {
+            Some(dv) if dv.is_nil() && nulled_over.contains(&key) => {
                 dst.remove(&key);
             }
             None => dst.insert(key, val),
             Some(dv) => {
                 if let Some(val_table) = as_table(&val) {
+                    let full_key = concat_prefix(prefix, &key);
                     if let Some(dv_table) = as_table(&dv) {
                         coalesce_tables_full_key(dv_table, val_table, &full_key, merge, warn);
                     } else {
@@ -353,6 +353,7 @@ fn coalesce_tables_full_key(
                         ));
                     }
                 } else if as_table(&dv).is_some() && !val.is_nil() {
+                    let full_key = concat_prefix(prefix, &key);
                     warn.push(format!(
                         "warning: destination for {full_key} is a table. Ignoring non-table value ({val})"
                     ));

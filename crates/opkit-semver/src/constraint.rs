@@ -3,40 +3,47 @@
 use std::cmp::Ordering;
 use std::sync::OnceLock;
 
-use regex::Regex;
+use regex_lite::Regex;
 
 use crate::version::{compare_prerelease, compiled};
 use crate::{Error, Version};
 
 const CV: &str = r"v?([0-9|x|X|\*]+)(\.[0-9|x|X|\*]+)?(\.[0-9|x|X|\*]+)?(-([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?(\+([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?";
 const OPS: &str = r"=||!=|>|<|>=|=>|<=|=<|~|~>|\^";
+/// Go's `\s`: ASCII white space only (no vertical tab), as Masterminds' patterns mean it.
+const WS: &str = r"[\t\n\f\r ]";
 
 fn constraint_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    compiled(&RE, || format!(r"^\s*({OPS})\s*({CV})\s*$"))
+    compiled(&RE, || format!(r"^{WS}*({OPS}){WS}*({CV}){WS}*$"))
 }
 
 fn range_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    compiled(&RE, || format!(r"\s*({CV})\s+-\s+({CV})\s*"))
+    compiled(&RE, || format!(r"{WS}*({CV}){WS}+-{WS}+({CV}){WS}*"))
 }
 
 fn find_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    compiled(&RE, || format!(r"({OPS})\s*({CV})"))
+    compiled(&RE, || format!(r"({OPS}){WS}*({CV})"))
 }
 
 fn valid_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     compiled(&RE, || {
-        format!(r"^(\s*({OPS})\s*({CV})\s*)((?:\s+|,\s*)({OPS})\s*({CV})\s*)*$")
+        format!(r"^({WS}*({OPS}){WS}*({CV}){WS}*)((?:{WS}+|,{WS}*)({OPS}){WS}*({CV}){WS}*)*$")
     })
 }
 
 /// Whether the range pattern (`A - B`) can match `c`: it needs a `-` after white space.
 fn may_hold_range(c: &str) -> bool {
     c.char_indices()
-        .any(|(i, ch)| ch == '-' && c[..i].ends_with(char::is_whitespace))
+        .any(|(i, ch)| ch == '-' && c[..i].ends_with(is_go_space))
+}
+
+/// A character of Go's `\s` ([`WS`]).
+fn is_go_space(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\x0C' | '\r' | ' ')
 }
 
 fn is_x(x: &str) -> bool {
@@ -321,6 +328,16 @@ mod tests {
         assert_eq!(err("latest"), "improper constraint: latest");
         assert_eq!(err(">=1.0.0 || foo"), "improper constraint:  foo");
         assert!(Constraints::parse("").is_err());
+    }
+
+    #[test]
+    fn white_space_is_gos_ascii_white_space() {
+        assert!(ok(" >= 1.0\t,\r\n< 2 ", "1.5.0"));
+        assert!(ok("1.0 -\x0C2.0", "1.5.0"));
+        // Go's `\s` is ASCII: a no-break space or a vertical tab is not white space.
+        let err = |s: &str| Constraints::parse(s).unwrap_err().to_string();
+        assert_eq!(err(">=1.0,\u{a0}<2"), "improper constraint: >=1.0,\u{a0}<2");
+        assert_eq!(err(">=1.0\x0B<2"), "improper constraint: >=1.0\x0B<2");
     }
 
     fn release() -> impl proptest::strategy::Strategy<Value = (u64, u64, u64)> {

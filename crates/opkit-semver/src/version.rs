@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::sync::OnceLock;
 
-use regex::Regex;
+use regex_lite::Regex;
 
 use crate::Error;
 
@@ -13,8 +13,9 @@ const LOOSE: &str = r"^v?([0-9]+)(\.[0-9]+)?(\.[0-9]+)?(-([0-9A-Za-z\-]+(\.[0-9A
 
 const ALLOWED: &str = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-0123456789";
 
-/// Compiles one of Masterminds' patterns on its first use only: compiling all of them costs
-/// about a millisecond, a noticeable part of a one-shot `opkit chart template`.
+/// Compiles one of Masterminds' patterns on its first use only. They are `regex_lite`'s:
+/// Masterminds matches short strings, and `regex` spent about a millisecond compiling them,
+/// a noticeable part of a one-shot `opkit chart template`.
 pub(crate) fn compiled(
     cell: &'static OnceLock<Regex>,
     pattern: impl FnOnce() -> String,

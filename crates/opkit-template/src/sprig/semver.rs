@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use opkit_semver::{Constraints, Version};
+use opkit_semver::Version;
 
 use super::{Funcs, fail, s};
 use crate::ParamType::String as Str;
@@ -14,9 +14,9 @@ pub(super) fn register(m: &mut Funcs) {
     m.add(
         "semverCompare",
         Function::new(&[Str, Str], |a| {
-            let c = Constraints::parse(s(a, 0)).map_err(semver_error)?;
-            let v = Version::parse(s(a, 1)).map_err(semver_error)?;
-            Ok(Value::Bool(c.check(&v)))
+            opkit_semver::satisfies(s(a, 0), s(a, 1))
+                .map(Value::Bool)
+                .map_err(semver_error)
         }),
     );
     m.add(
