@@ -5,9 +5,8 @@
 //! `Chart.yaml`'s validation with Helm's error texts.
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
-use opkit_template::{Function, Value};
+use opkit_template::Value;
 
 use crate::archive::{MAX_DECOMPRESSED_FILE_SIZE, archive_files, is_gzip, strip_bom};
 use crate::chart::{Chart, File, Lock, Metadata};
