@@ -41,6 +41,9 @@ pub struct TemplateOptions {
     pub output_dir: Option<PathBuf>,
     /// `--release-name`: put the files under `OUTPUT_DIR/RELEASE`.
     pub use_release_name: bool,
+    /// `--skip-schema-validation`: render without checking the values against the charts'
+    /// `values.schema.json`.
+    pub skip_schema_validation: bool,
 }
 
 impl Default for TemplateOptions {
@@ -57,6 +60,7 @@ impl Default for TemplateOptions {
             show_only: Vec::new(),
             output_dir: None,
             use_release_name: false,
+            skip_schema_validation: false,
         }
     }
 }
@@ -273,8 +277,10 @@ pub fn prepare_and_template(
 ) -> Result<String, PrepareTemplateError> {
     let (values, _) = prepare_unvalidated(chart, user_values)?;
     let chart = &*chart;
-    if opts.output_dir.is_some() || !has_schema(chart) {
-        validate_values(chart, &values)?;
+    if opts.skip_schema_validation || opts.output_dir.is_some() || !has_schema(chart) {
+        if !opts.skip_schema_validation {
+            validate_values(chart, &values)?;
+        }
         let rendered = template(engine, chart, &values, opts);
         if engine.leaves_to_exit() {
             std::mem::forget(values);

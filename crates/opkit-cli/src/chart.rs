@@ -102,6 +102,9 @@ pub(crate) struct TemplateArgs {
     /// Generate the release name (ignored by `template`, which uses `release-name`).
     #[arg(short = 'g', long)]
     generate_name: bool,
+    /// Do not check the values against the charts' `values.schema.json`.
+    #[arg(long)]
+    skip_schema_validation: bool,
 }
 
 /// Runs `opkit chart …`: prints helm's output, or `Error: …` on stderr and fails.
@@ -156,6 +159,7 @@ fn template(args: &TemplateArgs, cwd: &Path) -> Result<String, String> {
     opts.show_only = args.show_only.clone();
     opts.output_dir = args.output_dir.clone();
     opts.use_release_name = args.release_name;
+    opts.skip_schema_validation = args.skip_schema_validation;
     // The command exits after printing: nothing gains from freeing the parsed templates.
     // So are the chart's files and the values (megabytes of CRDs in some charts).
     let engine = Engine::new().one_shot(true);

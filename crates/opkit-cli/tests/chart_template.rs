@@ -138,6 +138,70 @@ fn a_name_template_names_the_release() {
     assert!(got.contains("  name: named-3-sub\n"), "{got}");
 }
 
+/// The real helm v4 that `scripts/install-tools.sh` installs, run with private homes.
+fn helm_template(dir: &Path, args: &[&str]) -> Output {
+    let helm = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools/bin/helm");
+    assert!(
+        helm.exists(),
+        "no helm at {}: run scripts/install-tools.sh",
+        helm.display()
+    );
+    let home = tempfile::tempdir().expect("temp dir");
+    Command::new(helm)
+        .arg("template")
+        .args(args)
+        .current_dir(dir)
+        .env_remove("HELM_NAMESPACE")
+        .env("HELM_CACHE_HOME", home.path().join("cache"))
+        .env("HELM_CONFIG_HOME", home.path().join("config"))
+        .env("HELM_DATA_HOME", home.path().join("data"))
+        .output()
+        .expect("helm runs")
+}
+
+#[test]
+fn skip_schema_validation_renders_values_the_schema_refuses_as_helm_does() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let chart = dir.path().join("c");
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+    )
+    .unwrap();
+    std::fs::write(chart.join("values.yaml"), "replicas: 1\n").unwrap();
+    std::fs::write(
+        chart.join("values.schema.json"),
+        r#"{"properties": {"replicas": {"type": "integer", "minimum": 1}}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("templates/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  replicas: {{ .Values.replicas | quote }}\n",
+    )
+    .unwrap();
+    let refused = ["rel", "c", "--set", "replicas=many"];
+    let skipped = [
+        "rel",
+        "c",
+        "--set",
+        "replicas=many",
+        "--skip-schema-validation",
+    ];
+
+    let out = opkit_template(dir.path(), &refused);
+    let helm_out = helm_template(dir.path(), &refused);
+    assert!(!out.status.success() && !helm_out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&helm_out.stderr)
+    );
+
+    let got = stdout_of(&opkit_template(dir.path(), &skipped));
+    assert!(got.contains("  replicas: \"many\"\n"), "{got}");
+    assert_eq!(got, stdout_of(&helm_template(dir.path(), &skipped)));
+}
+
 #[test]
 fn corpus_commands_print_what_helm_printed() {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/helm");
