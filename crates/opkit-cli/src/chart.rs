@@ -105,6 +105,54 @@ pub(crate) struct TemplateArgs {
     /// Do not check the values against the charts' `values.schema.json`.
     #[arg(long)]
     skip_schema_validation: bool,
+    #[command(flatten)]
+    no_effect: NoEffect,
+}
+
+/// Flags of `helm install` that `helm template` also takes and that change nothing it prints
+/// (it renders without a cluster): accepted, for scripts that hand one set of flags to both.
+#[derive(Args)]
+#[command(
+    next_help_heading = "Accepted as helm template accepts them, with no effect on the output"
+)]
+struct NoEffect {
+    /// Create the release namespace (an install's concern).
+    #[arg(long)]
+    create_namespace: bool,
+    /// Skip installing CRDs (an install's concern; `--include-crds` prints them).
+    #[arg(long)]
+    skip_crds: bool,
+    /// The release's description.
+    #[arg(long, value_name = "TEXT")]
+    description: Option<String>,
+    /// Skip checking manifests against the cluster's OpenAPI schema.
+    #[arg(long)]
+    disable_openapi_validation: bool,
+    /// Leave NOTES.txt out of the release (never printed by template).
+    #[arg(long)]
+    hide_notes: bool,
+    /// Render subcharts' NOTES.txt into the release notes (never printed by template).
+    #[arg(long)]
+    render_subchart_notes: bool,
+    /// Allow development chart versions from a repository.
+    #[arg(long)]
+    devel: bool,
+    /// How long an install waits.
+    #[arg(long, value_name = "DURATION", value_parser = crate::parse_duration)]
+    timeout: Option<std::time::Duration>,
+    /// Wait for the resources to be ready (`--wait`, `--wait=watcher`…).
+    #[arg(
+        long,
+        value_name = "STRATEGY",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "watcher",
+        value_parser = ["watcher", "hookOnly", "legacy"]
+    )]
+    wait: Option<String>,
+    /// Wait for Jobs to complete.
+    #[arg(long)]
+    wait_for_jobs: bool,
 }
 
 /// Runs `opkit chart …`: prints helm's output, or `Error: …` on stderr and fails.

@@ -50,6 +50,28 @@ fn the_render_chart_prints_what_helm_template_prints() {
         ),
         ("unnamed", &["render-chart"]),
         (
+            // helm install's flags that change nothing `helm template` prints.
+            "include-crds",
+            &[
+                "rel",
+                "render-chart",
+                "-n",
+                "ns1",
+                "--include-crds",
+                "--create-namespace",
+                "--skip-crds",
+                "--description=x",
+                "--disable-openapi-validation",
+                "--hide-notes",
+                "--render-subchart-notes",
+                "--devel",
+                "--timeout",
+                "1m30s",
+                "--wait",
+                "--wait-for-jobs",
+            ],
+        ),
+        (
             "skip-tests",
             &["rel", "render-chart", "-n", "ns1", "--skip-tests"],
         ),
