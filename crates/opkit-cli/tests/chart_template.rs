@@ -17,6 +17,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use common::{Kill, Registry, try_http_get};
+
 fn chart_tests() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../opkit-chart/tests")
 }
@@ -475,36 +477,6 @@ fn http_get(addr: &str, path: &str) -> (u16, String) {
     try_http_get(addr, path).expect("the server answers")
 }
 
-/// [`http_get`], or what went wrong (nothing listening yet, a torn response).
-fn try_http_get(addr: &str, path: &str) -> Result<(u16, String), String> {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(addr).map_err(|e| e.to_string())?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .map_err(|e| e.to_string())?;
-    let mut raw = String::new();
-    stream.read_to_string(&mut raw).map_err(|e| e.to_string())?;
-    let (head, body) = raw.split_once("\r\n\r\n").ok_or("not an HTTP response")?;
-    let status = head
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| format!("no status in {head:?}"))?;
-    Ok((status, body.to_string()))
-}
-
-/// A child process killed (and reaped) when dropped.
-struct Kill(std::process::Child);
-
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Writes catalog `demo` (channel `stable`: 1.0.0, then 2.0.0 replacing it) to `dir/index.yaml`.
 fn write_catalog(dir: &Path) {
     write_catalog_of(dir, |v| format!("example.com/demo-bundle:v{v}"));
@@ -713,73 +685,6 @@ fn report_run_names_unknown_queries_missing_inputs_and_bad_rows() {
 }
 
 // ---- OLM images: `opkit bundle|catalog push|pull` against a real registry ----
-
-/// Where Debian's docker-registry package puts the registry.
-const REGISTRY_BIN: &str = "/usr/bin/docker-registry";
-
-/// A registry process of the test's own: a free port on 127.0.0.1, storage in a temporary
-/// directory, killed when dropped.
-struct Registry {
-    addr: String,
-    process: Kill,
-    dir: tempfile::TempDir,
-}
-
-impl Registry {
-    fn start() -> Registry {
-        assert!(
-            Path::new(REGISTRY_BIN).is_file(),
-            "{REGISTRY_BIN} is missing: run `scripts/start-registry.sh --install-only` at the repository root (installs Debian's docker-registry package)"
-        );
-        let dir = tempfile::tempdir().unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let addr = format!("127.0.0.1:{port}");
-        let config = dir.path().join("config.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {addr}\n",
-                dir.path().join("data").display()
-            ),
-        )
-        .unwrap();
-        let log = std::fs::File::create(dir.path().join("registry.log")).unwrap();
-        let process = Kill(
-            Command::new(REGISTRY_BIN)
-                .arg("serve")
-                .arg(&config)
-                .stdout(log.try_clone().unwrap())
-                .stderr(log)
-                .spawn()
-                .expect("docker-registry starts"),
-        );
-        let mut registry = Registry { addr, process, dir };
-        common::eventually("the registry to answer GET /v2/", || {
-            if let Ok(Some(status)) = registry.process.0.try_wait() {
-                panic!(
-                    "docker-registry exited ({status}):\n{}",
-                    std::fs::read_to_string(registry.dir.path().join("registry.log"))
-                        .unwrap_or_default()
-                );
-            }
-            match try_http_get(&registry.addr, "/v2/") {
-                Ok((200, _)) => Ok(()),
-                Ok((status, body)) => Err(format!("{status} {body}")),
-                Err(e) => Err(e),
-            }
-        });
-        registry
-    }
-
-    /// `ADDR/REPOSITORY` (with a tag or digest).
-    fn image(&self, repository: &str) -> String {
-        format!("{}/{repository}", self.addr)
-    }
-}
 
 /// Every file under `dir`, by relative path.
 fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {

@@ -565,6 +565,76 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
     });
     drop(cluster);
 
+    // The project's own bundle installed the OLM way: pushed to a real registry, listed in a
+    // catalog that a ClusterCatalog serves, installed by `opkit operator install` on an
+    // embedded plane with the lifecycle controllers.
+    let registry = common::Registry::start();
+    let bundle_image = registry.image("guestbook/bundle:v0.1.0");
+    opkit_ok(&project, &["bundle", "push", "bundle", &bundle_image]);
+    let catalog = work.path().join("catalog");
+    std::fs::create_dir_all(&catalog).unwrap();
+    std::fs::write(
+        catalog.join("index.yaml"),
+        format!(
+            "schema: olm.package\nname: guestbook\ndefaultChannel: alpha\n---\nschema: olm.channel\npackage: guestbook\nname: alpha\nentries:\n- name: guestbook.v0.1.0\n---\nschema: olm.bundle\npackage: guestbook\nname: guestbook.v0.1.0\nimage: {bundle_image}\nproperties:\n- type: olm.package\n  value:\n    packageName: guestbook\n    version: 0.1.0\n"
+        ),
+    )
+    .unwrap();
+    let catalog_image = registry.image("guestbook/catalog:v1");
+    opkit_ok(work.path(), &["catalog", "push", "catalog", &catalog_image]);
+    let olm = ControlPlane::start_with(&["--olm"]);
+    let out = olm.kubectl_stdin(
+        &["apply", "-f", "-"],
+        &format!(
+            "apiVersion: olm.operatorframework.io/v1\nkind: ClusterCatalog\nmetadata:\n  name: project\nspec:\n  source:\n    type: Image\n    image:\n      ref: {catalog_image}\n"
+        ),
+    );
+    assert!(out.success(), "{out}");
+    eventually("ClusterCatalog project to serve", || {
+        olm.kubectl_ok(&[
+            "get",
+            "clustercatalog",
+            "project",
+            "-o",
+            "jsonpath={.status.conditions[?(@.type==\"Serving\")].status}",
+        ]) == "True"
+    });
+    olm.kubectl_ok(&["create", "namespace", "guestbook-system"]);
+    let olm_kubeconfig = olm.kubeconfig.to_str().unwrap().to_string();
+    let installed = opkit_ok(
+        work.path(),
+        &[
+            "operator",
+            "install",
+            "guestbook",
+            "-n",
+            "guestbook-system",
+            "--kubeconfig",
+            &olm_kubeconfig,
+            "--timeout",
+            "60s",
+        ],
+    );
+    assert!(
+        installed
+            .stdout
+            .contains("guestbook.v0.1.0 0.1.0 (revision 1) is installed"),
+        "{installed}"
+    );
+    let crds = olm.kubectl_ok(&["get", "crds", "-o", "name"]);
+    assert!(crds.contains("guestbooks.webapp.example.com"), "{crds}");
+    assert!(crds.contains("crontasks.batch.example.com"), "{crds}");
+    let image = olm.kubectl_ok(&[
+        "get",
+        "deployments",
+        "-n",
+        "guestbook-system",
+        "-o",
+        "jsonpath={.items[*].spec.template.spec.containers[*].image}",
+    ]);
+    assert!(image.contains("example.com/guestbook:v0.1.0"), "{image}");
+    drop(olm);
+
     // `opkit run --up`: an embedded control plane, the CRDs installed, the operator running.
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_opkit"));
     cmd.args([

@@ -8,8 +8,11 @@
 #![allow(dead_code)]
 
 mod process;
+mod registry;
 
 pub use process::*;
+#[allow(unused_imports)] // only the OLM tests push images
+pub use registry::*;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
