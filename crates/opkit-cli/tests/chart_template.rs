@@ -164,14 +164,8 @@ fn a_name_template_names_the_release() {
 
 /// The real helm v4 that `scripts/install-tools.sh` installs, run with private homes.
 fn helm_template(dir: &Path, args: &[&str]) -> Output {
-    let helm = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools/bin/helm");
-    assert!(
-        helm.exists(),
-        "no helm at {}: run scripts/install-tools.sh",
-        helm.display()
-    );
     let home = tempfile::tempdir().expect("temp dir");
-    Command::new(helm)
+    Command::new(common::tool_path("helm"))
         .arg("template")
         .args(args)
         .current_dir(dir)

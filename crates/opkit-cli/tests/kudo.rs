@@ -642,12 +642,7 @@ spec: {operatorVersion: {name: none}}
 fn the_manager_process_runs_the_plans_the_cli_waits_for() {
     let cp = ControlPlane::start();
     kudo_ok(&cp, &["init", "--crd-only"]);
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-        .to_string();
+    let port = common::free_port().to_string();
     let mut manager = {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_opkit"));
         cmd.args(["kudo", "manager", "--metrics-bind-address", "0"])

@@ -19,7 +19,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::{
-    ControlPlane, Output, Streaming, eventually, eventually_within, kubeconfig_with_token, run,
+    ControlPlane, Output, Streaming, eventually, eventually_within, free_port,
+    kubeconfig_with_token, run,
 };
 
 /// Building and testing the generated project may compile a few crates anew.
@@ -157,12 +158,6 @@ fn succeeded(out: Output) -> Result<(), String> {
     } else {
         Err(out.to_string())
     }
-}
-
-/// A loopback port free now.
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
 }
 
 /// Points the deployed webhook Service at `127.0.0.1:port`: no selector, Endpoints naming the

@@ -1083,11 +1083,7 @@ impl Prometheus {
             "{PROMETHEUS_BIN} is missing: run `scripts/start-prometheus.sh --install-only` at the repository root (installs Debian's prometheus package)"
         );
         let dir = tempfile::tempdir().unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = common::free_port();
         let addr = format!("127.0.0.1:{port}");
         let config = dir.path().join("prometheus.yml");
         std::fs::write(

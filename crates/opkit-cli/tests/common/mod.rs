@@ -264,6 +264,12 @@ impl Drop for ControlPlane {
     }
 }
 
+/// A loopback port free now (for a server a test starts on it).
+pub fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free loopback port");
+    listener.local_addr().expect("a bound address").port()
+}
+
 /// The kubeconfig at `admin` with its token replaced by `token` (a service account's, from
 /// `kubectl create token`): the identity of a deployed manager.
 pub fn kubeconfig_with_token(admin: &Path, token: &str) -> String {

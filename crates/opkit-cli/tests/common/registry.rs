@@ -54,11 +54,7 @@ impl Registry {
             "{REGISTRY_BIN} is missing: run `scripts/start-registry.sh --install-only` at the repository root (installs Debian's docker-registry package)"
         );
         let dir = tempfile::tempdir().unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = super::free_port();
         let addr = format!("127.0.0.1:{port}");
         let config = dir.path().join("config.yml");
         std::fs::write(
