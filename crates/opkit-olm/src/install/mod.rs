@@ -433,7 +433,9 @@ spec:
     sideEffects: None
     reinvocationPolicy: IfNeeded
     admissionReviewVersions: [v1]
-  - type: ConversionWebhook
+"#;
+
+    const CONVERSION: &str = r#"  - type: ConversionWebhook
     generateName: cwidget.demo.example.com
     deploymentName: demo-controller
     containerPort: 443
@@ -443,15 +445,28 @@ spec:
     conversionCRDs: [widgets.demo.example.com]
 "#;
 
+    /// The CSV with the admission webhooks and the conversion webhook.
     fn with_webhooks(mode: &InstallMode) -> Result<Vec<Value>, String> {
-        let (_dir, b) = bundle(&format!("{CSV}{WEBHOOKS}"));
+        render_csv(&format!("{CSV}{WEBHOOKS}{CONVERSION}"), mode)
+    }
+
+    fn render_csv(csv: &str, mode: &InstallMode) -> Result<Vec<Value>, String> {
+        let (_dir, b) = bundle(csv);
         plain_objects(&b, "ops", "demo-ext", mode).map_err(|e| e.to_string())
+    }
+
+    /// `csv` supporting SingleNamespace too.
+    fn single_too(csv: &str) -> String {
+        csv.replace(
+            "  - type: AllNamespaces\n    supported: true\n",
+            "  - type: AllNamespaces\n    supported: true\n  - type: SingleNamespace\n    supported: true\n",
+        )
     }
 
     #[test]
     fn webhooks_render_a_service_configurations_and_a_conversion_through_it_with_certificates_mounted()
      {
-        let objects = with_webhooks(&InstallMode::SingleNamespace("team-a".into())).unwrap();
+        let objects = with_webhooks(&InstallMode::AllNamespaces).unwrap();
         let service = find(&objects, "Service")[0];
         assert_eq!(service["metadata"]["name"], "demo-controller-service");
         assert_eq!(service["metadata"]["namespace"], "ops");
@@ -469,11 +484,8 @@ spec:
         assert_eq!(webhook["sideEffects"], "None");
         assert_eq!(webhook["failurePolicy"], "Fail");
         assert_eq!(webhook["rules"][0]["resources"], json!(["widgets"]));
-        // Watching one namespace, the webhooks see only it.
-        assert_eq!(
-            webhook["namespaceSelector"],
-            json!({"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["team-a"]}]})
-        );
+        // Watching all namespaces, no namespace selector.
+        assert!(webhook["namespaceSelector"].is_null());
         let mutating = find(&objects, "MutatingWebhookConfiguration")[0];
         assert_eq!(mutating["webhooks"][0]["reinvocationPolicy"], "IfNeeded");
         assert_eq!(
@@ -509,10 +521,22 @@ spec:
                 {"name": "apiservice-cert", "mountPath": "/apiserver.local.config/certificates"},
             ])
         );
-        // Watching all namespaces, no namespace selector.
-        let all = with_webhooks(&InstallMode::AllNamespaces).unwrap();
-        let validating = find(&all, "ValidatingWebhookConfiguration")[0];
-        assert!(validating["webhooks"][0]["namespaceSelector"].is_null());
+    }
+
+    #[test]
+    fn watching_one_namespace_the_admission_webhooks_see_only_it() {
+        let single = InstallMode::SingleNamespace("team-a".into());
+        let objects = render_csv(&single_too(&format!("{CSV}{WEBHOOKS}")), &single).unwrap();
+        let selector = json!({"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["team-a"]}]});
+        for kind in [
+            "ValidatingWebhookConfiguration",
+            "MutatingWebhookConfiguration",
+        ] {
+            assert_eq!(
+                find(&objects, kind)[0]["webhooks"][0]["namespaceSelector"],
+                selector
+            );
+        }
     }
 
     #[test]
@@ -536,25 +560,47 @@ spec:
     }
 
     #[test]
-    fn a_webhook_of_a_missing_deployment_or_a_crd_converted_twice_is_refused() {
-        let (_dir, b) = bundle(&format!(
+    fn webhooks_operator_controller_refuses_are_refused_with_its_messages() {
+        let all = InstallMode::AllNamespaces;
+        let gone = format!(
             "{CSV}{}",
             WEBHOOKS.replacen("deploymentName: demo-controller", "deploymentName: gone", 1)
-        ));
-        let err = plain_objects(&b, "ops", "x", &InstallMode::AllNamespaces).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "bundle \"demo.v1.0.0\": a webhook names deployment \"gone\", which the install strategy does not have"
         );
-        let twice = WEBHOOKS.to_string()
-            + "  - type: ConversionWebhook\n    generateName: again\n    deploymentName: demo-controller\n    conversionCRDs: [widgets.demo.example.com]\n";
-        let (_dir, b) = bundle(&format!("{CSV}{twice}"));
-        let err = plain_objects(&b, "ops", "x", &InstallMode::AllNamespaces).unwrap_err();
-        assert!(
-            err.to_string().contains(
-                "custom resource definition \"widgets.demo.example.com\" is referenced by multiple conversion webhook definitions"
-            ),
-            "{err}"
+        assert_eq!(
+            render_csv(&gone, &all).unwrap_err(),
+            "bundle \"demo.v1.0.0\": webhook of type 'ValidatingAdmissionWebhook' with name 'vwidget.demo.example.com-' references non-existent deployment 'gone'"
+        );
+        let twice = format!(
+            "{CSV}  webhookdefinitions:\n{CONVERSION}{}",
+            CONVERSION.replace("cwidget.", "again.")
+        );
+        assert_eq!(
+            render_csv(&twice, &all).unwrap_err(),
+            "bundle \"demo.v1.0.0\": conversion webhooks [again.demo.example.com,cwidget.demo.example.com] reference same custom resource definition 'widgets.demo.example.com'"
+        );
+        // A conversion webhook converts cluster-wide: only AllNamespaces bundles may have one.
+        let single = InstallMode::SingleNamespace("team-a".into());
+        assert_eq!(
+            render_csv(&single_too(&format!("{CSV}  webhookdefinitions:\n{CONVERSION}")), &single).unwrap_err(),
+            "bundle \"demo.v1.0.0\": bundle contains conversion webhook \"cwidget.demo.example.com\" and supports install modes [AllNamespaces SingleNamespace] - conversion webhooks are only supported for bundles that only support AllNamespaces install mode"
+        );
+        let locking = format!(
+            "{CSV}{}",
+            WEBHOOKS
+                .replacen(
+                    "apiGroups: [demo.example.com]",
+                    "apiGroups: [admissionregistration.k8s.io]",
+                    1
+                )
+                .replacen(
+                    "resources: [widgets]",
+                    "resources: [ValidatingWebhookConfigurations]",
+                    1
+                )
+        );
+        assert_eq!(
+            render_csv(&locking, &all).unwrap_err(),
+            "bundle \"demo.v1.0.0\": webhook \"vwidget.demo.example.com-\" contains forbidden rule: admission webhook rules cannot reference resource \"ValidatingWebhookConfigurations\" for API group \"admissionregistration.k8s.io\""
         );
     }
 }

@@ -55,6 +55,13 @@ pub(crate) fn render(
     out: &mut Vec<Value>,
 ) -> Result<(), InstallError> {
     let webhooks = &bundle.csv.spec.webhook_definitions;
+    let problems = problems(bundle);
+    if !problems.is_empty() {
+        return Err(InstallError::Webhook {
+            bundle: bundle.name().to_string(),
+            message: problems.join("\n"),
+        });
+    }
     let mut ports: BTreeMap<&str, BTreeSet<(i64, String)>> = BTreeMap::new();
     for w in webhooks {
         let port = port(w);
@@ -74,12 +81,7 @@ pub(crate) fn render(
                 && o["metadata"]["name"] == *deployment
                 && o["apiVersion"] == "apps/v1"
         }) else {
-            return Err(InstallError::Webhook {
-                bundle: bundle.name().to_string(),
-                message: format!(
-                    "a webhook names deployment {deployment:?}, which the install strategy does not have"
-                ),
-            });
+            continue; // problems() names it
         };
         let service = service_name(deployment);
         mount_certs(d, &cert_secret_name(&service));
@@ -103,7 +105,6 @@ pub(crate) fn render(
     let namespace_selector = mode.watched().map(|ns| {
         json!({"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": [ns]}]})
     });
-    let mut converted: BTreeMap<&str, &str> = BTreeMap::new();
     for w in webhooks {
         let client_config = |path: Option<&str>| {
             let mut service = json!({
@@ -124,15 +125,6 @@ pub(crate) fn render(
             ),
             "ConversionWebhook" => {
                 for crd in &w.conversion_crds {
-                    if let Some(other) = converted.insert(crd, &w.generate_name) {
-                        return Err(InstallError::Webhook {
-                            bundle: bundle.name().to_string(),
-                            message: format!(
-                                "custom resource definition {crd:?} is referenced by multiple conversion webhook definitions ({other:?} and {:?})",
-                                w.generate_name
-                            ),
-                        });
-                    }
                     convert(
                         bundle,
                         out,
@@ -179,6 +171,101 @@ pub(crate) fn render(
         }));
     }
     Ok(())
+}
+
+/// What makes the CSV's webhooks uninstallable, with operator-controller's texts: a
+/// deployment that is not there, a conversion webhook in a bundle that supports more than
+/// AllNamespaces (its CRDs are cluster-wide) or of a CRD another one converts too, rules that
+/// could lock the cluster's admission or OLM's own API.
+fn problems(bundle: &Bundle) -> Vec<String> {
+    let csv = &bundle.csv;
+    let webhooks = &csv.spec.webhook_definitions;
+    let mut out = Vec::new();
+    let conversions: Vec<&WebhookDefinition> = webhooks
+        .iter()
+        .filter(|w| w.type_ == "ConversionWebhook")
+        .collect();
+    let supported: BTreeSet<&str> = csv
+        .spec
+        .install_modes
+        .iter()
+        .filter(|m| m.supported)
+        .map(|m| m.type_.as_str())
+        .collect();
+    if !conversions.is_empty() && supported != BTreeSet::from(["AllNamespaces"]) {
+        let modes = supported.iter().copied().collect::<Vec<_>>().join(" ");
+        out.extend(conversions.iter().map(|w| format!(
+            "bundle contains conversion webhook {:?} and supports install modes [{modes}] - conversion webhooks are only supported for bundles that only support AllNamespaces install mode",
+            w.generate_name
+        )));
+    }
+    let deployments: BTreeSet<&str> = csv
+        .spec
+        .install
+        .spec
+        .deployments
+        .iter()
+        .map(|d| d.name.as_str())
+        .collect();
+    for w in webhooks {
+        if !deployments.contains(w.deployment_name.as_str()) {
+            out.push(format!(
+                "webhook of type '{}' with name '{}' references non-existent deployment '{}'",
+                w.type_, w.generate_name, w.deployment_name
+            ));
+        }
+    }
+    let mut by_crd: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for w in &conversions {
+        for crd in &w.conversion_crds {
+            by_crd.entry(crd).or_default().insert(&w.generate_name);
+        }
+    }
+    for (crd, names) in by_crd.into_iter().filter(|(_, n)| n.len() > 1) {
+        let names = names.into_iter().collect::<Vec<_>>().join(",");
+        out.push(format!(
+            "conversion webhooks [{names}] reference same custom resource definition '{crd}'"
+        ));
+    }
+    for w in webhooks.iter().filter(|w| w.type_ != "ConversionWebhook") {
+        for rule in &w.rules {
+            let strings = |field: &str| -> Vec<&str> {
+                rule[field]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect()
+            };
+            for group in strings("apiGroups") {
+                if group == "*" || group == "olm.operatorframework.io" {
+                    out.push(format!(
+                        "webhook {:?} contains forbidden rule: admission webhook rules cannot reference API group {group:?}",
+                        w.generate_name
+                    ));
+                }
+                if group == "admissionregistration.k8s.io" {
+                    for resource in strings("resources") {
+                        let lower = resource.to_lowercase();
+                        let forbidden = [
+                            "*",
+                            "mutatingwebhookconfiguration",
+                            "mutatingwebhookconfigurations",
+                            "validatingwebhookconfiguration",
+                            "validatingwebhookconfigurations",
+                        ];
+                        if forbidden.contains(&lower.as_str()) {
+                            out.push(format!(
+                                "webhook {:?} contains forbidden rule: admission webhook rules cannot reference resource {resource:?} for API group {group:?}",
+                                w.generate_name
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// A webhook's port: its container port, 443 when none.
