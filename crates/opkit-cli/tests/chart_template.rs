@@ -1257,6 +1257,254 @@ fn a_cluster_extension_for_a_missing_package_retries_naming_it() {
     ]);
 }
 
+/// A registry serving bundle demo 1.0.0 (its CSV changed by `edit`) and a catalog of it, and
+/// a control plane with the lifecycle controllers, namespace `demo-system` and the catalog
+/// `ops` serving.
+fn serve_one_bundle(
+    edit: impl Fn(String) -> String,
+) -> (Registry, tempfile::TempDir, common::ControlPlane) {
+    let registry = Registry::start();
+    let tmp = tempfile::tempdir().unwrap();
+    write_installable_bundles(tmp.path());
+    let csv = tmp
+        .path()
+        .join("b1/manifests/demo.clusterserviceversion.yaml");
+    std::fs::write(&csv, edit(std::fs::read_to_string(&csv).unwrap())).unwrap();
+    let image = registry.image("demo/bundle:v1.0.0");
+    pushed_digest(&opkit(tmp.path(), &["bundle", "push", "b1", &image]));
+    write_catalog_of(&tmp.path().join("catalog"), |v| {
+        registry.image(&format!("demo/bundle:v{v}"))
+    });
+    let catalog = registry.image("demo/catalog:v1");
+    pushed_digest(&opkit(
+        tmp.path(),
+        &["catalog", "push", "catalog", &catalog],
+    ));
+    let cp = common::ControlPlane::start_with(&["--olm"]);
+    cp.kubectl_ok(&["create", "namespace", "demo-system"]);
+    let out = cp.kubectl_stdin(&["apply", "-f", "-"], &cluster_catalog("ops", &catalog));
+    assert!(out.success(), "{out}");
+    wait_for_catalog(&cp, "ops", "Serving", "True", "Available");
+    (registry, tmp, cp)
+}
+
+#[test]
+fn a_cluster_extension_watching_one_namespace_gets_its_roles_there_and_a_missing_watch_namespace_is_invalid()
+ {
+    // Namespaced modes only, and a permission for the operator's account.
+    let (_registry, _tmp, cp) = serve_one_bundle(|csv| {
+        csv.replace(
+            "  - type: OwnNamespace\n    supported: true\n  - type: AllNamespaces\n    supported: true\n",
+            "  - type: OwnNamespace\n    supported: true\n  - type: SingleNamespace\n    supported: true\n  - type: AllNamespaces\n    supported: false\n",
+        ) + "      permissions:\n      - serviceAccountName: demo-sa\n        rules:\n        - apiGroups: [\"\"]\n          resources: [configmaps]\n          verbs: [get, list, watch]\n"
+    });
+    cp.kubectl_ok(&["create", "namespace", "team-a"]);
+    let out = cp.kubectl_stdin(
+        &["apply", "-f", "-"],
+        &cluster_extension("demo", "demo", "1.0.0"),
+    );
+    assert!(out.success(), "{out}");
+    let ext = wait_for_condition(
+        &cp,
+        "clusterextension",
+        "demo",
+        "Progressing",
+        "False",
+        "InvalidConfiguration",
+    );
+    assert_eq!(
+        catalog_condition(&ext, "Progressing").unwrap().2,
+        "invalid ClusterExtension configuration: invalid configuration: required field \"watchNamespace\" is missing"
+    );
+    assert_eq!(
+        catalog_condition(&ext, "Installed").map(|c| (c.0, c.1)),
+        Some(("False".into(), "Failed".into()))
+    );
+
+    // SingleNamespace: the operator runs in demo-system, its Role is in team-a.
+    let watch = |ns: &str| {
+        let patch = format!(
+            r#"{{"spec":{{"config":{{"configType":"Inline","inline":{{"watchNamespace":"{ns}"}}}}}}}}"#
+        );
+        let out = cp.kubectl(&[
+            "patch",
+            "clusterextension",
+            "demo",
+            "--type=merge",
+            "-p",
+            &patch,
+        ]);
+        assert!(out.success(), "{out}");
+    };
+    watch("team-a");
+    wait_for_condition(
+        &cp,
+        "clusterextension",
+        "demo",
+        "Installed",
+        "True",
+        "Succeeded",
+    );
+    let role = get_in(&cp, "team-a", "role", "demo.v1.0.0-demo-sa");
+    assert_eq!(
+        role["rules"][0]["resources"],
+        serde_json::json!(["configmaps"])
+    );
+    let binding = get_in(&cp, "team-a", "rolebinding", "demo.v1.0.0-demo-sa");
+    assert_eq!(
+        binding["subjects"][0],
+        serde_json::json!({"kind": "ServiceAccount", "name": "demo-sa", "namespace": "demo-system"})
+    );
+    get_in(&cp, "demo-system", "serviceaccount", "demo-sa");
+    let deployment = get_in(&cp, "demo-system", "deployment", "demo-controller");
+    let annotations = &deployment["spec"]["template"]["metadata"]["annotations"];
+    assert_eq!(annotations["olm.targetNamespaces"], "team-a");
+    assert_eq!(annotations["olm.operatorNamespace"], "demo-system");
+    let out = cp.kubectl(&["get", "role", "demo.v1.0.0-demo-sa", "-n", "demo-system"]);
+    assert!(!out.success() && out.stderr.contains("NotFound"), "{out}");
+
+    // OwnNamespace: the Role moves to the install namespace and the one in team-a goes.
+    watch("demo-system");
+    common::eventually("the Role to move to demo-system", || {
+        let out = cp.kubectl(&["get", "role", "demo.v1.0.0-demo-sa", "-n", "team-a"]);
+        let gone = !out.success() && out.stderr.contains("NotFound");
+        let here = cp
+            .kubectl(&["get", "role", "demo.v1.0.0-demo-sa", "-n", "demo-system"])
+            .success();
+        if gone && here {
+            Ok(())
+        } else {
+            Err(format!("team-a gone: {gone}, demo-system: {here}"))
+        }
+    });
+    let deployment = get_in(&cp, "demo-system", "deployment", "demo-controller");
+    assert_eq!(
+        deployment["spec"]["template"]["metadata"]["annotations"]["olm.targetNamespaces"],
+        "demo-system"
+    );
+}
+
+#[test]
+fn an_installed_bundles_webhooks_are_served_through_a_service_whose_self_managed_certificate_the_ca_bundle_verifies()
+ {
+    let (_registry, tmp, cp) = serve_one_bundle(|csv| {
+        csv.replace(
+            "  - type: OwnNamespace\n    supported: true\n",
+            // A conversion webhook needs an AllNamespaces-only bundle.
+            "  - type: OwnNamespace\n    supported: false\n",
+        )
+        .replace(
+            "  install:\n",
+            "  webhookdefinitions:\n  - type: ValidatingAdmissionWebhook\n    generateName: vwidget.demo.example.com\n    deploymentName: demo-controller\n    containerPort: 443\n    targetPort: 9443\n    webhookPath: /validate-demo-example-com-v1-widget\n    sideEffects: None\n    failurePolicy: Ignore\n    admissionReviewVersions: [v1]\n    rules:\n    - operations: [CREATE, UPDATE]\n      apiGroups: [demo.example.com]\n      apiVersions: [v1]\n      resources: [widgets]\n  - type: ConversionWebhook\n    generateName: cwidget.demo.example.com\n    deploymentName: demo-controller\n    containerPort: 443\n    targetPort: 9443\n    webhookPath: /convert\n    admissionReviewVersions: [v1]\n    conversionCRDs: [widgets.demo.example.com]\n  install:\n",
+        )
+    });
+    let out = cp.kubectl_stdin(
+        &["apply", "-f", "-"],
+        &cluster_extension("demo", "demo", "1.0.0"),
+    );
+    assert!(out.success(), "{out}");
+    let ext = wait_for_condition(
+        &cp,
+        "clusterextension",
+        "demo",
+        "Installed",
+        "True",
+        "Succeeded",
+    );
+
+    let service = get_in(&cp, "demo-system", "service", "demo-controller-service");
+    assert_eq!(service["spec"]["ports"][0]["port"], 443);
+    assert_eq!(service["spec"]["ports"][0]["targetPort"], 9443);
+    assert_eq!(
+        service["spec"]["selector"],
+        serde_json::json!({"app": "demo"})
+    );
+    let config = get_object(
+        &cp,
+        "validatingwebhookconfiguration",
+        "vwidget.demo.example.com",
+    );
+    let webhook = &config["webhooks"][0];
+    assert_eq!(
+        webhook["clientConfig"]["service"],
+        serde_json::json!({"namespace": "demo-system", "name": "demo-controller-service", "port": 443, "path": "/validate-demo-example-com-v1-widget"})
+    );
+    let crd = get_object(&cp, "crd", "widgets.demo.example.com");
+    let conversion = &crd["spec"]["conversion"]["webhook"]["clientConfig"];
+    assert_eq!(conversion["service"]["path"], "/convert");
+    let ca_bundle = webhook["clientConfig"]["caBundle"]
+        .as_str()
+        .expect("a caBundle");
+    assert_eq!(conversion["caBundle"], ca_bundle);
+
+    // The Secret the deployment mounts, owned by the extension, holds a serving certificate
+    // for the Service that the published CA verifies.
+    let deployment = get_in(&cp, "demo-system", "deployment", "demo-controller");
+    let pod = &deployment["spec"]["template"]["spec"];
+    assert_eq!(
+        pod["volumes"][0]["secret"]["secretName"],
+        "demo-controller-service-cert"
+    );
+    assert_eq!(
+        pod["containers"][0]["volumeMounts"][0]["mountPath"],
+        "/tmp/k8s-webhook-server/serving-certs"
+    );
+    let secret = get_in(&cp, "demo-system", "secret", "demo-controller-service-cert");
+    assert_eq!(
+        secret["metadata"]["ownerReferences"][0]["uid"],
+        ext["metadata"]["uid"]
+    );
+    let decode = |b64: &str| {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .unwrap()
+    };
+    let dir = tmp.path();
+    std::fs::write(dir.join("ca.pem"), decode(ca_bundle)).unwrap();
+    std::fs::write(
+        dir.join("tls.crt"),
+        decode(secret["data"]["tls.crt"].as_str().unwrap()),
+    )
+    .unwrap();
+    let verify = Command::new("openssl")
+        .args(["verify", "-CAfile", "ca.pem", "-verify_hostname"])
+        .arg("demo-controller-service.demo-system.svc")
+        .arg("tls.crt")
+        .current_dir(dir)
+        .output()
+        .expect("openssl runs (Debian's openssl package)");
+    assert_eq!(
+        String::from_utf8_lossy(&verify.stdout).trim(),
+        "tls.crt: OK",
+        "{}",
+        String::from_utf8_lossy(&verify.stderr)
+    );
+    // Another service name does not verify: the check above can fail.
+    let other = Command::new("openssl")
+        .args([
+            "verify",
+            "-CAfile",
+            "ca.pem",
+            "-verify_hostname",
+            "other.demo-system.svc",
+            "tls.crt",
+        ])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(!other.status.success());
+
+    // Uninstalled, the configuration goes with it.
+    cp.kubectl_ok(&["delete", "clusterextension", "demo", "--timeout=30s"]);
+    let out = cp.kubectl(&[
+        "get",
+        "validatingwebhookconfiguration",
+        "vwidget.demo.example.com",
+    ]);
+    assert!(!out.success() && out.stderr.contains("NotFound"), "{out}");
+}
+
 #[test]
 fn a_cluster_extension_upgrade_removing_a_crd_field_is_blocked_until_enforcement_none_and_deprecations_show()
  {

@@ -2,11 +2,19 @@
 //! it resolves the package against the catalogs [`crate::catalogd`] serves (read in-process
 //! through [`ServedCatalogs`], not over HTTP) with [`opkit_olm::resolve`], pulls the chosen
 //! bundle image with the shared [`crate::registry`] client, renders it with
-//! [`opkit_olm::install`] for the `AllNamespaces` install mode, and server-side applies the
-//! objects (CRDs first), each labelled with and owned by the extension. It reports
-//! `Installed=True` with `status.install.bundle` once every Deployment of the bundle is
-//! Available; an upgrade (a new range, a newer bundle in the catalog) moves one hop and
-//! deletes what the new bundle no longer has.
+//! [`opkit_olm::install`] for the install mode its inline configuration asks for
+//! (`spec.config.inline.watchNamespace`: none for all namespaces, the install namespace or
+//! another one; a configuration the CSV's install modes do not allow is
+//! `Progressing=False/InvalidConfiguration`), and server-side applies the objects (CRDs
+//! first), each labelled with and owned by the extension. It reports `Installed=True` with
+//! `status.install.bundle` once every Deployment of the bundle is Available; an upgrade (a new
+//! range, a newer bundle in the catalog) moves one hop and deletes what the new bundle no
+//! longer has.
+//!
+//! A CSV's webhooks render to a Service and configurations calling it; their certificate is
+//! self-managed here, not left to cert-manager: the Secret `<service>-cert` the deployment
+//! mounts is issued with the runtime's [`SelfManagedCerts`] (and renewed when due: such an
+//! extension is looked at hourly), and its CA written into every `caBundle` before applying.
 //!
 //! Before objects of a bundle other than the installed one are applied, each of its CRDs that
 //! is on the cluster passes [`opkit_olm::crd_safety::check_upgrade`] against the live one
@@ -38,11 +46,12 @@ use kube::api::{
 use kube::discovery::{Scope, pinned_kind};
 use kube::{Client, Resource, ResourceExt};
 use opkit::finalizer::{Event, FinalizerError};
+use opkit::webhook::SelfManagedCerts;
 use opkit::{Action, Context, Controller, Manager, Predicate, Running};
 use opkit_olm::catalog::Deprecation;
 use opkit_olm::deprecation::Status;
 use opkit_olm::graph::Node;
-use opkit_olm::install::{OWNER_KIND_LABEL, OWNER_NAME_LABEL};
+use opkit_olm::install::{self, InstallError, OWNER_KIND_LABEL, OWNER_NAME_LABEL};
 use opkit_olm::resolve::{self, Request, Resolved, Source, UpgradePolicy};
 use opkit_olm::version::VersionRange;
 use serde_json::{Value, json};
@@ -58,6 +67,11 @@ use crate::revision::{self, describe};
 
 /// The controller's name and field manager.
 const NAME: &str = "clusterextension-controller";
+
+/// How often an installed extension whose operator serves webhooks is reconciled again, so
+/// its self-managed certificates are renewed when due (a serving certificate lives a year
+/// and is renewed in its last third).
+const CERTIFICATE_CHECK: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// Why the controller cannot start or stopped.
 #[derive(Debug, thiserror::Error)]
@@ -115,12 +129,12 @@ pub async fn start(
 
 struct State {
     catalogs: ServedCatalogs,
-    /// The objects of the last bundle pulled per extension, by bundle image, so waiting for
-    /// Deployments does not pull again.
+    /// The objects of the last bundle pulled per extension, by bundle image and configuration,
+    /// so waiting for Deployments does not pull again.
     rendered: Mutex<HashMap<String, Rendered>>,
 }
 
-/// A bundle image and the objects it rendered to.
+/// A bundle image with the inline configuration it was rendered for, and the objects.
 type Rendered = (String, Arc<Vec<Value>>);
 
 /// What one reconcile came to.
@@ -136,6 +150,9 @@ enum Outcome {
     Retrying(String),
     /// A spec the controller cannot honour.
     Blocked(String),
+    /// An inline configuration the bundle does not accept (operator-controller's
+    /// `InvalidConfiguration`).
+    InvalidConfiguration(String),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -183,11 +200,17 @@ async fn reconcile(
 async fn apply(ext: &ClusterExtension, ctx: &Context<State>) -> Result<Action, ReconcileError> {
     let (outcome, deprecation) = install(ext, ctx).await;
     let next = match &outcome {
+        // Webhook certificates are renewed when due, so an installed operator serving webhooks
+        // is looked at again.
+        Outcome::Installed(..) if ctx.data().serves_webhooks(&ext.name_any()) => {
+            Action::requeue(CERTIFICATE_CHECK)
+        }
         // A Deployment's status change brings a waiting install back (the extension owns it).
         Outcome::Installed(..)
         | Outcome::Pending(_)
         | Outcome::Waiting(_)
-        | Outcome::Blocked(_) => Action::await_change(),
+        | Outcome::Blocked(_)
+        | Outcome::InvalidConfiguration(_) => Action::await_change(),
         Outcome::Retrying(message) => {
             tracing::info!(extension = ext.name_any(), "{message}");
             Action::requeue_with_backoff()
@@ -357,6 +380,10 @@ async fn resolve_and_apply(
     }
     let objects = match ctx.data().objects(ctx.client(), ext, &resolved).await {
         Ok(o) => o,
+        Err(outcome) => return outcome,
+    };
+    let objects = match certify(ctx.client(), ext, objects).await {
+        Ok(o) => o,
         Err(message) => return Outcome::Retrying(message),
     };
     let revisions = match revision::list(ctx.client(), &spec.namespace, &ext.name_any()).await {
@@ -421,44 +448,71 @@ async fn resolve_and_apply(
 }
 
 impl State {
-    /// The objects installing `resolved` for `ext`: pulled, rendered and placed once per
-    /// image.
+    /// Whether the objects last rendered for the extension `name` call webhooks.
+    fn serves_webhooks(&self, name: &str) -> bool {
+        let rendered = self.rendered.lock().unwrap_or_else(|p| p.into_inner());
+        rendered
+            .get(name)
+            .is_some_and(|(_, objects)| !install::webhook_services(objects).is_empty())
+    }
+
+    /// The objects installing `resolved` for `ext`: pulled, rendered for its configuration and
+    /// placed once per image and configuration; a failure as the outcome to report.
     async fn objects(
         &self,
         client: &Client,
         ext: &ClusterExtension,
         resolved: &Resolved,
-    ) -> Result<Arc<Vec<Value>>, String> {
+    ) -> Result<Arc<Vec<Value>>, Outcome> {
         let name = ext.name_any();
+        let inline = ext.spec.config.as_ref().and_then(|c| c.inline.as_ref());
+        let key = format!(
+            "{} {}",
+            resolved.image,
+            inline.map(|i| Value::Object(i.clone())).unwrap_or_default()
+        );
         let cached = {
             let rendered = self.rendered.lock().unwrap_or_else(|p| p.into_inner());
             rendered
                 .get(&name)
-                .filter(|(image, _)| *image == resolved.image)
+                .filter(|(k, _)| *k == key)
                 .map(|(_, objects)| objects.clone())
         };
         if let Some(objects) = cached {
             return Ok(objects);
         }
-        let objects = pull_and_render(&resolved.image, &ext.spec.namespace, &name)
+        let objects = pull_and_render(&resolved.image, &ext.spec.namespace, &name, inline)
             .await
-            .map_err(|e| {
-                format!(
+            .map_err(|e| match e.downcast_ref::<InstallError>() {
+                Some(e @ InstallError::InvalidConfiguration(_)) => {
+                    Outcome::InvalidConfiguration(e.to_string())
+                }
+                _ => Outcome::Retrying(format!(
                     "cannot install bundle {} from {}: {e:#}",
                     resolved.name, resolved.image
-                )
+                )),
             })?;
-        let objects = Arc::new(place(client, ext, objects).await?);
+        let objects = Arc::new(
+            place(client, ext, objects)
+                .await
+                .map_err(Outcome::Retrying)?,
+        );
         self.rendered
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(name, (resolved.image.clone(), objects.clone()));
+            .insert(name, (key, objects.clone()));
         Ok(objects)
     }
 }
 
-/// Pulls the bundle image and renders its plain objects.
-async fn pull_and_render(image: &str, namespace: &str, owner: &str) -> anyhow::Result<Vec<Value>> {
+/// Pulls the bundle image and renders its plain objects for the install mode `inline` asks
+/// for.
+async fn pull_and_render(
+    image: &str,
+    namespace: &str,
+    owner: &str,
+    inline: Option<&serde_json::Map<String, Value>>,
+) -> anyhow::Result<Vec<Value>> {
     if image.is_empty() {
         anyhow::bail!("the catalog gives no image for it");
     }
@@ -475,9 +529,54 @@ async fn pull_and_render(image: &str, namespace: &str, owner: &str) -> anyhow::R
         std::fs::write(path, data)?;
     }
     let bundle = opkit_olm::Bundle::load(dir.path())?;
-    Ok(opkit_olm::install::plain_objects(
-        &bundle, namespace, owner,
-    )?)
+    let mode = install::install_mode(&bundle.csv, namespace, inline)?;
+    Ok(install::plain_objects(&bundle, namespace, owner, &mode)?)
+}
+
+/// `objects` with `caBundle` set wherever they call a webhook Service: each such Service's
+/// self-managed certificate (a CA and a serving certificate in the Secret `<service>-cert`,
+/// which its deployment mounts) is read, or issued, or renewed when due, and the Secret owned
+/// by `ext`, so it goes with it.
+async fn certify(
+    client: &Client,
+    ext: &ClusterExtension,
+    objects: Arc<Vec<Value>>,
+) -> Result<Arc<Vec<Value>>, String> {
+    let services = install::webhook_services(&objects);
+    if services.is_empty() {
+        return Ok(objects);
+    }
+    let owner = ext
+        .controller_owner_ref(&())
+        .ok_or_else(|| "the ClusterExtension has no uid yet".to_string())?;
+    let mut out = (*objects).clone();
+    for (namespace, service) in services {
+        let secret = install::webhooks::cert_secret_name(&service);
+        let ca = SelfManagedCerts::new(&service, &namespace)
+            .secret(&secret)
+            .ensure_secret(client)
+            .await
+            .map_err(|e| {
+                format!(
+                    "cannot issue the certificate of webhook Service {namespace}/{service}: {e}"
+                )
+            })?;
+        let owned = json!({
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": secret, "namespace": namespace, "ownerReferences": [owner]},
+        });
+        Api::<k8s_openapi::api::core::v1::Secret>::namespaced(client.clone(), &namespace)
+            .patch(
+                &secret,
+                &PatchParams::apply(NAME).force(),
+                &Patch::Apply(&owned),
+            )
+            .await
+            .map_err(|e| format!("cannot own Secret {namespace}/{secret}: {e}"))?;
+        install::inject_ca_bundle(&mut out, &namespace, &service, &ca);
+    }
+    Ok(Arc::new(out))
 }
 
 /// `objects` with the extension's namespace on each namespaced one that names none, as they
@@ -578,6 +677,14 @@ async fn prune(client: &Client, ext: &ClusterExtension, objects: &[Value]) -> Re
         ("rbac.authorization.k8s.io/v1", "RoleBinding"),
         ("rbac.authorization.k8s.io/v1", "ClusterRole"),
         ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
+        (
+            "admissionregistration.k8s.io/v1",
+            "ValidatingWebhookConfiguration",
+        ),
+        (
+            "admissionregistration.k8s.io/v1",
+            "MutatingWebhookConfiguration",
+        ),
     ]
     .into_iter()
     .map(|(a, k)| (a.to_string(), k.to_string()))
@@ -679,6 +786,7 @@ fn status_of(
         ),
         Outcome::Waiting(m) | Outcome::Retrying(m) => (true, "Retrying", m.clone()),
         Outcome::Blocked(m) => (false, "Blocked", m.clone()),
+        Outcome::InvalidConfiguration(m) => (false, "InvalidConfiguration", m.clone()),
     };
     let generation = ext.metadata.generation;
     let manual = ext.spec.install.as_ref().and_then(|i| i.approval) == Some(Approval::Manual);
