@@ -2,7 +2,8 @@
 //! latency, server memory, server-side apply next to create and update, garbage collection of
 //! many dependents, a large Deployment rolled out by the simulated workload controllers, and
 //! the cost of CRD conversion in a LIST, chart rendering next to `helm template`, and the chart
-//! operator deploying many releases, and the KUDO manager running real packages' plans —
+//! operator deploying many releases, the KUDO manager running real packages' plans, and metering
+//! reports over a generated month of history —
 //! over real HTTPS with real kube-rs clients, on loopback.
 //!
 //! The binary (`opkit-bench`) runs [`run`] with [`Counts::full`] or [`Counts::quick`] and prints
@@ -16,6 +17,7 @@ pub mod cluster;
 pub mod conversion;
 pub mod e2e;
 pub mod kudo;
+pub mod metering;
 pub mod scenarios;
 pub mod server;
 pub mod stats;
@@ -64,11 +66,14 @@ pub enum Scenario {
     /// `opkit test` in a scaffolded operator project: a kuttl suite on the embedded plane next
     /// to the same suite with `--kubeconfig` against `opkit up` (needs the `opkit` binary).
     E2e,
+    /// Metering over a generated month: the per-custom-resource and namespace reports for each
+    /// day and for the month over many custom resources (time, peak memory).
+    Metering,
 }
 
 impl Scenario {
     /// All scenarios, in the order they run.
-    pub const ALL: [Scenario; 15] = [
+    pub const ALL: [Scenario; 16] = [
         Scenario::Startup,
         Scenario::Creates,
         Scenario::GetList,
@@ -84,6 +89,7 @@ impl Scenario {
         Scenario::AnsibleOperator,
         Scenario::Kudo,
         Scenario::E2e,
+        Scenario::Metering,
     ];
 
     /// The name used by `--scenario`.
@@ -104,6 +110,7 @@ impl Scenario {
             Scenario::AnsibleOperator => "ansible-operator",
             Scenario::Kudo => "kudo",
             Scenario::E2e => "e2e",
+            Scenario::Metering => "metering",
         }
     }
 
@@ -177,6 +184,10 @@ pub struct Counts {
     pub e2e_tests: usize,
     /// Timed runs of that suite in each way.
     pub e2e_runs: usize,
+    /// Custom resources in the metering scenario's generated history.
+    pub metering_resources: usize,
+    /// Days of that history (one daily report each, then one over them all).
+    pub metering_days: usize,
     /// Upper bound on each scenario's wall time.
     pub scenario_timeout: Duration,
 }
@@ -209,6 +220,8 @@ impl Counts {
             kudo_instances: 100,
             e2e_tests: 20,
             e2e_runs: 3,
+            metering_resources: 1_000,
+            metering_days: 30,
             scenario_timeout: Duration::from_secs(600),
         }
     }
@@ -240,6 +253,8 @@ impl Counts {
             kudo_instances: 100,
             e2e_tests: 20,
             e2e_runs: 1,
+            metering_resources: 100,
+            metering_days: 7,
             scenario_timeout: Duration::from_secs(60),
         }
     }
@@ -271,6 +286,8 @@ impl Counts {
             kudo_instances: 3,
             e2e_tests: 3,
             e2e_runs: 1,
+            metering_resources: 10,
+            metering_days: 2,
             scenario_timeout: Duration::from_secs(60),
         }
     }

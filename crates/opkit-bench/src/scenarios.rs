@@ -48,6 +48,7 @@ pub async fn run(scenario: Scenario, options: &Options) -> anyhow::Result<Outcom
         Scenario::AnsibleOperator => crate::ansible_operator::ansible_operator(options).await,
         Scenario::Kudo => crate::kudo::kudo(options).await,
         Scenario::E2e => crate::e2e::e2e(options).await,
+        Scenario::Metering => crate::metering::metering(options).await,
     }
 }
 

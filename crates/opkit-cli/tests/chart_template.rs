@@ -638,6 +638,75 @@ fn report_run_adds_cost_columns_from_a_rate_card() {
 }
 
 #[test]
+fn report_run_gives_metering_utilisation_and_pvc_usage_from_samples() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_cpu_requests(tmp.path());
+    let samples = |name: &str, amount: f64, labels: serde_json::Value| {
+        let rows: Vec<_> = ["00", "01"]
+            .iter()
+            .map(|minute| {
+                serde_json::json!({
+                    "amount": amount,
+                    "timestamp": format!("2026-01-01T10:{minute}:00Z"),
+                    "stepSize": 60_000_000_000u64,
+                    "labels": labels,
+                })
+            })
+            .collect();
+        std::fs::write(
+            tmp.path().join(format!("{name}.json")),
+            serde_json::to_string(&rows).unwrap(),
+        )
+        .unwrap();
+    };
+    samples(
+        "node-allocatable-cpu-cores",
+        10.0,
+        serde_json::json!({"node": "n1"}),
+    );
+    samples(
+        "persistentvolumeclaim-usage-bytes",
+        1024.0,
+        serde_json::json!({"namespace": "shop", "persistentvolumeclaim": "data"}),
+    );
+    let run = |query: &str, inputs: &[&str]| {
+        let mut args = vec!["report", "run", query];
+        for input in inputs {
+            args.extend(["--input", input]);
+        }
+        args.extend([
+            "--start",
+            "2026-01-01T10:00:00Z",
+            "--end",
+            "2026-01-01T10:02:00Z",
+            "--format",
+            "json",
+        ]);
+        stdout_of(&opkit(tmp.path(), &args))
+    };
+    // Requests: 2.5 cores × 120 s = 300 of 10 cores × 120 s = 1200 allocatable.
+    let report: serde_json::Value = serde_json::from_str(&run(
+        "node-cpu-utilization",
+        &[
+            "node-allocatable-cpu-cores.json",
+            "pod-request-cpu-cores.json",
+        ],
+    ))
+    .unwrap();
+    assert_eq!(report[0]["node_allocatable_cpu_core_seconds"], 1200.0);
+    assert_eq!(report[0]["pod_request_cpu_core_seconds"], 300.0);
+    assert_eq!(report[0]["cpu_used_percent"], 0.25);
+    assert_eq!(report[0]["cpu_unused_percent"], 0.75);
+    assert_eq!(
+        run(
+            "persistentvolumeclaim-usage",
+            &["persistentvolumeclaim-usage-bytes.json"]
+        ),
+        r#"[{"namespace":"shop","period_end":"2026-01-01T10:02:00Z","period_start":"2026-01-01T10:00:00Z","persistentvolumeclaim":"data","persistentvolumeclaim_usage_bytes":1024}]"#
+    );
+}
+
+#[test]
 fn report_run_names_unknown_queries_missing_inputs_and_bad_rows() {
     let tmp = tempfile::tempdir().unwrap();
     write_cpu_requests(tmp.path());
