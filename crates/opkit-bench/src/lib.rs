@@ -2,8 +2,9 @@
 //! latency, server memory, server-side apply next to create and update, garbage collection of
 //! many dependents, a large Deployment rolled out by the simulated workload controllers, and
 //! the cost of CRD conversion in a LIST, chart rendering next to `helm template`, and the chart
-//! operator deploying many releases, the KUDO manager running real packages' plans, and metering
-//! reports over a generated month of history —
+//! operator deploying many releases, the KUDO manager running real packages' plans, the OLM
+//! lifecycle controllers serving a catalog of 1,000 bundles and installing from it, and
+//! metering reports over a generated month of history —
 //! over real HTTPS with real kube-rs clients, on loopback.
 //!
 //! The binary (`opkit-bench`) runs [`run`] with [`Counts::full`] or [`Counts::quick`] and prints
@@ -18,6 +19,7 @@ pub mod conversion;
 pub mod e2e;
 pub mod kudo;
 pub mod metering;
+pub mod olm;
 pub mod scenarios;
 pub mod server;
 pub mod stats;
@@ -63,6 +65,10 @@ pub enum Scenario {
     /// The KUDO manager: zookeeper's deploy plan to COMPLETE, and many first-operator
     /// instances installed at once (needs the KUDO package corpus).
     Kudo,
+    /// A generated catalog of many bundles pushed to a real registry, to `Serving=True`;
+    /// resolution against it; a `ClusterExtension` of it to `Installed=True` (needs Debian's
+    /// `docker-registry`).
+    Olm,
     /// `opkit test` in a scaffolded operator project: a kuttl suite on the embedded plane next
     /// to the same suite with `--kubeconfig` against `opkit up` (needs the `opkit` binary).
     E2e,
@@ -73,7 +79,7 @@ pub enum Scenario {
 
 impl Scenario {
     /// All scenarios, in the order they run.
-    pub const ALL: [Scenario; 16] = [
+    pub const ALL: [Scenario; 17] = [
         Scenario::Startup,
         Scenario::Creates,
         Scenario::GetList,
@@ -88,6 +94,7 @@ impl Scenario {
         Scenario::ChartOperator,
         Scenario::AnsibleOperator,
         Scenario::Kudo,
+        Scenario::Olm,
         Scenario::E2e,
         Scenario::Metering,
     ];
@@ -109,6 +116,7 @@ impl Scenario {
             Scenario::ChartOperator => "chart-operator",
             Scenario::AnsibleOperator => "ansible-operator",
             Scenario::Kudo => "kudo",
+            Scenario::Olm => "olm",
             Scenario::E2e => "e2e",
             Scenario::Metering => "metering",
         }
@@ -180,6 +188,10 @@ pub struct Counts {
     pub kudo_runs: usize,
     /// first-operator instances installed at once.
     pub kudo_instances: usize,
+    /// Packages of the OLM scenario's catalog.
+    pub olm_packages: usize,
+    /// Bundles (versions) of each.
+    pub olm_versions: usize,
     /// kuttl tests in the e2e scenario's suite.
     pub e2e_tests: usize,
     /// Timed runs of that suite in each way.
@@ -218,6 +230,8 @@ impl Counts {
             ansible_resources: 50,
             kudo_runs: 10,
             kudo_instances: 100,
+            olm_packages: 100,
+            olm_versions: 10,
             e2e_tests: 20,
             e2e_runs: 3,
             metering_resources: 1_000,
@@ -251,6 +265,8 @@ impl Counts {
             ansible_resources: 10,
             kudo_runs: 3,
             kudo_instances: 100,
+            olm_packages: 20,
+            olm_versions: 10,
             e2e_tests: 20,
             e2e_runs: 1,
             metering_resources: 100,
@@ -284,6 +300,8 @@ impl Counts {
             ansible_resources: 2,
             kudo_runs: 1,
             kudo_instances: 3,
+            olm_packages: 3,
+            olm_versions: 4,
             e2e_tests: 3,
             e2e_runs: 1,
             metering_resources: 10,

@@ -1575,6 +1575,211 @@ fn an_installed_bundles_webhooks_are_served_through_a_service_whose_self_managed
 }
 
 #[test]
+fn a_failed_cluster_extension_installs_when_a_catalog_offers_its_package_and_upgrades_when_it_changes()
+ {
+    let registry = Registry::start();
+    let tmp = tempfile::tempdir().unwrap();
+    write_installable_bundles(tmp.path());
+    for (dir, version) in [("b1", "1.0.0"), ("b2", "2.0.0")] {
+        let image = registry.image(&format!("demo/bundle:v{version}"));
+        pushed_digest(&opkit(tmp.path(), &["bundle", "push", dir, &image]));
+    }
+    // v1 of the catalog has 1.0.0 only; v2 adds 2.0.0 (replacing it) and deprecates the package.
+    let bundle_image = |v: &str| registry.image(&format!("demo/bundle:v{v}"));
+    write_catalog_of(&tmp.path().join("v2"), bundle_image);
+    let full = std::fs::read_to_string(tmp.path().join("v2/index.yaml")).unwrap();
+    let first = full
+        .split("---\n")
+        .filter(|doc| !(doc.starts_with("schema: olm.bundle") && doc.contains("demo.v2.0.0")))
+        .collect::<Vec<_>>()
+        .join("---\n")
+        .replace("- name: demo.v2.0.0\n  replaces: demo.v1.0.0\n", "");
+    std::fs::create_dir_all(tmp.path().join("v1")).unwrap();
+    std::fs::write(tmp.path().join("v1/index.yaml"), first).unwrap();
+    std::fs::write(
+        tmp.path().join("v2/index.yaml"),
+        format!("{full}---\nschema: olm.deprecations\npackage: demo\nentries:\n- reference:\n    schema: olm.package\n  message: demo moves to demo2\n"),
+    )
+    .unwrap();
+
+    let cp = common::ControlPlane::start_with(&["--olm"]);
+    cp.kubectl_ok(&["create", "namespace", "demo-system"]);
+    let out = cp.kubectl_stdin(
+        &["apply", "-f", "-"],
+        &cluster_extension("demo", "demo", ">=1.0.0"),
+    );
+    assert!(out.success(), "{out}");
+    let ext = wait_for_condition(
+        &cp,
+        "clusterextension",
+        "demo",
+        "Progressing",
+        "True",
+        "Retrying",
+    );
+    let (_, _, message) = catalog_condition(&ext, "Progressing").unwrap();
+    assert_eq!(
+        message,
+        "cannot resolve: no served catalog has package \"demo\""
+    );
+
+    // A catalog with the package appears: the extension installs, its spec untouched (a
+    // resolution failure waits for a catalog change, not for a retry timer).
+    let v1 = registry.image("demo/catalog:v1");
+    pushed_digest(&opkit(tmp.path(), &["catalog", "push", "v1", &v1]));
+    let out = cp.kubectl_stdin(&["apply", "-f", "-"], &cluster_catalog("ops", &v1));
+    assert!(out.success(), "{out}");
+    let ext = wait_for_condition(
+        &cp,
+        "clusterextension",
+        "demo",
+        "Installed",
+        "True",
+        "Succeeded",
+    );
+    assert_eq!(ext["status"]["install"]["bundle"]["version"], "1.0.0");
+    assert_eq!(ext["metadata"]["generation"], 1, "the spec was not edited");
+    assert_eq!(
+        catalog_condition(&ext, "PackageDeprecated").map(|c| (c.0, c.1)),
+        Some(("False".into(), "NotDeprecated".into()))
+    );
+
+    // The catalog moves to content with a successor and a deprecation: one hop up, and the
+    // deprecation shows, again without an edit of the extension.
+    let v2 = registry.image("demo/catalog:v2");
+    pushed_digest(&opkit(tmp.path(), &["catalog", "push", "v2", &v2]));
+    let out = cp.kubectl_stdin(&["apply", "-f", "-"], &cluster_catalog("ops", &v2));
+    assert!(out.success(), "{out}");
+    let ext = common::eventually("ClusterExtension demo to install 2.0.0", || {
+        let ext = get_object(&cp, "clusterextension", "demo");
+        match ext["status"]["install"]["bundle"]["version"].as_str() {
+            Some("2.0.0") => Ok(ext),
+            _ => Err(ext["status"].to_string()),
+        }
+    });
+    assert_eq!(ext["metadata"]["generation"], 1, "the spec was not edited");
+    let deprecated = catalog_condition(&ext, "PackageDeprecated").unwrap();
+    assert_eq!(
+        (
+            deprecated.0.as_str(),
+            deprecated.1.as_str(),
+            deprecated.2.as_str()
+        ),
+        ("True", "Deprecated", "demo moves to demo2")
+    );
+}
+
+/// [`cluster_extension`] with `selector` (YAML lines at the selector's indentation).
+fn cluster_extension_selecting(name: &str, selector: &str) -> String {
+    format!(
+        "{}      selector:\n{selector}",
+        cluster_extension(name, "demo", ">=1.0.0")
+    )
+}
+
+#[test]
+fn a_catalog_selector_picks_catalogs_by_labels_and_name_and_a_label_change_resolves_again() {
+    let registry = Registry::start();
+    let tmp = tempfile::tempdir().unwrap();
+    write_installable_bundles(tmp.path());
+    for (dir, version) in [("b1", "1.0.0"), ("b2", "2.0.0")] {
+        let image = registry.image(&format!("demo/bundle:v{version}"));
+        pushed_digest(&opkit(tmp.path(), &["bundle", "push", dir, &image]));
+    }
+    write_catalog_of(&tmp.path().join("catalog"), |v| {
+        registry.image(&format!("demo/bundle:v{v}"))
+    });
+    let catalog = registry.image("demo/catalog:v1");
+    pushed_digest(&opkit(
+        tmp.path(),
+        &["catalog", "push", "catalog", &catalog],
+    ));
+    let cp = common::ControlPlane::start_with(&["--olm"]);
+    cp.kubectl_ok(&["create", "namespace", "demo-system"]);
+    let out = cp.kubectl_stdin(&["apply", "-f", "-"], &cluster_catalog("ops", &catalog));
+    assert!(out.success(), "{out}");
+    wait_for_catalog(&cp, "ops", "Serving", "True", "Available");
+    // catalogd's name label, as OLM v1 sets it.
+    let labelled = cp.kubectl_ok(&[
+        "get",
+        "clustercatalog",
+        "-l",
+        "olm.operatorframework.io/metadata.name=ops",
+        "-o",
+        "name",
+    ]);
+    assert_eq!(
+        labelled.trim(),
+        "clustercatalog.olm.operatorframework.io/ops"
+    );
+
+    // By name and by an expression over a label the catalog does not have yet.
+    let prod_ops = cluster_extension_selecting(
+        "prod-ops",
+        "        matchLabels:\n          olm.operatorframework.io/metadata.name: ops\n        matchExpressions:\n        - key: tier\n          operator: In\n          values: [prod]\n",
+    );
+    let elsewhere = cluster_extension_selecting(
+        "elsewhere",
+        "        matchLabels:\n          olm.operatorframework.io/metadata.name: elsewhere\n",
+    );
+    let bad = cluster_extension_selecting(
+        "bad",
+        "        matchExpressions:\n        - key: tier\n          operator: Near\n",
+    );
+    for ext in [&prod_ops, &elsewhere, &bad] {
+        let out = cp.kubectl_stdin(&["apply", "-f", "-"], ext);
+        assert!(out.success(), "{out}");
+    }
+    for name in ["prod-ops", "elsewhere"] {
+        let ext = wait_for_condition(
+            &cp,
+            "clusterextension",
+            name,
+            "Progressing",
+            "True",
+            "Retrying",
+        );
+        let (_, _, message) = catalog_condition(&ext, "Progressing").unwrap();
+        assert_eq!(
+            message,
+            "cannot resolve: no served catalog has package \"demo\" (of the catalogs spec.source.catalog.selector selects: none is served)"
+        );
+    }
+    let ext = wait_for_condition(
+        &cp,
+        "clusterextension",
+        "bad",
+        "Progressing",
+        "False",
+        "Blocked",
+    );
+    let (_, _, message) = catalog_condition(&ext, "Progressing").unwrap();
+    assert!(
+        message.starts_with("spec.source.catalog.selector is not a label selector: ")
+            && message.contains("Near"),
+        "{message}"
+    );
+
+    // The catalog gets the label: the extension that now selects it installs, untouched.
+    cp.kubectl_ok(&["label", "clustercatalog", "ops", "tier=prod"]);
+    let ext = wait_for_condition(
+        &cp,
+        "clusterextension",
+        "prod-ops",
+        "Installed",
+        "True",
+        "Succeeded",
+    );
+    assert_eq!(ext["status"]["install"]["bundle"]["version"], "2.0.0");
+    assert_eq!(ext["metadata"]["generation"], 1);
+    let ext = get_object(&cp, "clusterextension", "elsewhere");
+    assert_eq!(
+        catalog_condition(&ext, "Installed").map(|c| (c.0, c.1)),
+        Some(("False".into(), "Failed".into()))
+    );
+}
+
+#[test]
 fn a_cluster_extension_upgrade_removing_a_crd_field_is_blocked_until_enforcement_none_and_deprecations_show()
  {
     let registry = Registry::start();

@@ -11,6 +11,10 @@ use serde::{Deserialize, Serialize};
 /// The finalizer under which a deleted catalog stops being served before it goes.
 pub const DELETE_FINALIZER: &str = "olm.operatorframework.io/delete-server-cache";
 
+/// catalogd's label carrying each catalog's own name, so label selectors can pick catalogs
+/// by name (the catalog controller writes it).
+pub const METADATA_NAME_LABEL: &str = "olm.operatorframework.io/metadata.name";
+
 /// A file-based catalog, pulled from an image and served to the cluster over HTTP.
 #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(

@@ -1,6 +1,7 @@
 //! The `ClusterExtension` controller, OLM v1's operator-controller for registry+v1 bundles:
 //! it resolves the package against the catalogs [`crate::catalogd`] serves (read in-process
-//! through [`ServedCatalogs`], not over HTTP) with [`opkit_olm::resolve`], pulls the chosen
+//! through [`ServedCatalogs`], not over HTTP; those `spec.source.catalog.selector` selects,
+//! [`crate::selection`]) with [`opkit_olm::resolve`], pulls the chosen
 //! bundle image with the shared [`crate::registry`] client, renders it with
 //! [`opkit_olm::install`] for the install mode its inline configuration asks for
 //! (`spec.config.inline.watchNamespace`: none for all namespaces, the install namespace or
@@ -32,11 +33,16 @@
 //! finalizer) deletes what it installed but its CRDs, which are released and stay with their
 //! custom resources, unless the purge annotation asks for them to go too.
 //!
-//! A failure (no such package, no matching version, a pull or apply failure) is written as
-//! `Progressing=True/Retrying` and retried with the runtime's per-key backoff; a spec the
-//! controller cannot honour is `Progressing=False/Blocked`.
+//! A failure is written as `Progressing=True/Retrying`. One of resolution (no such package,
+//! no matching version, no catalog served yet) waits for a change instead of a timer: the
+//! controller watches `ClusterCatalog`s, and every status or label change of one (catalogd
+//! writes the status after it serves new content, stops serving or fails) resolves again the
+//! extensions that may use it — so a failed one installs as soon as a catalog offers its
+//! package, and an installed one sees new successors and deprecations. Other failures (a
+//! pull, an apply, a missing dependency) are retried with the runtime's per-key backoff; a
+//! spec the controller cannot honour is `Progressing=False/Blocked`.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -47,7 +53,7 @@ use kube::discovery::{Scope, pinned_kind};
 use kube::{Client, Resource, ResourceExt};
 use opkit::finalizer::{Event, FinalizerError};
 use opkit::webhook::SelfManagedCerts;
-use opkit::{Action, Context, Controller, Manager, Predicate, Running};
+use opkit::{Action, Caches, Context, Controller, Manager, Predicate, Running};
 use opkit_olm::catalog::Deprecation;
 use opkit_olm::deprecation::Status;
 use opkit_olm::graph::Node;
@@ -57,13 +63,14 @@ use opkit_olm::version::VersionRange;
 use serde_json::{Value, json};
 
 use crate::api::{
-    APPROVED_BUNDLE_ANNOTATION, Approval, BundleMetadata, ClusterExtension,
+    APPROVED_BUNDLE_ANNOTATION, Approval, BundleMetadata, ClusterCatalog, ClusterExtension,
     ClusterExtensionInstallStatus, ClusterExtensionStatus, CrdError, PURGE_ANNOTATION,
     PendingUpgrade, UNINSTALL_FINALIZER, UpgradeConstraintPolicy,
 };
-use crate::catalogd::ServedCatalogs;
+use crate::catalogd::{ServedCatalog, ServedCatalogs};
 use crate::registry::Registry;
 use crate::revision::{self, describe};
+use crate::selection;
 
 /// The controller's name and field manager.
 const NAME: &str = "clusterextension-controller";
@@ -120,10 +127,35 @@ pub async fn start(
                     || old.metadata.finalizers != new.metadata.finalizers
             }))
             .owns::<Deployment>()
+            .watches_with_caches(extensions_using, catalog_changed())
             .build(reconcile, state),
     );
     Ok(ClusterExtensions {
         running: manager.start(client).await?,
+    })
+}
+
+/// The extensions that may resolve against a changed catalog: those whose selector selects
+/// it (on an update, the old catalog is mapped too: one a label change deselects counts).
+fn extensions_using(catalog: &ClusterCatalog, caches: &Caches) -> Vec<opkit::Request> {
+    let Ok(extensions) = caches.store::<ClusterExtension>() else {
+        return Vec::new();
+    };
+    extensions
+        .state()
+        .iter()
+        .filter(|ext| selection::may_use(ext, catalog))
+        .map(|ext| opkit::Request::from_object(ext.as_ref()))
+        .collect()
+}
+
+/// Passes a catalog's creation, deletion and changes of its status or labels: catalogd
+/// writes the status after what it serves changed (new content, stopped, failed), so by then
+/// [`ServedCatalogs`] has it; its spec changes show as status changes too (the conditions'
+/// `observedGeneration`).
+fn catalog_changed() -> Predicate<ClusterCatalog> {
+    Predicate::on_update(|old: &ClusterCatalog, new| {
+        old.status != new.status || old.labels() != new.labels()
     })
 }
 
@@ -146,8 +178,11 @@ enum Outcome {
     Pending(PendingUpgrade),
     /// The bundle's objects are applied; the Deployments are not Available yet.
     Waiting(String),
-    /// A failure that may pass.
+    /// A failure that may pass, retried with backoff.
     Retrying(String),
+    /// No served catalog offers a bundle for the spec: resolved again when a catalog or the
+    /// spec changes.
+    Unresolved(String),
     /// A spec the controller cannot honour.
     Blocked(String),
     /// An inline configuration the bundle does not accept (operator-controller's
@@ -211,6 +246,10 @@ async fn apply(ext: &ClusterExtension, ctx: &Context<State>) -> Result<Action, R
         | Outcome::Waiting(_)
         | Outcome::Blocked(_)
         | Outcome::InvalidConfiguration(_) => Action::await_change(),
+        Outcome::Unresolved(message) => {
+            tracing::info!(extension = ext.name_any(), "{message}");
+            Action::await_change()
+        }
         Outcome::Retrying(message) => {
             tracing::info!(extension = ext.name_any(), "{message}");
             Action::requeue_with_backoff()
@@ -287,7 +326,10 @@ async fn release_crds(client: &Client, ext: &ClusterExtension) -> Result<(), Str
 /// Resolves, pulls, renders and applies; the outcome, and the served catalog's deprecation
 /// of the package (of the catalog the bundle resolved from, else the first that has one).
 async fn install(ext: &ClusterExtension, ctx: &Context<State>) -> (Outcome, Option<Deprecation>) {
-    let served = ctx.data().catalogs.snapshot();
+    let served = match selected(ext, ctx) {
+        Ok(served) => served,
+        Err(outcome) => return (outcome, None),
+    };
     let deprecation = |catalog: Option<&str>| {
         let package = ext.spec.source.catalog.as_ref()?.package_name.as_str();
         served
@@ -301,23 +343,38 @@ async fn install(ext: &ClusterExtension, ctx: &Context<State>) -> (Outcome, Opti
     (outcome, deprecation(from.as_deref()))
 }
 
+/// The served catalogs `ext`'s selector selects, by their labels in the cache; else the
+/// outcome (an invalid selector is Blocked).
+fn selected(
+    ext: &ClusterExtension,
+    ctx: &Context<State>,
+) -> Result<BTreeMap<String, ServedCatalog>, Outcome> {
+    let mut served = ctx.data().catalogs.snapshot();
+    let Some(selector) = selection::selector_of(ext).map_err(Outcome::Blocked)? else {
+        return Ok(served);
+    };
+    let store = ctx
+        .store::<ClusterCatalog>()
+        .map_err(|e| Outcome::Retrying(format!("cannot read the ClusterCatalogs: {e}")))?;
+    served.retain(|name, _| {
+        let live = store.get(&opkit::ObjectRef::new(name));
+        selection::selects(Some(&selector), name, live.as_ref().map(|c| c.labels()))
+    });
+    Ok(served)
+}
+
 /// Resolves against `served`, pulls, renders, checks and applies; the outcome. `from` is set
 /// to the catalog of the resolved bundle.
 async fn resolve_and_apply(
     ext: &ClusterExtension,
     ctx: &Context<State>,
-    served: &std::collections::BTreeMap<String, crate::catalogd::ServedCatalog>,
+    served: &BTreeMap<String, ServedCatalog>,
     from: &mut Option<String>,
 ) -> Outcome {
     let spec = &ext.spec;
     let Some(filter) = &spec.source.catalog else {
         return Outcome::Blocked("spec.source.catalog is required for sourceType Catalog".into());
     };
-    if filter.selector.is_some() {
-        return Outcome::Blocked(
-            "spec.source.catalog.selector is not supported yet by opkit; remove it to resolve against every served catalog".into(),
-        );
-    }
     let range = match filter.version.as_deref().map(VersionRange::parse) {
         None => None,
         Some(Ok(r)) => Some(r),
@@ -357,7 +414,18 @@ async fn resolve_and_apply(
     };
     let resolved = match resolve::resolve(&sources, &request, installed.as_ref()) {
         Ok(r) => r,
-        Err(e) => return Outcome::Retrying(format!("cannot resolve: {e}")),
+        Err(e) if filter.selector.is_some() => {
+            let names: Vec<&str> = served.keys().map(String::as_str).collect();
+            return Outcome::Unresolved(format!(
+                "cannot resolve: {e} (of the catalogs spec.source.catalog.selector selects: {})",
+                if names.is_empty() {
+                    "none is served".to_string()
+                } else {
+                    names.join(", ")
+                }
+            ));
+        }
+        Err(e) => return Outcome::Unresolved(format!("cannot resolve: {e}")),
     };
     *from = Some(resolved.catalog.clone());
     let changing = installed.as_ref().is_none_or(|i| i.name != resolved.name);
@@ -784,7 +852,9 @@ fn status_of(
                 ext.name_any()
             ),
         ),
-        Outcome::Waiting(m) | Outcome::Retrying(m) => (true, "Retrying", m.clone()),
+        Outcome::Waiting(m) | Outcome::Retrying(m) | Outcome::Unresolved(m) => {
+            (true, "Retrying", m.clone())
+        }
         Outcome::Blocked(m) => (false, "Blocked", m.clone()),
         Outcome::InvalidConfiguration(m) => (false, "InvalidConfiguration", m.clone()),
     };
