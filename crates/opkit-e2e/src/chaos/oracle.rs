@@ -5,8 +5,9 @@
 //! The end state is compared through two masks. The global mask drops what differs between any
 //! two runs by construction: `uid`, `resourceVersion`, `managedFields`, `creationTimestamp`,
 //! `deletionTimestamp`, `generation` (a retried or repeated write may bump it without changing
-//! what the object says), `selfLink`, owner references' `uid`, and every field whose name ends
-//! in `Time` or `Timestamp` (condition times, heartbeats); the test namespace's name is
+//! what the object says), `selfLink`, owner references' `uid`, every field whose name ends
+//! in `Time` or `Timestamp` (condition times, heartbeats), and the IP addresses the cluster
+//! assigns to pods (and the endpoints made of them); the test namespace's name is
 //! replaced by `$NAMESPACE` in every string. The learned mask drops the fields that differed
 //! between two fault-free runs (generated names, random values, the plane's CA).
 
@@ -23,16 +24,22 @@ pub const NAMESPACE: &str = "$NAMESPACE";
 /// Kubernetes generated).
 pub type Snapshot = BTreeMap<String, Value>;
 
-/// The built-in controllers that name what they create from `metadata.generateName`: a
-/// ReplicaSet's pods are `<replicaset>-<5 random characters>`, and so are a Job's, a
-/// DaemonSet's and a ReplicationController's.
-const GENERATING_CONTROLLERS: [&str; 4] =
-    ["ReplicaSet", "Job", "DaemonSet", "ReplicationController"];
+/// The owners of what built-in controllers name `<owner>-<suffix>`: a ReplicaSet's pods are
+/// `<replicaset>-<5 random characters>` (`generateName`), and so are a Job's, a DaemonSet's and
+/// a ReplicationController's; a Service's EndpointSlices too upstream, and on the embedded
+/// plane `<service>-<a hash of its UID>`.
+const GENERATING_CONTROLLERS: [&str; 5] = [
+    "ReplicaSet",
+    "Job",
+    "DaemonSet",
+    "ReplicationController",
+    "Service",
+];
 
 /// The objects of a run's test namespace (`(kind, object)`) as the oracles compare them: each
 /// normalized ([`normalize`]), and the names Kubernetes generated for what a built-in
-/// controller created (an object named from its `generateName` whose controller is one of
-/// [`GENERATING_CONTROLLERS`]) replaced by `<generateName>$1`, `$2`… in the order of their
+/// controller created (an object whose controller is one of [`GENERATING_CONTROLLERS`], named
+/// `<owner>-` and a suffix) replaced by `<owner>-$1`, `$2`… in the order of their
 /// normalized contents, names aside — in the object and in every string that names it. Such a
 /// suffix differs in every run, whatever the operator does: the operator is judged on how many
 /// there are and what they hold. Names the operator or the test chose are kept.
@@ -47,10 +54,7 @@ pub(crate) fn snapshot(
     let mut generated: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
     for (i, (kind, object)) in objects.iter().enumerate() {
         if let Some(prefix) = generated_by_controller(object) {
-            generated
-                .entry((kind.clone(), prefix.to_string()))
-                .or_default()
-                .push(i);
+            generated.entry((kind.clone(), prefix)).or_default().push(i);
         }
     }
     let mut renames: Vec<(String, String)> = Vec::new();
@@ -80,20 +84,20 @@ pub(crate) fn snapshot(
         .collect()
 }
 
-/// The `generateName` an object was named from, when a built-in controller of
-/// [`GENERATING_CONTROLLERS`] created it.
-fn generated_by_controller(object: &Value) -> Option<&str> {
+/// The prefix of a name a built-in controller chose: `<owner>-` when the object's controller
+/// owner is one of [`GENERATING_CONTROLLERS`] and its name is that plus a suffix (random, from
+/// `generateName`, or a hash of the owner's UID as the embedded plane's EndpointSlices have).
+fn generated_by_controller(object: &Value) -> Option<String> {
     let meta = object.get("metadata")?;
-    let prefix = meta.get("generateName")?.as_str()?;
     let name = meta.get("name")?.as_str()?;
-    let controlled = meta.get("ownerReferences")?.as_array()?.iter().any(|o| {
+    let owner = meta.get("ownerReferences")?.as_array()?.iter().find(|o| {
         o.get("controller") == Some(&Value::Bool(true))
             && o.get("kind")
                 .and_then(Value::as_str)
                 .is_some_and(|k| GENERATING_CONTROLLERS.contains(&k))
-    });
-    (controlled && !prefix.is_empty() && name.len() > prefix.len() && name.starts_with(prefix))
-        .then_some(prefix)
+    })?;
+    let prefix = format!("{}-", owner.get("name")?.as_str()?);
+    (name.len() > prefix.len() && name.starts_with(&prefix)).then_some(prefix)
 }
 
 /// Replaces each `(from, to)` in every string of `value`.
@@ -135,6 +139,21 @@ fn globally_masked(parent: &str, key: &str) -> bool {
         || (parent.starts_with("/metadata/ownerReferences/") && key == "uid")
         || key.ends_with("Time")
         || key.ends_with("Timestamp")
+        || assigned_address(parent, key)
+}
+
+/// Whether a field holds an IP address the cluster assigned (a pod's and its node's, and the
+/// EndpointSlice and Endpoints addresses made of them): which one a pod gets depends on the
+/// order pods were started in, never on the operator.
+fn assigned_address(parent: &str, key: &str) -> bool {
+    let item_of = |list: &str| {
+        parent
+            .strip_prefix(list)
+            .is_some_and(|i| i.parse::<usize>().is_ok())
+    };
+    (parent == "/status" && matches!(key, "podIP" | "podIPs" | "hostIP" | "hostIPs"))
+        || (key == "addresses" && item_of("/endpoints/"))
+        || (key == "ip" && parent.starts_with("/subsets/") && parent.contains("/addresses/"))
 }
 
 /// An object as the oracles compare it: the global mask applied, the namespace's name
@@ -349,7 +368,8 @@ mod tests {
             "metadata": {"name": "a", "namespace": "kuttl-test-a", "uid": "1",
                 "resourceVersion": "7", "generation": 2, "creationTimestamp": "t",
                 "ownerReferences": [{"name": "o", "uid": "9"}]},
-            "status": {"conditions": [{"type": "Ready", "lastTransitionTime": "t"}]}
+            "status": {"conditions": [{"type": "Ready", "lastTransitionTime": "t"}],
+                "podIP": "10.244.0.3"}
         });
         assert_eq!(
             normalize(&object, "kuttl-test-a"),
@@ -418,6 +438,15 @@ mod tests {
                 "Pod/web-5d8f7c-$2: in the reference, missing in this run"
             ]
         );
+        let slice = snapshot(
+            [(
+                "EndpointSlice.discovery.k8s.io".to_string(),
+                json!({"metadata": {"name": "web-q8x2k",
+                    "ownerReferences": [{"kind": "Service", "name": "web", "controller": true}]}}),
+            )],
+            "ns",
+        );
+        assert!(slice.contains_key("EndpointSlice.discovery.k8s.io/web-$1"));
         let own = snapshot(
             [(
                 "ConfigMap".to_string(),
