@@ -581,7 +581,11 @@ spec:
         // A conversion webhook converts cluster-wide: only AllNamespaces bundles may have one.
         let single = InstallMode::SingleNamespace("team-a".into());
         assert_eq!(
-            render_csv(&single_too(&format!("{CSV}  webhookdefinitions:\n{CONVERSION}")), &single).unwrap_err(),
+            render_csv(
+                &single_too(&format!("{CSV}  webhookdefinitions:\n{CONVERSION}")),
+                &single
+            )
+            .unwrap_err(),
             "bundle \"demo.v1.0.0\": bundle contains conversion webhook \"cwidget.demo.example.com\" and supports install modes [AllNamespaces SingleNamespace] - conversion webhooks are only supported for bundles that only support AllNamespaces install mode"
         );
         let locking = format!(
