@@ -157,7 +157,6 @@ impl Runner for Campaign {
                 kubeconfig: plane.operator.clone(),
                 crashes: plane.faults.crashes(),
                 settle: self.settle,
-                faults: plane.faults.clone(),
                 tests_done: Some(done),
                 succession: Some(plane.succession()),
             });
@@ -189,7 +188,6 @@ impl Runner for Campaign {
             namespace,
             restarts: result.restarts,
             writes_at_end,
-            quiet: result.quiet,
         };
         plane.finish(test, end).await
     }
