@@ -9,6 +9,7 @@ use crate::auth::Authenticator;
 use crate::auth::tokens::TokenSigner;
 use crate::authz::Authorizer;
 use crate::conversion::Converter;
+use crate::mounts::Mounts;
 use crate::openapi::OpenApi;
 use crate::registry::Registry;
 use crate::storage::Storage;
@@ -37,6 +38,8 @@ pub(crate) struct Api {
     pub(crate) openapi: OpenApi,
     /// `host:port` clients reach the server at.
     pub(crate) server_address: String,
+    /// Non-resource paths the embedding process serves.
+    pub(crate) mounts: Mounts,
 }
 
 impl Api {
@@ -60,6 +63,7 @@ impl Api {
             allocation: tokio::sync::Mutex::new(()),
             openapi: OpenApi::new(),
             server_address,
+            mounts: Mounts::default(),
             storage,
             registry,
         }

@@ -91,7 +91,10 @@ pub(crate) async fn route(
                 .ok_or_else(ApiError::path_not_found)?;
             resource_request(api, method, headers, res, path, query, body).await
         }
-        Target::Health | Target::Version | Target::Unknown => Err(ApiError::path_not_found()),
+        // Mounted paths are answered before routing (`Router`), with the whole request.
+        Target::Health | Target::Version | Target::Mounted(_) | Target::Unknown => {
+            Err(ApiError::path_not_found())
+        }
     }
 }
 
@@ -391,6 +394,19 @@ impl tower::Service<http::Request<Body>> for Router {
                 identity.user.clone(),
                 header_str(&parts.headers, header::USER_AGENT),
             );
+            if let Target::Mounted(path) = &info.target {
+                return Ok(match api.mounts.find(path) {
+                    Some((_, handler)) => {
+                        let caller: crate::mounts::Caller = (*identity.user).clone();
+                        let mut request = http::Request::from_parts(parts, body);
+                        request.extensions_mut().insert(caller);
+                        let answer = handler(request).await;
+                        answer.map(crate::response::full)
+                    }
+                    // Unmounted since the filters ran: not served any more.
+                    None => error_response(&ApiError::path_not_found()),
+                });
+            }
             let target = info.target;
             Ok(
                 match route(&api, &parts.method, &parts.headers, target, &query, body).await {

@@ -15,6 +15,7 @@ use crate::error::ApiResult;
 use crate::faults::Faults;
 use crate::filters::{self, BodyError, Next};
 use crate::limits::{Gates, Limits};
+use crate::mounts::MountError;
 use crate::response::ResponseBody;
 use crate::storage::Storage;
 use opkit_store::Store;
@@ -123,6 +124,12 @@ impl ApiServer {
     /// The fault injection of this server (none until a target is set): see [`crate::faults`].
     pub fn faults(&self) -> &Faults {
         &self.faults
+    }
+
+    /// Serves the requests for `path` and the paths below it with `handler`, behind the filter
+    /// chain (authenticated, authorised as a non-resource URL): see [`crate::mounts`].
+    pub fn mount(&self, path: &str, handler: crate::mounts::Handler) -> Result<(), MountError> {
+        self.api.mounts.mount(path, handler)
     }
 
     /// The request limits in force.

@@ -2,7 +2,9 @@
 //! latency, server memory, server-side apply next to create and update, garbage collection of
 //! many dependents, a large Deployment rolled out by the simulated workload controllers, and
 //! the cost of CRD conversion in a LIST, chart rendering next to `helm template`, and the chart
-//! operator deploying many releases, and the KUDO manager running real packages' plans —
+//! operator deploying many releases, the KUDO manager running real packages' plans, the OLM
+//! lifecycle controllers serving a catalog of 1,000 bundles and installing from it, and
+//! metering reports over a generated month of history —
 //! over real HTTPS with real kube-rs clients, on loopback.
 //!
 //! The binary (`opkit-bench`) runs [`run`] with [`Counts::full`] or [`Counts::quick`] and prints
@@ -16,6 +18,8 @@ pub mod cluster;
 pub mod conversion;
 pub mod e2e;
 pub mod kudo;
+pub mod metering;
+pub mod olm;
 pub mod scenarios;
 pub mod server;
 pub mod stats;
@@ -61,14 +65,21 @@ pub enum Scenario {
     /// The KUDO manager: zookeeper's deploy plan to COMPLETE, and many first-operator
     /// instances installed at once (needs the KUDO package corpus).
     Kudo,
+    /// A generated catalog of many bundles pushed to a real registry, to `Serving=True`;
+    /// resolution against it; a `ClusterExtension` of it to `Installed=True` (needs Debian's
+    /// `docker-registry`).
+    Olm,
     /// `opkit test` in a scaffolded operator project: a kuttl suite on the embedded plane next
     /// to the same suite with `--kubeconfig` against `opkit up` (needs the `opkit` binary).
     E2e,
+    /// Metering over a generated month: the per-custom-resource and namespace reports for each
+    /// day and for the month over many custom resources (time, peak memory).
+    Metering,
 }
 
 impl Scenario {
     /// All scenarios, in the order they run.
-    pub const ALL: [Scenario; 15] = [
+    pub const ALL: [Scenario; 17] = [
         Scenario::Startup,
         Scenario::Creates,
         Scenario::GetList,
@@ -83,7 +94,9 @@ impl Scenario {
         Scenario::ChartOperator,
         Scenario::AnsibleOperator,
         Scenario::Kudo,
+        Scenario::Olm,
         Scenario::E2e,
+        Scenario::Metering,
     ];
 
     /// The name used by `--scenario`.
@@ -103,7 +116,9 @@ impl Scenario {
             Scenario::ChartOperator => "chart-operator",
             Scenario::AnsibleOperator => "ansible-operator",
             Scenario::Kudo => "kudo",
+            Scenario::Olm => "olm",
             Scenario::E2e => "e2e",
+            Scenario::Metering => "metering",
         }
     }
 
@@ -173,10 +188,18 @@ pub struct Counts {
     pub kudo_runs: usize,
     /// first-operator instances installed at once.
     pub kudo_instances: usize,
+    /// Packages of the OLM scenario's catalog.
+    pub olm_packages: usize,
+    /// Bundles (versions) of each.
+    pub olm_versions: usize,
     /// kuttl tests in the e2e scenario's suite.
     pub e2e_tests: usize,
     /// Timed runs of that suite in each way.
     pub e2e_runs: usize,
+    /// Custom resources in the metering scenario's generated history.
+    pub metering_resources: usize,
+    /// Days of that history (one daily report each, then one over them all).
+    pub metering_days: usize,
     /// Upper bound on each scenario's wall time.
     pub scenario_timeout: Duration,
 }
@@ -207,8 +230,12 @@ impl Counts {
             ansible_resources: 50,
             kudo_runs: 10,
             kudo_instances: 100,
+            olm_packages: 100,
+            olm_versions: 10,
             e2e_tests: 20,
             e2e_runs: 3,
+            metering_resources: 1_000,
+            metering_days: 30,
             scenario_timeout: Duration::from_secs(600),
         }
     }
@@ -238,8 +265,12 @@ impl Counts {
             ansible_resources: 10,
             kudo_runs: 3,
             kudo_instances: 100,
+            olm_packages: 20,
+            olm_versions: 10,
             e2e_tests: 20,
             e2e_runs: 1,
+            metering_resources: 100,
+            metering_days: 7,
             scenario_timeout: Duration::from_secs(60),
         }
     }
@@ -269,8 +300,12 @@ impl Counts {
             ansible_resources: 2,
             kudo_runs: 1,
             kudo_instances: 3,
+            olm_packages: 3,
+            olm_versions: 4,
             e2e_tests: 3,
             e2e_runs: 1,
+            metering_resources: 10,
+            metering_days: 2,
             scenario_timeout: Duration::from_secs(60),
         }
     }

@@ -16,7 +16,7 @@ struct Cli {
     /// Small counts for a fast smoke run (< 30 s).
     #[arg(long)]
     quick: bool,
-    /// Run only these scenarios (repeatable or comma-separated): startup, creates, get-list, watch, memory, writes, gc, rollout, admission, conversion, charts, chart-operator, ansible-operator, kudo, e2e.
+    /// Run only these scenarios (repeatable or comma-separated): startup, creates, get-list, watch, memory, writes, gc, rollout, admission, conversion, charts, chart-operator, ansible-operator, kudo, olm, e2e, metering.
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     scenario: Vec<String>,
     /// The `opkit` binary to run as the server (default: `opkit` next to this binary).

@@ -47,7 +47,9 @@ pub async fn run(scenario: Scenario, options: &Options) -> anyhow::Result<Outcom
         Scenario::ChartOperator => crate::chart_operator::chart_operator(options).await,
         Scenario::AnsibleOperator => crate::ansible_operator::ansible_operator(options).await,
         Scenario::Kudo => crate::kudo::kudo(options).await,
+        Scenario::Olm => crate::olm::olm(options).await,
         Scenario::E2e => crate::e2e::e2e(options).await,
+        Scenario::Metering => crate::metering::metering(options).await,
     }
 }
 

@@ -2,7 +2,9 @@
 //! the benchmark code works end to end. It asserts on completeness, never on timings. The
 //! `kudo` scenario needs the KUDO package corpus (`../shared/corpus/kudo/operators`, only in
 //! CI): without it, it is left out and the test says so. The `e2e` scenario (a cargo build of a
-//! scaffolded operator) is left out: `opkit-bench --scenario e2e` runs it.
+//! scaffolded operator) is left out: `opkit-bench --scenario e2e` runs it. The `olm` scenario
+//! runs with a catalog of 12 bundles and needs Debian's `docker-registry` (installed by
+//! `scripts/start-registry.sh --install-only`, as the README's test command does).
 
 use std::path::PathBuf;
 

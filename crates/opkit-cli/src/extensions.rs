@@ -248,6 +248,7 @@ pub(crate) async fn install(
                 }),
             },
             install: None,
+            config: None,
         },
     );
     let api: Api<ClusterExtension> = Api::all(client.clone());

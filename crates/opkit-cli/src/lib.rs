@@ -250,6 +250,11 @@ struct UpArgs {
     /// move time) instead of the system clock.
     #[arg(long, value_name = "PATH", requires = "metering")]
     metering_clock: Option<PathBuf>,
+    /// Also serve the report API (`/api/v1/reports/get`) on the API server's own address,
+    /// behind its authentication and authorisation (a non-resource URL for RBAC); the
+    /// --metering-listen listener keeps serving it and `/metrics`.
+    #[arg(long, requires = "metering")]
+    metering_on_apiserver: bool,
 }
 
 /// The value parser of duration flags: a Go duration (`250ms`, `2s`, `1m30s`, `1h`) or a bare
@@ -423,12 +428,39 @@ async fn up(args: UpArgs) -> anyhow::Result<()> {
                 }),
             state_dir: metering_state_dir.clone(),
         };
-        let metering = opkit_metering_controller::start(client, options).await?;
+        let metering = opkit_metering_controller::start(client.clone(), options).await?;
         println!(
             "serving metering reports at {}{}",
             metering.url(),
             opkit_metering_controller::http::GET_PATH
         );
+        if args.metering_on_apiserver {
+            let answer = move |request: axum::http::Request<axum::body::Bytes>| {
+                // The API server authenticated the caller; metering checks it may get the Report.
+                let caller = request
+                    .extensions()
+                    .get::<opkit_apiserver::mounts::Caller>()
+                    .map(|user| opkit_metering_controller::http::Caller {
+                        user: user.name.clone(),
+                        uid: user.uid.clone(),
+                        groups: user.groups.clone(),
+                        extra: user.extra.clone(),
+                    });
+                let answer: opkit_apiserver::mounts::Answer = Box::pin(
+                    opkit_metering_controller::http::answer(client.clone(), caller, request),
+                );
+                answer
+            };
+            plane.server().mount(
+                opkit_metering_controller::http::GET_PATH,
+                std::sync::Arc::new(answer),
+            )?;
+            println!(
+                "serving metering reports at {}{}",
+                plane.url(),
+                opkit_metering_controller::http::GET_PATH
+            );
+        }
         Some(metering)
     } else {
         None

@@ -632,6 +632,75 @@ fn report_run_adds_cost_columns_from_a_rate_card() {
 }
 
 #[test]
+fn report_run_gives_metering_utilisation_and_pvc_usage_from_samples() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_cpu_requests(tmp.path());
+    let samples = |name: &str, amount: f64, labels: serde_json::Value| {
+        let rows: Vec<_> = ["00", "01"]
+            .iter()
+            .map(|minute| {
+                serde_json::json!({
+                    "amount": amount,
+                    "timestamp": format!("2026-01-01T10:{minute}:00Z"),
+                    "stepSize": 60_000_000_000u64,
+                    "labels": labels,
+                })
+            })
+            .collect();
+        std::fs::write(
+            tmp.path().join(format!("{name}.json")),
+            serde_json::to_string(&rows).unwrap(),
+        )
+        .unwrap();
+    };
+    samples(
+        "node-allocatable-cpu-cores",
+        10.0,
+        serde_json::json!({"node": "n1"}),
+    );
+    samples(
+        "persistentvolumeclaim-usage-bytes",
+        1024.0,
+        serde_json::json!({"namespace": "shop", "persistentvolumeclaim": "data"}),
+    );
+    let run = |query: &str, inputs: &[&str]| {
+        let mut args = vec!["report", "run", query];
+        for input in inputs {
+            args.extend(["--input", input]);
+        }
+        args.extend([
+            "--start",
+            "2026-01-01T10:00:00Z",
+            "--end",
+            "2026-01-01T10:02:00Z",
+            "--format",
+            "json",
+        ]);
+        stdout_of(&opkit(tmp.path(), &args))
+    };
+    // Requests: 2.5 cores × 120 s = 300 of 10 cores × 120 s = 1200 allocatable.
+    let report: serde_json::Value = serde_json::from_str(&run(
+        "node-cpu-utilization",
+        &[
+            "node-allocatable-cpu-cores.json",
+            "pod-request-cpu-cores.json",
+        ],
+    ))
+    .unwrap();
+    assert_eq!(report[0]["node_allocatable_cpu_core_seconds"], 1200.0);
+    assert_eq!(report[0]["pod_request_cpu_core_seconds"], 300.0);
+    assert_eq!(report[0]["cpu_used_percent"], 0.25);
+    assert_eq!(report[0]["cpu_unused_percent"], 0.75);
+    assert_eq!(
+        run(
+            "persistentvolumeclaim-usage",
+            &["persistentvolumeclaim-usage-bytes.json"]
+        ),
+        r#"[{"namespace":"shop","period_end":"2026-01-01T10:02:00Z","period_start":"2026-01-01T10:00:00Z","persistentvolumeclaim":"data","persistentvolumeclaim_usage_bytes":1024}]"#
+    );
+}
+
+#[test]
 fn report_run_names_unknown_queries_missing_inputs_and_bad_rows() {
     let tmp = tempfile::tempdir().unwrap();
     write_cpu_requests(tmp.path());
@@ -1249,6 +1318,459 @@ fn a_cluster_extension_for_a_missing_package_retries_naming_it() {
         "too-new",
         "--timeout=20s",
     ]);
+}
+
+/// A registry serving bundle demo 1.0.0 (its CSV changed by `edit`) and a catalog of it, and
+/// a control plane with the lifecycle controllers, namespace `demo-system` and the catalog
+/// `ops` serving.
+fn serve_one_bundle(
+    edit: impl Fn(String) -> String,
+) -> (Registry, tempfile::TempDir, common::ControlPlane) {
+    let registry = Registry::start();
+    let tmp = tempfile::tempdir().unwrap();
+    write_installable_bundles(tmp.path());
+    let csv = tmp
+        .path()
+        .join("b1/manifests/demo.clusterserviceversion.yaml");
+    std::fs::write(&csv, edit(std::fs::read_to_string(&csv).unwrap())).unwrap();
+    let image = registry.image("demo/bundle:v1.0.0");
+    pushed_digest(&opkit(tmp.path(), &["bundle", "push", "b1", &image]));
+    write_catalog_of(&tmp.path().join("catalog"), |v| {
+        registry.image(&format!("demo/bundle:v{v}"))
+    });
+    let catalog = registry.image("demo/catalog:v1");
+    pushed_digest(&opkit(
+        tmp.path(),
+        &["catalog", "push", "catalog", &catalog],
+    ));
+    let cp = common::ControlPlane::start_with(&["--olm"]);
+    cp.kubectl_ok(&["create", "namespace", "demo-system"]);
+    let out = cp.kubectl_stdin(&["apply", "-f", "-"], &cluster_catalog("ops", &catalog));
+    assert!(out.success(), "{out}");
+    wait_for_catalog(&cp, "ops", "Serving", "True", "Available");
+    (registry, tmp, cp)
+}
+
+#[test]
+fn a_cluster_extension_watching_one_namespace_gets_its_roles_there_and_a_missing_watch_namespace_is_invalid()
+ {
+    // Namespaced modes only, and a permission for the operator's account.
+    let (_registry, _tmp, cp) = serve_one_bundle(|csv| {
+        csv.replace(
+            "  - type: OwnNamespace\n    supported: true\n  - type: AllNamespaces\n    supported: true\n",
+            "  - type: OwnNamespace\n    supported: true\n  - type: SingleNamespace\n    supported: true\n  - type: AllNamespaces\n    supported: false\n",
+        ) + "      permissions:\n      - serviceAccountName: demo-sa\n        rules:\n        - apiGroups: [\"\"]\n          resources: [configmaps]\n          verbs: [get, list, watch]\n"
+    });
+    cp.kubectl_ok(&["create", "namespace", "team-a"]);
+    let out = cp.kubectl_stdin(
+        &["apply", "-f", "-"],
+        &cluster_extension("demo", "demo", "1.0.0"),
+    );
+    assert!(out.success(), "{out}");
+    let ext = wait_for_condition(
+        &cp,
+        "clusterextension",
+        "demo",
+        "Progressing",
+        "False",
+        "InvalidConfiguration",
+    );
+    assert_eq!(
+        catalog_condition(&ext, "Progressing").unwrap().2,
+        "invalid ClusterExtension configuration: invalid configuration: required field \"watchNamespace\" is missing"
+    );
+    assert_eq!(
+        catalog_condition(&ext, "Installed").map(|c| (c.0, c.1)),
+        Some(("False".into(), "Failed".into()))
+    );
+
+    // SingleNamespace: the operator runs in demo-system, its Role is in team-a.
+    let watch = |ns: &str| {
+        let patch = format!(
+            r#"{{"spec":{{"config":{{"configType":"Inline","inline":{{"watchNamespace":"{ns}"}}}}}}}}"#
+        );
+        let out = cp.kubectl(&[
+            "patch",
+            "clusterextension",
+            "demo",
+            "--type=merge",
+            "-p",
+            &patch,
+        ]);
+        assert!(out.success(), "{out}");
+    };
+    watch("team-a");
+    wait_for_condition(
+        &cp,
+        "clusterextension",
+        "demo",
+        "Installed",
+        "True",
+        "Succeeded",
+    );
+    let role = get_in(&cp, "team-a", "role", "demo.v1.0.0-demo-sa");
+    assert_eq!(
+        role["rules"][0]["resources"],
+        serde_json::json!(["configmaps"])
+    );
+    let binding = get_in(&cp, "team-a", "rolebinding", "demo.v1.0.0-demo-sa");
+    assert_eq!(
+        binding["subjects"][0],
+        serde_json::json!({"kind": "ServiceAccount", "name": "demo-sa", "namespace": "demo-system"})
+    );
+    get_in(&cp, "demo-system", "serviceaccount", "demo-sa");
+    let deployment = get_in(&cp, "demo-system", "deployment", "demo-controller");
+    let annotations = &deployment["spec"]["template"]["metadata"]["annotations"];
+    assert_eq!(annotations["olm.targetNamespaces"], "team-a");
+    assert_eq!(annotations["olm.operatorNamespace"], "demo-system");
+    let out = cp.kubectl(&["get", "role", "demo.v1.0.0-demo-sa", "-n", "demo-system"]);
+    assert!(!out.success() && out.stderr.contains("NotFound"), "{out}");
+
+    // OwnNamespace: the Role moves to the install namespace and the one in team-a goes.
+    watch("demo-system");
+    common::eventually("the Role to move to demo-system", || {
+        let out = cp.kubectl(&["get", "role", "demo.v1.0.0-demo-sa", "-n", "team-a"]);
+        let gone = !out.success() && out.stderr.contains("NotFound");
+        let here = cp
+            .kubectl(&["get", "role", "demo.v1.0.0-demo-sa", "-n", "demo-system"])
+            .success();
+        if gone && here {
+            Ok(())
+        } else {
+            Err(format!("team-a gone: {gone}, demo-system: {here}"))
+        }
+    });
+    let deployment = get_in(&cp, "demo-system", "deployment", "demo-controller");
+    assert_eq!(
+        deployment["spec"]["template"]["metadata"]["annotations"]["olm.targetNamespaces"],
+        "demo-system"
+    );
+}
+
+#[test]
+fn an_installed_bundles_webhooks_are_served_through_a_service_whose_self_managed_certificate_the_ca_bundle_verifies()
+ {
+    let (_registry, tmp, cp) = serve_one_bundle(|csv| {
+        csv.replace(
+            "  - type: OwnNamespace\n    supported: true\n",
+            // A conversion webhook needs an AllNamespaces-only bundle.
+            "  - type: OwnNamespace\n    supported: false\n",
+        )
+        .replace(
+            "  install:\n",
+            "  webhookdefinitions:\n  - type: ValidatingAdmissionWebhook\n    generateName: vwidget.demo.example.com\n    deploymentName: demo-controller\n    containerPort: 443\n    targetPort: 9443\n    webhookPath: /validate-demo-example-com-v1-widget\n    sideEffects: None\n    failurePolicy: Ignore\n    admissionReviewVersions: [v1]\n    rules:\n    - operations: [CREATE, UPDATE]\n      apiGroups: [demo.example.com]\n      apiVersions: [v1]\n      resources: [widgets]\n  - type: ConversionWebhook\n    generateName: cwidget.demo.example.com\n    deploymentName: demo-controller\n    containerPort: 443\n    targetPort: 9443\n    webhookPath: /convert\n    admissionReviewVersions: [v1]\n    conversionCRDs: [widgets.demo.example.com]\n  install:\n",
+        )
+    });
+    let out = cp.kubectl_stdin(
+        &["apply", "-f", "-"],
+        &cluster_extension("demo", "demo", "1.0.0"),
+    );
+    assert!(out.success(), "{out}");
+    let ext = wait_for_condition(
+        &cp,
+        "clusterextension",
+        "demo",
+        "Installed",
+        "True",
+        "Succeeded",
+    );
+
+    let service = get_in(&cp, "demo-system", "service", "demo-controller-service");
+    assert_eq!(service["spec"]["ports"][0]["port"], 443);
+    assert_eq!(service["spec"]["ports"][0]["targetPort"], 9443);
+    assert_eq!(
+        service["spec"]["selector"],
+        serde_json::json!({"app": "demo"})
+    );
+    let config = get_object(
+        &cp,
+        "validatingwebhookconfiguration",
+        "vwidget.demo.example.com",
+    );
+    let webhook = &config["webhooks"][0];
+    assert_eq!(
+        webhook["clientConfig"]["service"],
+        serde_json::json!({"namespace": "demo-system", "name": "demo-controller-service", "port": 443, "path": "/validate-demo-example-com-v1-widget"})
+    );
+    let crd = get_object(&cp, "crd", "widgets.demo.example.com");
+    let conversion = &crd["spec"]["conversion"]["webhook"]["clientConfig"];
+    assert_eq!(conversion["service"]["path"], "/convert");
+    let ca_bundle = webhook["clientConfig"]["caBundle"]
+        .as_str()
+        .expect("a caBundle");
+    assert_eq!(conversion["caBundle"], ca_bundle);
+
+    // The Secret the deployment mounts, owned by the extension, holds a serving certificate
+    // for the Service that the published CA verifies.
+    let deployment = get_in(&cp, "demo-system", "deployment", "demo-controller");
+    let pod = &deployment["spec"]["template"]["spec"];
+    assert_eq!(
+        pod["volumes"][0]["secret"]["secretName"],
+        "demo-controller-service-cert"
+    );
+    assert_eq!(
+        pod["containers"][0]["volumeMounts"][0]["mountPath"],
+        "/tmp/k8s-webhook-server/serving-certs"
+    );
+    let secret = get_in(&cp, "demo-system", "secret", "demo-controller-service-cert");
+    assert_eq!(
+        secret["metadata"]["ownerReferences"][0]["uid"],
+        ext["metadata"]["uid"]
+    );
+    let decode = |b64: &str| {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .unwrap()
+    };
+    let dir = tmp.path();
+    std::fs::write(dir.join("ca.pem"), decode(ca_bundle)).unwrap();
+    std::fs::write(
+        dir.join("tls.crt"),
+        decode(secret["data"]["tls.crt"].as_str().unwrap()),
+    )
+    .unwrap();
+    let verify = Command::new("openssl")
+        .args(["verify", "-CAfile", "ca.pem", "-verify_hostname"])
+        .arg("demo-controller-service.demo-system.svc")
+        .arg("tls.crt")
+        .current_dir(dir)
+        .output()
+        .expect("openssl runs (Debian's openssl package)");
+    assert_eq!(
+        String::from_utf8_lossy(&verify.stdout).trim(),
+        "tls.crt: OK",
+        "{}",
+        String::from_utf8_lossy(&verify.stderr)
+    );
+    // Another service name does not verify: the check above can fail.
+    let other = Command::new("openssl")
+        .args([
+            "verify",
+            "-CAfile",
+            "ca.pem",
+            "-verify_hostname",
+            "other.demo-system.svc",
+            "tls.crt",
+        ])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(!other.status.success());
+
+    // Uninstalled, the configuration goes with it.
+    cp.kubectl_ok(&["delete", "clusterextension", "demo", "--timeout=30s"]);
+    let out = cp.kubectl(&[
+        "get",
+        "validatingwebhookconfiguration",
+        "vwidget.demo.example.com",
+    ]);
+    assert!(!out.success() && out.stderr.contains("NotFound"), "{out}");
+}
+
+#[test]
+fn a_failed_cluster_extension_installs_when_a_catalog_offers_its_package_and_upgrades_when_it_changes()
+ {
+    let registry = Registry::start();
+    let tmp = tempfile::tempdir().unwrap();
+    write_installable_bundles(tmp.path());
+    for (dir, version) in [("b1", "1.0.0"), ("b2", "2.0.0")] {
+        let image = registry.image(&format!("demo/bundle:v{version}"));
+        pushed_digest(&opkit(tmp.path(), &["bundle", "push", dir, &image]));
+    }
+    // v1 of the catalog has 1.0.0 only; v2 adds 2.0.0 (replacing it) and deprecates the package.
+    let bundle_image = |v: &str| registry.image(&format!("demo/bundle:v{v}"));
+    write_catalog_of(&tmp.path().join("v2"), bundle_image);
+    let full = std::fs::read_to_string(tmp.path().join("v2/index.yaml")).unwrap();
+    let first = full
+        .split("---\n")
+        .filter(|doc| !(doc.starts_with("schema: olm.bundle") && doc.contains("demo.v2.0.0")))
+        .collect::<Vec<_>>()
+        .join("---\n")
+        .replace("- name: demo.v2.0.0\n  replaces: demo.v1.0.0\n", "");
+    std::fs::create_dir_all(tmp.path().join("v1")).unwrap();
+    std::fs::write(tmp.path().join("v1/index.yaml"), first).unwrap();
+    std::fs::write(
+        tmp.path().join("v2/index.yaml"),
+        format!("{full}---\nschema: olm.deprecations\npackage: demo\nentries:\n- reference:\n    schema: olm.package\n  message: demo moves to demo2\n"),
+    )
+    .unwrap();
+
+    let cp = common::ControlPlane::start_with(&["--olm"]);
+    cp.kubectl_ok(&["create", "namespace", "demo-system"]);
+    let out = cp.kubectl_stdin(
+        &["apply", "-f", "-"],
+        &cluster_extension("demo", "demo", ">=1.0.0"),
+    );
+    assert!(out.success(), "{out}");
+    let ext = wait_for_condition(
+        &cp,
+        "clusterextension",
+        "demo",
+        "Progressing",
+        "True",
+        "Retrying",
+    );
+    let (_, _, message) = catalog_condition(&ext, "Progressing").unwrap();
+    assert_eq!(
+        message,
+        "cannot resolve: no served catalog has package \"demo\""
+    );
+
+    // A catalog with the package appears: the extension installs, its spec untouched (a
+    // resolution failure waits for a catalog change, not for a retry timer).
+    let v1 = registry.image("demo/catalog:v1");
+    pushed_digest(&opkit(tmp.path(), &["catalog", "push", "v1", &v1]));
+    let out = cp.kubectl_stdin(&["apply", "-f", "-"], &cluster_catalog("ops", &v1));
+    assert!(out.success(), "{out}");
+    let ext = wait_for_condition(
+        &cp,
+        "clusterextension",
+        "demo",
+        "Installed",
+        "True",
+        "Succeeded",
+    );
+    assert_eq!(ext["status"]["install"]["bundle"]["version"], "1.0.0");
+    assert_eq!(ext["metadata"]["generation"], 1, "the spec was not edited");
+    assert_eq!(
+        catalog_condition(&ext, "PackageDeprecated").map(|c| (c.0, c.1)),
+        Some(("False".into(), "NotDeprecated".into()))
+    );
+
+    // The catalog moves to content with a successor and a deprecation: one hop up, and the
+    // deprecation shows, again without an edit of the extension.
+    let v2 = registry.image("demo/catalog:v2");
+    pushed_digest(&opkit(tmp.path(), &["catalog", "push", "v2", &v2]));
+    let out = cp.kubectl_stdin(&["apply", "-f", "-"], &cluster_catalog("ops", &v2));
+    assert!(out.success(), "{out}");
+    let ext = common::eventually("ClusterExtension demo to install 2.0.0", || {
+        let ext = get_object(&cp, "clusterextension", "demo");
+        match ext["status"]["install"]["bundle"]["version"].as_str() {
+            Some("2.0.0") => Ok(ext),
+            _ => Err(ext["status"].to_string()),
+        }
+    });
+    assert_eq!(ext["metadata"]["generation"], 1, "the spec was not edited");
+    let deprecated = catalog_condition(&ext, "PackageDeprecated").unwrap();
+    assert_eq!(
+        (
+            deprecated.0.as_str(),
+            deprecated.1.as_str(),
+            deprecated.2.as_str()
+        ),
+        ("True", "Deprecated", "demo moves to demo2")
+    );
+}
+
+/// [`cluster_extension`] with `selector` (YAML lines at the selector's indentation).
+fn cluster_extension_selecting(name: &str, selector: &str) -> String {
+    format!(
+        "{}      selector:\n{selector}",
+        cluster_extension(name, "demo", ">=1.0.0")
+    )
+}
+
+#[test]
+fn a_catalog_selector_picks_catalogs_by_labels_and_name_and_a_label_change_resolves_again() {
+    let registry = Registry::start();
+    let tmp = tempfile::tempdir().unwrap();
+    write_installable_bundles(tmp.path());
+    for (dir, version) in [("b1", "1.0.0"), ("b2", "2.0.0")] {
+        let image = registry.image(&format!("demo/bundle:v{version}"));
+        pushed_digest(&opkit(tmp.path(), &["bundle", "push", dir, &image]));
+    }
+    write_catalog_of(&tmp.path().join("catalog"), |v| {
+        registry.image(&format!("demo/bundle:v{v}"))
+    });
+    let catalog = registry.image("demo/catalog:v1");
+    pushed_digest(&opkit(
+        tmp.path(),
+        &["catalog", "push", "catalog", &catalog],
+    ));
+    let cp = common::ControlPlane::start_with(&["--olm"]);
+    cp.kubectl_ok(&["create", "namespace", "demo-system"]);
+    let out = cp.kubectl_stdin(&["apply", "-f", "-"], &cluster_catalog("ops", &catalog));
+    assert!(out.success(), "{out}");
+    wait_for_catalog(&cp, "ops", "Serving", "True", "Available");
+    // catalogd's name label, as OLM v1 sets it.
+    let labelled = cp.kubectl_ok(&[
+        "get",
+        "clustercatalog",
+        "-l",
+        "olm.operatorframework.io/metadata.name=ops",
+        "-o",
+        "name",
+    ]);
+    assert_eq!(
+        labelled.trim(),
+        "clustercatalog.olm.operatorframework.io/ops"
+    );
+
+    // By name and by an expression over a label the catalog does not have yet.
+    let prod_ops = cluster_extension_selecting(
+        "prod-ops",
+        "        matchLabels:\n          olm.operatorframework.io/metadata.name: ops\n        matchExpressions:\n        - key: tier\n          operator: In\n          values: [prod]\n",
+    );
+    let elsewhere = cluster_extension_selecting(
+        "elsewhere",
+        "        matchLabels:\n          olm.operatorframework.io/metadata.name: elsewhere\n",
+    );
+    let bad = cluster_extension_selecting(
+        "bad",
+        "        matchExpressions:\n        - key: tier\n          operator: Near\n",
+    );
+    for ext in [&prod_ops, &elsewhere, &bad] {
+        let out = cp.kubectl_stdin(&["apply", "-f", "-"], ext);
+        assert!(out.success(), "{out}");
+    }
+    for name in ["prod-ops", "elsewhere"] {
+        let ext = wait_for_condition(
+            &cp,
+            "clusterextension",
+            name,
+            "Progressing",
+            "True",
+            "Retrying",
+        );
+        let (_, _, message) = catalog_condition(&ext, "Progressing").unwrap();
+        assert_eq!(
+            message,
+            "cannot resolve: no served catalog has package \"demo\" (of the catalogs spec.source.catalog.selector selects: none is served)"
+        );
+    }
+    let ext = wait_for_condition(
+        &cp,
+        "clusterextension",
+        "bad",
+        "Progressing",
+        "False",
+        "Blocked",
+    );
+    let (_, _, message) = catalog_condition(&ext, "Progressing").unwrap();
+    assert!(
+        message.starts_with("spec.source.catalog.selector is not a label selector: ")
+            && message.contains("Near"),
+        "{message}"
+    );
+
+    // The catalog gets the label: the extension that now selects it installs, untouched.
+    cp.kubectl_ok(&["label", "clustercatalog", "ops", "tier=prod"]);
+    let ext = wait_for_condition(
+        &cp,
+        "clusterextension",
+        "prod-ops",
+        "Installed",
+        "True",
+        "Succeeded",
+    );
+    assert_eq!(ext["status"]["install"]["bundle"]["version"], "2.0.0");
+    assert_eq!(ext["metadata"]["generation"], 1);
+    let ext = get_object(&cp, "clusterextension", "elsewhere");
+    assert_eq!(
+        catalog_condition(&ext, "Installed").map(|c| (c.0, c.1)),
+        Some(("False".into(), "Failed".into()))
+    );
 }
 
 #[test]

@@ -840,6 +840,11 @@ impl Metering {
 
     /// A plane keeping its data, and metering its history, in a data directory of `dir`.
     fn start_in(dir: tempfile::TempDir, persistent: bool) -> Metering {
+        Metering::start_with(dir, persistent, &[])
+    }
+
+    /// [`Metering::start_in`] with more flags of `opkit up`.
+    fn start_with(dir: tempfile::TempDir, persistent: bool, extra: &[&str]) -> Metering {
         let clock = dir.path().join("clock");
         if !clock.exists() {
             std::fs::write(&clock, T0).unwrap();
@@ -849,6 +854,7 @@ impl Metering {
         if persistent {
             flags.extend(["--data-dir", data.to_str().unwrap()]);
         }
+        flags.extend(extra);
         let plane = common::ControlPlane::start_with(&flags);
         let m = Metering {
             plane,
@@ -1246,6 +1252,147 @@ fn a_memcached_scaled_one_three_zero_over_a_controlled_clock_reports_its_exact_c
     let rows: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(rows[0]["cpu_request_core_seconds"], 70.0, "{body}");
     assert_eq!(rows[0]["period_start"], T0, "{body}");
+}
+
+#[test]
+fn the_report_api_on_the_api_servers_address_needs_credentials_and_rbac_on_the_report() {
+    let m = Metering::start_with(
+        tempfile::tempdir().unwrap(),
+        false,
+        &["--metering-on-apiserver"],
+    );
+    assert!(
+        m.plane.server_log().contains(&format!(
+            "serving metering reports at {}/api/v1/reports/get",
+            m.plane.url
+        )),
+        "{}",
+        m.plane.server_log()
+    );
+    m.apply(&deployment("web", 1, None));
+    m.wait_live_pods(1);
+    m.set_clock(1200);
+    let csv = report_now(&m, "ns-cpu", "namespace-cpu-request");
+    // One pod of 100m for 1200 s.
+    assert!(csv.ends_with(",default,120.000000\n"), "{csv}");
+    let path = "/api/v1/reports/get?name=ns-cpu&namespace=default&format=json";
+    // Over HTTPS with the kubeconfig's credentials (the admin's), as the listener answers.
+    let body = m.plane.kubectl_ok(&["get", "--raw", path]);
+    let (status, listener) = m.http_get(path);
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert_eq!(body.trim_end(), listener.trim_end());
+    let rows: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(rows[0]["pod_request_cpu_core_seconds"], 120.0, "{body}");
+    // The report API's own errors come through unchanged.
+    let out = m
+        .plane
+        .kubectl(&["get", "--raw", "/api/v1/reports/get?name=nope"]);
+    assert!(!out.success(), "{out}");
+    assert!(
+        out.stderr.contains("NotFound") || out.stderr.contains("not found"),
+        "{out}"
+    );
+    // No credentials (a bare user name is no credential): 401, the report is not read.
+    let admin = std::fs::read_to_string(&m.plane.kubeconfig).unwrap();
+    let nobody = m.plane.write_file(
+        "nobody.kubeconfig",
+        &admin
+            .lines()
+            .map(|l| match l.find("token:") {
+                Some(i) => format!("{}username: nobody", &l[..i]),
+                None => l.to_owned(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    let out = m.plane.kubectl_with(&nobody, &["get", "--raw", path]);
+    assert!(
+        !out.success() && out.stderr.contains("Unauthorized"),
+        "{out}"
+    );
+    assert!(!out.stdout.contains("120"), "{out}");
+    // A service account is authenticated (and, as upstream's system:discovery role allows
+    // every authenticated user, may get /api/*), but reads a report only if it may get the
+    // Report.
+    m.plane.kubectl_ok(&["create", "serviceaccount", "reader"]);
+    let token = m.plane.kubectl_ok(&["create", "token", "reader"]);
+    let reader = m.plane.write_file(
+        "reader.kubeconfig",
+        &common::kubeconfig_with_token(&m.plane.kubeconfig, token.trim()),
+    );
+    let out = m.plane.kubectl_with(&reader, &["get", "--raw", path]);
+    assert!(!out.success() && out.stderr.contains("Forbidden"), "{out}");
+    assert!(!out.stdout.contains("120"), "{out}");
+    m.plane.kubectl_ok(&[
+        "create",
+        "role",
+        "report-reader",
+        "--verb=get",
+        "--resource=reports.metering.opkit.dev",
+    ]);
+    m.plane.kubectl_ok(&[
+        "create",
+        "rolebinding",
+        "report-reader",
+        "--role=report-reader",
+        "--serviceaccount=default:reader",
+    ]);
+    let body = common::eventually("the reader to be allowed the report", || {
+        let out = m.plane.kubectl_with(&reader, &["get", "--raw", path]);
+        if out.success() {
+            Ok(out.stdout)
+        } else {
+            Err(out.to_string())
+        }
+    });
+    assert_eq!(body.trim_end(), listener.trim_end());
+}
+
+#[test]
+fn a_roll_up_report_waits_for_the_hourly_report_it_reads_then_sums_its_periods() {
+    let m = Metering::start();
+    // One pod of 100m from T0: 360 core-seconds an hour.
+    m.apply(&deployment("web", 1, None));
+    m.wait_live_pods(1);
+    m.set_clock(7200);
+    m.apply(
+        "apiVersion: metering.opkit.dev/v1\nkind: ReportQuery\nmetadata: {name: cpu-rollup}\nspec:\n  \
+         columns: [{name: period_start, type: timestamp}, {name: period_end, type: timestamp}, \
+         {name: namespace, type: varchar}, \
+         {name: pod_request_cpu_core_seconds, type: double, unit: cpu_core_seconds}, \
+         {name: periods, type: bigint}]\n  \
+         inputs: [{name: ReportingStart, type: time}, {name: ReportingEnd, type: time}, \
+         {name: HourlyReportName, type: Report}]\n  \
+         query: 'SELECT {{ReportingStart}} AS period_start, {{ReportingEnd}} AS period_end, namespace, \
+         sum(pod_request_cpu_core_seconds) AS pod_request_cpu_core_seconds, count(*) AS periods \
+         FROM {{HourlyReportName}} WHERE period_start >= {{ReportingStart}} \
+         AND period_end <= {{ReportingEnd}} GROUP BY namespace'\n",
+    );
+    m.apply(&format!(
+        "apiVersion: metering.opkit.dev/v1\nkind: Report\nmetadata: {{name: two-hours}}\n\
+         spec: {{query: cpu-rollup, reportingStart: '{T0}', reportingEnd: '2030-01-01T02:00:00Z', \
+         inputs: [{{name: HourlyReportName, value: hourly}}]}}\n"
+    ));
+    let message = m.wait_condition("two-hours", "Running", "ReportingPeriodWaitingForData");
+    assert!(
+        message.contains("the Report \"hourly\" it reads does not exist"),
+        "{message}"
+    );
+    m.apply(&format!(
+        "apiVersion: metering.opkit.dev/v1\nkind: Report\nmetadata: {{name: hourly}}\n\
+         spec: {{query: namespace-cpu-request, reportingStart: '{T0}', \
+         reportingEnd: '2030-01-01T02:00:00Z', schedule: {{period: hourly}}}}\n"
+    ));
+    m.wait_condition("two-hours", "Running", "ReportFinished");
+    let out = m.opkit_report(&["get", "hourly"]);
+    assert_eq!(out.stdout.lines().count(), 3, "{out}");
+    let out = m.opkit_report(&["get", "two-hours"]);
+    assert_eq!(
+        out.stdout,
+        "period_start,period_end,namespace,pod_request_cpu_core_seconds,periods\n\
+         2030-01-01 00:00:00 +0000 UTC,2030-01-01 02:00:00 +0000 UTC,default,720.000000,2\n",
+        "{out}"
+    );
 }
 
 #[test]

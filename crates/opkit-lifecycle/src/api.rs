@@ -11,6 +11,10 @@ use serde::{Deserialize, Serialize};
 /// The finalizer under which a deleted catalog stops being served before it goes.
 pub const DELETE_FINALIZER: &str = "olm.operatorframework.io/delete-server-cache";
 
+/// catalogd's label carrying each catalog's own name, so label selectors can pick catalogs
+/// by name (the catalog controller writes it).
+pub const METADATA_NAME_LABEL: &str = "olm.operatorframework.io/metadata.name";
+
 /// A file-based catalog, pulled from an image and served to the cluster over HTTP.
 #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[kube(
@@ -152,6 +156,43 @@ pub struct ClusterExtensionSpec {
     /// How to install.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub install: Option<ExtensionInstallConfig>,
+    /// The bundle's configuration (for registry+v1: `watchNamespace`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<ClusterExtensionConfig>,
+}
+
+/// The bundle's configuration, inline (operator-controller's union).
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-validations" = [{
+    "rule": "has(self.configType) && self.configType == 'Inline' ? has(self.inline) : !has(self.inline)",
+    "message": "inline is required when configType is Inline, and forbidden otherwise"
+}]))]
+pub struct ClusterExtensionConfig {
+    /// `Inline`.
+    pub config_type: ConfigType,
+    /// The values, checked against what the bundle accepts when it is rendered (registry+v1:
+    /// `watchNamespace`, the namespace the operator watches; all of them when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "inline_schema")]
+    pub inline: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// Where the configuration is.
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum ConfigType {
+    /// In `inline`.
+    #[default]
+    Inline,
+}
+
+/// Any object with at least one property, kept whole.
+fn inline_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "minProperties": 1,
+        "x-kubernetes-preserve-unknown-fields": true,
+    })
 }
 
 /// A service account in the extension's namespace.
@@ -396,6 +437,40 @@ mod tests {
             spec["properties"]["source"]["properties"]["catalog"]["properties"]["upgradeConstraintPolicy"]
                 ["enum"],
             serde_json::json!(["CatalogProvided", "SelfCertified"])
+        );
+    }
+
+    #[test]
+    fn an_inline_config_reads_whole_and_the_crd_keeps_it_open_with_operator_controllers_rule() {
+        let ce: ClusterExtension = serde_json::from_value(serde_json::json!({
+            "apiVersion": "olm.operatorframework.io/v1",
+            "kind": "ClusterExtension",
+            "metadata": {"name": "demo"},
+            "spec": {"namespace": "ops", "serviceAccount": {"name": "installer"},
+                "source": {"sourceType": "Catalog", "catalog": {"packageName": "demo"}},
+                "config": {"configType": "Inline", "inline": {"watchNamespace": "team-a"}}}
+        }))
+        .unwrap();
+        let config = ce.spec.config.unwrap();
+        assert_eq!(config.config_type, ConfigType::Inline);
+        assert_eq!(
+            config.inline.unwrap()["watchNamespace"],
+            serde_json::json!("team-a")
+        );
+        let crd = serde_json::to_value(extension_crd()).unwrap();
+        let config = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+            ["properties"]["config"];
+        assert_eq!(
+            config["properties"]["configType"]["enum"],
+            serde_json::json!(["Inline"])
+        );
+        let inline = &config["properties"]["inline"];
+        assert_eq!(inline["type"], "object");
+        assert_eq!(inline["minProperties"], 1);
+        assert_eq!(inline["x-kubernetes-preserve-unknown-fields"], true);
+        assert_eq!(
+            config["x-kubernetes-validations"][0]["message"],
+            "inline is required when configType is Inline, and forbidden otherwise"
         );
     }
 

@@ -7,7 +7,9 @@
 //! A failed pull or an invalid catalog leaves the last good content served and retries with
 //! the runtime's per-key backoff; a tag reference with `pollIntervalMinutes` is pulled again
 //! when the interval has passed (a digest reference never is); `availabilityMode:
-//! Unavailable` and deletion (under a finalizer) stop serving. What is served lives in this
+//! Unavailable` and deletion (under a finalizer) stop serving. Every catalog gets catalogd's
+//! `olm.operatorframework.io/metadata.name` label with its name, so extensions can select
+//! catalogs by name. What is served lives in this
 //! process only: after a restart every catalog is pulled again.
 
 use std::collections::{BTreeMap, HashMap};
@@ -16,6 +18,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, Patch, PatchParams};
 use kube::{Client, ResourceExt};
 use opkit::finalizer::{Event, FinalizerError};
 use opkit::{Action, Context, Controller, Manager, Predicate, Running};
@@ -24,7 +27,7 @@ use opkit_olm::{Catalog, CatalogContent, CatalogServer};
 
 use crate::api::{
     AvailabilityMode, ClusterCatalog, ClusterCatalogStatus, ClusterCatalogUrls, DELETE_FINALIZER,
-    ImageSource, ResolvedCatalogSource, ResolvedImageSource, SourceType,
+    ImageSource, METADATA_NAME_LABEL, ResolvedCatalogSource, ResolvedImageSource, SourceType,
 };
 use crate::registry::Registry;
 
@@ -325,6 +328,12 @@ enum ReconcileError {
         #[source]
         source: opkit::Error,
     },
+    #[error("cannot label ClusterCatalog {name} with its name: {source}")]
+    Label {
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
     #[error(transparent)]
     Finalizer(Box<FinalizerError<ReconcileError>>),
 }
@@ -349,6 +358,16 @@ async fn reconcile(
 /// Brings one live catalog to its spec and writes what happened into its status.
 async fn apply(cc: &ClusterCatalog, ctx: &Context<State>) -> Result<Action, ReconcileError> {
     let name = cc.name_any();
+    if cc.labels().get(METADATA_NAME_LABEL) != Some(&name) {
+        let patch = serde_json::json!({"metadata": {"labels": {METADATA_NAME_LABEL: name}}});
+        Api::<ClusterCatalog>::all(ctx.client().clone())
+            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(|source| ReconcileError::Label {
+                name: name.clone(),
+                source,
+            })?;
+    }
     let state = ctx.data();
     let (outcome, next) = match (cc.spec.availability_mode, &cc.spec.source.image) {
         (AvailabilityMode::Unavailable, _) => {

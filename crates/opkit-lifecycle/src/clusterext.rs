@@ -1,12 +1,21 @@
 //! The `ClusterExtension` controller, OLM v1's operator-controller for registry+v1 bundles:
 //! it resolves the package against the catalogs [`crate::catalogd`] serves (read in-process
-//! through [`ServedCatalogs`], not over HTTP) with [`opkit_olm::resolve`], pulls the chosen
+//! through [`ServedCatalogs`], not over HTTP; those `spec.source.catalog.selector` selects,
+//! [`crate::selection`]) with [`opkit_olm::resolve`], pulls the chosen
 //! bundle image with the shared [`crate::registry`] client, renders it with
-//! [`opkit_olm::install`] for the `AllNamespaces` install mode, and server-side applies the
-//! objects (CRDs first), each labelled with and owned by the extension. It reports
-//! `Installed=True` with `status.install.bundle` once every Deployment of the bundle is
-//! Available; an upgrade (a new range, a newer bundle in the catalog) moves one hop and
-//! deletes what the new bundle no longer has.
+//! [`opkit_olm::install`] for the install mode its inline configuration asks for
+//! (`spec.config.inline.watchNamespace`: none for all namespaces, the install namespace or
+//! another one; a configuration the CSV's install modes do not allow is
+//! `Progressing=False/InvalidConfiguration`), and server-side applies the objects (CRDs
+//! first), each labelled with and owned by the extension. It reports `Installed=True` with
+//! `status.install.bundle` once every Deployment of the bundle is Available; an upgrade (a new
+//! range, a newer bundle in the catalog) moves one hop and deletes what the new bundle no
+//! longer has.
+//!
+//! A CSV's webhooks render to a Service and configurations calling it; their certificate is
+//! self-managed here, not left to cert-manager: the Secret `<service>-cert` the deployment
+//! mounts is issued with the runtime's [`SelfManagedCerts`] (and renewed when due: such an
+//! extension is looked at hourly), and its CA written into every `caBundle` before applying.
 //!
 //! Before objects of a bundle other than the installed one are applied, each of its CRDs that
 //! is on the cluster passes [`opkit_olm::crd_safety::check_upgrade`] against the live one
@@ -24,11 +33,16 @@
 //! finalizer) deletes what it installed but its CRDs, which are released and stay with their
 //! custom resources, unless the purge annotation asks for them to go too.
 //!
-//! A failure (no such package, no matching version, a pull or apply failure) is written as
-//! `Progressing=True/Retrying` and retried with the runtime's per-key backoff; a spec the
-//! controller cannot honour is `Progressing=False/Blocked`.
+//! A failure is written as `Progressing=True/Retrying`. One of resolution (no such package,
+//! no matching version, no catalog served yet) waits for a change instead of a timer: the
+//! controller watches `ClusterCatalog`s, and every status or label change of one (catalogd
+//! writes the status after it serves new content, stops serving or fails) resolves again the
+//! extensions that may use it — so a failed one installs as soon as a catalog offers its
+//! package, and an installed one sees new successors and deprecations. Other failures (a
+//! pull, an apply, a missing dependency) are retried with the runtime's per-key backoff; a
+//! spec the controller cannot honour is `Progressing=False/Blocked`.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -38,26 +52,33 @@ use kube::api::{
 use kube::discovery::{Scope, pinned_kind};
 use kube::{Client, Resource, ResourceExt};
 use opkit::finalizer::{Event, FinalizerError};
-use opkit::{Action, Context, Controller, Manager, Predicate, Running};
+use opkit::webhook::SelfManagedCerts;
+use opkit::{Action, Caches, Context, Controller, Manager, Predicate, Running};
 use opkit_olm::catalog::Deprecation;
 use opkit_olm::deprecation::Status;
 use opkit_olm::graph::Node;
-use opkit_olm::install::{OWNER_KIND_LABEL, OWNER_NAME_LABEL};
+use opkit_olm::install::{self, InstallError, OWNER_KIND_LABEL, OWNER_NAME_LABEL};
 use opkit_olm::resolve::{self, Request, Resolved, Source, UpgradePolicy};
 use opkit_olm::version::VersionRange;
 use serde_json::{Value, json};
 
 use crate::api::{
-    APPROVED_BUNDLE_ANNOTATION, Approval, BundleMetadata, ClusterExtension,
+    APPROVED_BUNDLE_ANNOTATION, Approval, BundleMetadata, ClusterCatalog, ClusterExtension,
     ClusterExtensionInstallStatus, ClusterExtensionStatus, CrdError, PURGE_ANNOTATION,
     PendingUpgrade, UNINSTALL_FINALIZER, UpgradeConstraintPolicy,
 };
-use crate::catalogd::ServedCatalogs;
+use crate::catalogd::{ServedCatalog, ServedCatalogs};
 use crate::registry::Registry;
 use crate::revision::{self, describe};
+use crate::selection;
 
 /// The controller's name and field manager.
 const NAME: &str = "clusterextension-controller";
+
+/// How often an installed extension whose operator serves webhooks is reconciled again, so
+/// its self-managed certificates are renewed when due (a serving certificate lives a year
+/// and is renewed in its last third).
+const CERTIFICATE_CHECK: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// Why the controller cannot start or stopped.
 #[derive(Debug, thiserror::Error)]
@@ -106,6 +127,7 @@ pub async fn start(
                     || old.metadata.finalizers != new.metadata.finalizers
             }))
             .owns::<Deployment>()
+            .watches_with_caches(extensions_using, catalog_changed())
             .build(reconcile, state),
     );
     Ok(ClusterExtensions {
@@ -113,14 +135,38 @@ pub async fn start(
     })
 }
 
+/// The extensions that may resolve against a changed catalog: those whose selector selects
+/// it (on an update, the old catalog is mapped too: one a label change deselects counts).
+fn extensions_using(catalog: &ClusterCatalog, caches: &Caches) -> Vec<opkit::Request> {
+    let Ok(extensions) = caches.store::<ClusterExtension>() else {
+        return Vec::new();
+    };
+    extensions
+        .state()
+        .iter()
+        .filter(|ext| selection::may_use(ext, catalog))
+        .map(|ext| opkit::Request::from_object(ext.as_ref()))
+        .collect()
+}
+
+/// Passes a catalog's creation, deletion and changes of its status or labels: catalogd
+/// writes the status after what it serves changed (new content, stopped, failed), so by then
+/// [`ServedCatalogs`] has it; its spec changes show as status changes too (the conditions'
+/// `observedGeneration`).
+fn catalog_changed() -> Predicate<ClusterCatalog> {
+    Predicate::on_update(|old: &ClusterCatalog, new| {
+        old.status != new.status || old.labels() != new.labels()
+    })
+}
+
 struct State {
     catalogs: ServedCatalogs,
-    /// The objects of the last bundle pulled per extension, by bundle image, so waiting for
-    /// Deployments does not pull again.
+    /// The objects of the last bundle pulled per extension, by bundle image and configuration,
+    /// so waiting for Deployments does not pull again.
     rendered: Mutex<HashMap<String, Rendered>>,
 }
 
-/// A bundle image and the objects it rendered to.
+/// A bundle image with the inline configuration it was rendered for, and the objects.
 type Rendered = (String, Arc<Vec<Value>>);
 
 /// What one reconcile came to.
@@ -132,10 +178,16 @@ enum Outcome {
     Pending(PendingUpgrade),
     /// The bundle's objects are applied; the Deployments are not Available yet.
     Waiting(String),
-    /// A failure that may pass.
+    /// A failure that may pass, retried with backoff.
     Retrying(String),
+    /// No served catalog offers a bundle for the spec: resolved again when a catalog or the
+    /// spec changes.
+    Unresolved(String),
     /// A spec the controller cannot honour.
     Blocked(String),
+    /// An inline configuration the bundle does not accept (operator-controller's
+    /// `InvalidConfiguration`).
+    InvalidConfiguration(String),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -183,11 +235,21 @@ async fn reconcile(
 async fn apply(ext: &ClusterExtension, ctx: &Context<State>) -> Result<Action, ReconcileError> {
     let (outcome, deprecation) = install(ext, ctx).await;
     let next = match &outcome {
+        // Webhook certificates are renewed when due, so an installed operator serving webhooks
+        // is looked at again.
+        Outcome::Installed(..) if ctx.data().serves_webhooks(&ext.name_any()) => {
+            Action::requeue(CERTIFICATE_CHECK)
+        }
         // A Deployment's status change brings a waiting install back (the extension owns it).
         Outcome::Installed(..)
         | Outcome::Pending(_)
         | Outcome::Waiting(_)
-        | Outcome::Blocked(_) => Action::await_change(),
+        | Outcome::Blocked(_)
+        | Outcome::InvalidConfiguration(_) => Action::await_change(),
+        Outcome::Unresolved(message) => {
+            tracing::info!(extension = ext.name_any(), "{message}");
+            Action::await_change()
+        }
         Outcome::Retrying(message) => {
             tracing::info!(extension = ext.name_any(), "{message}");
             Action::requeue_with_backoff()
@@ -264,7 +326,10 @@ async fn release_crds(client: &Client, ext: &ClusterExtension) -> Result<(), Str
 /// Resolves, pulls, renders and applies; the outcome, and the served catalog's deprecation
 /// of the package (of the catalog the bundle resolved from, else the first that has one).
 async fn install(ext: &ClusterExtension, ctx: &Context<State>) -> (Outcome, Option<Deprecation>) {
-    let served = ctx.data().catalogs.snapshot();
+    let served = match selected(ext, ctx) {
+        Ok(served) => served,
+        Err(outcome) => return (outcome, None),
+    };
     let deprecation = |catalog: Option<&str>| {
         let package = ext.spec.source.catalog.as_ref()?.package_name.as_str();
         served
@@ -278,23 +343,38 @@ async fn install(ext: &ClusterExtension, ctx: &Context<State>) -> (Outcome, Opti
     (outcome, deprecation(from.as_deref()))
 }
 
+/// The served catalogs `ext`'s selector selects, by their labels in the cache; else the
+/// outcome (an invalid selector is Blocked).
+fn selected(
+    ext: &ClusterExtension,
+    ctx: &Context<State>,
+) -> Result<BTreeMap<String, ServedCatalog>, Outcome> {
+    let mut served = ctx.data().catalogs.snapshot();
+    let Some(selector) = selection::selector_of(ext).map_err(Outcome::Blocked)? else {
+        return Ok(served);
+    };
+    let store = ctx
+        .store::<ClusterCatalog>()
+        .map_err(|e| Outcome::Retrying(format!("cannot read the ClusterCatalogs: {e}")))?;
+    served.retain(|name, _| {
+        let live = store.get(&opkit::ObjectRef::new(name));
+        selection::selects(Some(&selector), name, live.as_ref().map(|c| c.labels()))
+    });
+    Ok(served)
+}
+
 /// Resolves against `served`, pulls, renders, checks and applies; the outcome. `from` is set
 /// to the catalog of the resolved bundle.
 async fn resolve_and_apply(
     ext: &ClusterExtension,
     ctx: &Context<State>,
-    served: &std::collections::BTreeMap<String, crate::catalogd::ServedCatalog>,
+    served: &BTreeMap<String, ServedCatalog>,
     from: &mut Option<String>,
 ) -> Outcome {
     let spec = &ext.spec;
     let Some(filter) = &spec.source.catalog else {
         return Outcome::Blocked("spec.source.catalog is required for sourceType Catalog".into());
     };
-    if filter.selector.is_some() {
-        return Outcome::Blocked(
-            "spec.source.catalog.selector is not supported yet by opkit; remove it to resolve against every served catalog".into(),
-        );
-    }
     let range = match filter.version.as_deref().map(VersionRange::parse) {
         None => None,
         Some(Ok(r)) => Some(r),
@@ -334,7 +414,18 @@ async fn resolve_and_apply(
     };
     let resolved = match resolve::resolve(&sources, &request, installed.as_ref()) {
         Ok(r) => r,
-        Err(e) => return Outcome::Retrying(format!("cannot resolve: {e}")),
+        Err(e) if filter.selector.is_some() => {
+            let names: Vec<&str> = served.keys().map(String::as_str).collect();
+            return Outcome::Unresolved(format!(
+                "cannot resolve: {e} (of the catalogs spec.source.catalog.selector selects: {})",
+                if names.is_empty() {
+                    "none is served".to_string()
+                } else {
+                    names.join(", ")
+                }
+            ));
+        }
+        Err(e) => return Outcome::Unresolved(format!("cannot resolve: {e}")),
     };
     *from = Some(resolved.catalog.clone());
     let changing = installed.as_ref().is_none_or(|i| i.name != resolved.name);
@@ -356,6 +447,10 @@ async fn resolve_and_apply(
         }
     }
     let objects = match ctx.data().objects(ctx.client(), ext, &resolved).await {
+        Ok(o) => o,
+        Err(outcome) => return outcome,
+    };
+    let objects = match certify(ctx.client(), ext, objects).await {
         Ok(o) => o,
         Err(message) => return Outcome::Retrying(message),
     };
@@ -421,44 +516,71 @@ async fn resolve_and_apply(
 }
 
 impl State {
-    /// The objects installing `resolved` for `ext`: pulled, rendered and placed once per
-    /// image.
+    /// Whether the objects last rendered for the extension `name` call webhooks.
+    fn serves_webhooks(&self, name: &str) -> bool {
+        let rendered = self.rendered.lock().unwrap_or_else(|p| p.into_inner());
+        rendered
+            .get(name)
+            .is_some_and(|(_, objects)| !install::webhook_services(objects).is_empty())
+    }
+
+    /// The objects installing `resolved` for `ext`: pulled, rendered for its configuration and
+    /// placed once per image and configuration; a failure as the outcome to report.
     async fn objects(
         &self,
         client: &Client,
         ext: &ClusterExtension,
         resolved: &Resolved,
-    ) -> Result<Arc<Vec<Value>>, String> {
+    ) -> Result<Arc<Vec<Value>>, Outcome> {
         let name = ext.name_any();
+        let inline = ext.spec.config.as_ref().and_then(|c| c.inline.as_ref());
+        let key = format!(
+            "{} {}",
+            resolved.image,
+            inline.map(|i| Value::Object(i.clone())).unwrap_or_default()
+        );
         let cached = {
             let rendered = self.rendered.lock().unwrap_or_else(|p| p.into_inner());
             rendered
                 .get(&name)
-                .filter(|(image, _)| *image == resolved.image)
+                .filter(|(k, _)| *k == key)
                 .map(|(_, objects)| objects.clone())
         };
         if let Some(objects) = cached {
             return Ok(objects);
         }
-        let objects = pull_and_render(&resolved.image, &ext.spec.namespace, &name)
+        let objects = pull_and_render(&resolved.image, &ext.spec.namespace, &name, inline)
             .await
-            .map_err(|e| {
-                format!(
+            .map_err(|e| match e.downcast_ref::<InstallError>() {
+                Some(e @ InstallError::InvalidConfiguration(_)) => {
+                    Outcome::InvalidConfiguration(e.to_string())
+                }
+                _ => Outcome::Retrying(format!(
                     "cannot install bundle {} from {}: {e:#}",
                     resolved.name, resolved.image
-                )
+                )),
             })?;
-        let objects = Arc::new(place(client, ext, objects).await?);
+        let objects = Arc::new(
+            place(client, ext, objects)
+                .await
+                .map_err(Outcome::Retrying)?,
+        );
         self.rendered
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(name, (resolved.image.clone(), objects.clone()));
+            .insert(name, (key, objects.clone()));
         Ok(objects)
     }
 }
 
-/// Pulls the bundle image and renders its plain objects.
-async fn pull_and_render(image: &str, namespace: &str, owner: &str) -> anyhow::Result<Vec<Value>> {
+/// Pulls the bundle image and renders its plain objects for the install mode `inline` asks
+/// for.
+async fn pull_and_render(
+    image: &str,
+    namespace: &str,
+    owner: &str,
+    inline: Option<&serde_json::Map<String, Value>>,
+) -> anyhow::Result<Vec<Value>> {
     if image.is_empty() {
         anyhow::bail!("the catalog gives no image for it");
     }
@@ -475,9 +597,54 @@ async fn pull_and_render(image: &str, namespace: &str, owner: &str) -> anyhow::R
         std::fs::write(path, data)?;
     }
     let bundle = opkit_olm::Bundle::load(dir.path())?;
-    Ok(opkit_olm::install::plain_objects(
-        &bundle, namespace, owner,
-    )?)
+    let mode = install::install_mode(&bundle.csv, namespace, inline)?;
+    Ok(install::plain_objects(&bundle, namespace, owner, &mode)?)
+}
+
+/// `objects` with `caBundle` set wherever they call a webhook Service: each such Service's
+/// self-managed certificate (a CA and a serving certificate in the Secret `<service>-cert`,
+/// which its deployment mounts) is read, or issued, or renewed when due, and the Secret owned
+/// by `ext`, so it goes with it.
+async fn certify(
+    client: &Client,
+    ext: &ClusterExtension,
+    objects: Arc<Vec<Value>>,
+) -> Result<Arc<Vec<Value>>, String> {
+    let services = install::webhook_services(&objects);
+    if services.is_empty() {
+        return Ok(objects);
+    }
+    let owner = ext
+        .controller_owner_ref(&())
+        .ok_or_else(|| "the ClusterExtension has no uid yet".to_string())?;
+    let mut out = (*objects).clone();
+    for (namespace, service) in services {
+        let secret = install::webhooks::cert_secret_name(&service);
+        let ca = SelfManagedCerts::new(&service, &namespace)
+            .secret(&secret)
+            .ensure_secret(client)
+            .await
+            .map_err(|e| {
+                format!(
+                    "cannot issue the certificate of webhook Service {namespace}/{service}: {e}"
+                )
+            })?;
+        let owned = json!({
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": secret, "namespace": namespace, "ownerReferences": [owner]},
+        });
+        Api::<k8s_openapi::api::core::v1::Secret>::namespaced(client.clone(), &namespace)
+            .patch(
+                &secret,
+                &PatchParams::apply(NAME).force(),
+                &Patch::Apply(&owned),
+            )
+            .await
+            .map_err(|e| format!("cannot own Secret {namespace}/{secret}: {e}"))?;
+        install::inject_ca_bundle(&mut out, &namespace, &service, &ca);
+    }
+    Ok(Arc::new(out))
 }
 
 /// `objects` with the extension's namespace on each namespaced one that names none, as they
@@ -578,6 +745,14 @@ async fn prune(client: &Client, ext: &ClusterExtension, objects: &[Value]) -> Re
         ("rbac.authorization.k8s.io/v1", "RoleBinding"),
         ("rbac.authorization.k8s.io/v1", "ClusterRole"),
         ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
+        (
+            "admissionregistration.k8s.io/v1",
+            "ValidatingWebhookConfiguration",
+        ),
+        (
+            "admissionregistration.k8s.io/v1",
+            "MutatingWebhookConfiguration",
+        ),
     ]
     .into_iter()
     .map(|(a, k)| (a.to_string(), k.to_string()))
@@ -677,8 +852,11 @@ fn status_of(
                 ext.name_any()
             ),
         ),
-        Outcome::Waiting(m) | Outcome::Retrying(m) => (true, "Retrying", m.clone()),
+        Outcome::Waiting(m) | Outcome::Retrying(m) | Outcome::Unresolved(m) => {
+            (true, "Retrying", m.clone())
+        }
         Outcome::Blocked(m) => (false, "Blocked", m.clone()),
+        Outcome::InvalidConfiguration(m) => (false, "InvalidConfiguration", m.clone()),
     };
     let generation = ext.metadata.generation;
     let manual = ext.spec.install.as_ref().and_then(|i| i.approval) == Some(Approval::Manual);

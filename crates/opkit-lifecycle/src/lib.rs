@@ -4,7 +4,8 @@
 //! unpack, validate, serve catalogd's HTTP API from its own listener), [`clusterext`] is the
 //! `ClusterExtension` controller (resolve against the served catalogs, pull the bundle, apply
 //! its objects; [`revision`] keeps each install, [`preflight`] checks a change is safe,
-//! [`dependencies`] that what a bundle requires is there),
+//! [`dependencies`] that what a bundle requires is there, [`selection`] which catalogs it
+//! may use),
 //! [`http`] answers catalogd's API on a listener, and [`api`] holds both types
 //! and CRDs.
 //!
@@ -22,6 +23,7 @@ pub mod http;
 pub mod preflight;
 pub mod registry;
 pub mod revision;
+pub mod selection;
 
 pub use api::{
     ClusterCatalog, ClusterCatalogSpec, ClusterCatalogStatus, ClusterExtension,

@@ -162,10 +162,11 @@ pub enum ColumnType {
 pub struct QueryInput {
     /// The name the SQL refers to.
     pub name: String,
-    /// `time` (`ReportingStart`, `ReportingEnd`) or `ReportDataSource`.
+    /// `time` (`ReportingStart`, `ReportingEnd`), `ReportDataSource` or `Report` (an earlier
+    /// Report's results: a roll-up).
     #[serde(rename = "type")]
     pub type_: InputType,
-    /// The value when a report gives none (a data source's name).
+    /// The value when a report gives none (a data source's or a Report's name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<String>,
 }
@@ -179,6 +180,8 @@ pub enum InputType {
     Time,
     /// A data source's name.
     ReportDataSource,
+    /// An earlier Report's name (in the same namespace): the query reads its results.
+    Report,
 }
 
 /// A query run for a period, once or on a schedule; its results are served by the report API.
@@ -214,7 +217,8 @@ pub struct ReportSpec {
     /// Run at once instead of waiting for the period to end (a report without a schedule).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub run_immediately: bool,
-    /// Values for the query's data-source inputs (a data source's name).
+    /// Values for the query's data-source and Report inputs (a data source's or an earlier
+    /// Report's name).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inputs: Vec<ReportInput>,
     /// How long a period's result is kept after the period ended (a Go duration, `720h`);
@@ -228,7 +232,7 @@ pub struct ReportSpec {
 pub struct ReportInput {
     /// The input's name.
     pub name: String,
-    /// Its value (a data source's name).
+    /// Its value (a data source's or a Report's name).
     pub value: String,
 }
 

@@ -7,8 +7,9 @@
 //!
 //! `opkit up --metering` runs it inside the embedded control plane's process; any other
 //! process can run it against any cluster with [`start`]. The report API is served on the
-//! controller's own listener, as catalogd's is: the API server has no way to mount foreign
-//! routes, and `/api/v1/...` is the core group's path there.
+//! controller's own listener, as catalogd's is, and [`http::answer`] is the same API for a
+//! server that mounts it on its own address (`opkit up --metering-on-apiserver` mounts it on
+//! the API server's, through `ApiServer::mount`).
 
 #![warn(missing_docs)]
 

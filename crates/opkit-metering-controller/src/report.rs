@@ -56,6 +56,8 @@ enum Outcome {
     Scheduled(Timestamp),
     /// A one-shot report waits for its period to end.
     Waiting(Timestamp),
+    /// A roll-up waits for the earlier Report it reads to cover the period (the message).
+    WaitingForReport(String),
     /// Every period has run.
     Finished,
     /// A period (or the spec) failed.
@@ -87,17 +89,24 @@ pub(crate) async fn reconcile(
             for period in due {
                 match run_period(&ctx, &report, period).await {
                     Ok(()) => ran_to = Some(period.end),
-                    Err(message) => {
-                        failure = Some(format!(
+                    Err(PeriodError::Failed(message)) => {
+                        failure = Some(Outcome::Failed(format!(
                             "period {} to {}: {message}",
                             period.start, period.end
-                        ));
+                        )));
+                        break;
+                    }
+                    Err(PeriodError::Waiting(message)) => {
+                        failure = Some(Outcome::WaitingForReport(format!(
+                            "period {} to {}: {message}",
+                            period.start, period.end
+                        )));
                         break;
                     }
                 }
             }
             match (failure, next_end) {
-                (Some(message), _) => Outcome::Failed(message),
+                (Some(outcome), _) => outcome,
                 (None, None) => Outcome::Finished,
                 (None, Some(end)) if report.spec.schedule.is_none() => Outcome::Waiting(end),
                 (None, Some(end)) => Outcome::Scheduled(end),
@@ -144,6 +153,9 @@ async fn finish(
             format!("the reporting period ends at {end}; the report runs then"),
             true,
         ),
+        Outcome::WaitingForReport(message) => {
+            ("ReportingPeriodWaitingForData", message.clone(), true)
+        }
         Outcome::Finished => ("ReportFinished", "every period has run".to_owned(), false),
         Outcome::Failed(message) => ("GenerateReportFailed", message.clone(), false),
     };
@@ -177,6 +189,8 @@ async fn finish(
     let clock = &ctx.data().clock;
     Ok(match outcome {
         Outcome::Failed(_) => Action::requeue_with_backoff(),
+        // The earlier report's status is not watched from here: look again shortly.
+        Outcome::WaitingForReport(_) => Action::requeue(clock.sleep_for(INPUT_REPORT_POLL)),
         Outcome::Finished => Action::await_change(),
         Outcome::Scheduled(end) | Outcome::Waiting(end) => {
             let wait = Duration::try_from(end.duration_since(now)).unwrap_or_default();
@@ -185,8 +199,29 @@ async fn finish(
     })
 }
 
-/// Runs `report` for `period` and stores the result; the error as the status says it.
-async fn run_period(ctx: &Context<State>, report: &Report, period: Period) -> Result<(), String> {
+/// How often a roll-up looks again at an earlier Report that has not covered its period yet.
+const INPUT_REPORT_POLL: Duration = Duration::from_secs(2);
+
+/// Why a period did not run.
+enum PeriodError {
+    /// It failed (the message, as the status says it).
+    Failed(String),
+    /// An earlier Report it reads has not run for the whole period yet.
+    Waiting(String),
+}
+
+impl From<String> for PeriodError {
+    fn from(message: String) -> Self {
+        PeriodError::Failed(message)
+    }
+}
+
+/// Runs `report` for `period` and stores the result.
+async fn run_period(
+    ctx: &Context<State>,
+    report: &Report,
+    period: Period,
+) -> Result<(), PeriodError> {
     let client = ctx.client();
     let namespace = report.namespace().unwrap_or_default();
     let metered = metered_kinds(client).await?;
@@ -235,13 +270,68 @@ async fn run_period(ctx: &Context<State>, report: &Report, period: Period) -> Re
              declare a ReportDataSource {missing:?} with a prometheusMetricsImporter \
              (docs/DESIGN-metering.md gives its query)",
             report.spec.query
-        ));
+        )
+        .into());
     }
-    let table = opkit_metering::run(&catalog, &report.spec.query, &inputs, period)
+    let reports = earlier_reports(client, &catalog, report, period).await?;
+    let table = opkit_metering::run_with(&catalog, &report.spec.query, &inputs, &reports, period)
         .map_err(|e| e.to_string())?;
     crate::results::store(client, report, period, &table, ctx.field_manager())
         .await
-        .map_err(|e| e.to_string())
+        .map_err(|e| PeriodError::Failed(e.to_string()))
+}
+
+/// The results of the earlier Reports the query reads (a roll-up), every stored period in one
+/// table each; waiting until each has run up to the end of `period`.
+async fn earlier_reports(
+    client: &kube::Client,
+    catalog: &Catalog,
+    report: &Report,
+    period: Period,
+) -> Result<BTreeMap<String, opkit_metering::Table>, PeriodError> {
+    let namespace = report.namespace().unwrap_or_default();
+    let names = catalog
+        .reports_read(&report.spec.query)
+        .map_err(|e| e.to_string())?;
+    let api: Api<Report> = Api::namespaced(client.clone(), &namespace);
+    let mut out = BTreeMap::new();
+    for name in names {
+        if name == report.name_any() {
+            return Err(PeriodError::Failed(format!(
+                "Report {name:?} reads its own results"
+            )));
+        }
+        let Some(input) = api
+            .get_opt(&name)
+            .await
+            .map_err(|e| format!("cannot read Report {name:?}: {e}"))?
+        else {
+            return Err(PeriodError::Waiting(format!(
+                "the Report {name:?} it reads does not exist (yet)"
+            )));
+        };
+        let reported = input.status.and_then(|s| s.last_report_time).map(|t| t.0);
+        if reported.is_none_or(|t| t < period.end) {
+            return Err(PeriodError::Waiting(format!(
+                "Report {name:?} has reported up to {}, not yet to {}",
+                reported.map_or("nothing".to_owned(), |t| t.to_string()),
+                period.end
+            )));
+        }
+        let results = crate::results::read(client, &namespace, &name)
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut all: Option<opkit_metering::Table> = None;
+        for (_, table) in results {
+            match &mut all {
+                Some(all) => all.rows.extend(table.rows),
+                None => all = Some(table),
+            }
+        }
+        let all = all.ok_or_else(|| format!("the Report {name:?} it reads has no results"))?;
+        out.insert(name, all);
+    }
+    Ok(out)
 }
 
 /// Gives the report's `inputs` to its query's data-source inputs; refuses unknown inputs.
@@ -259,7 +349,7 @@ fn bind_inputs(catalog: &mut Catalog, report: &Report) -> Result<(), String> {
                     given.name
                 )
             })?;
-        if input.ty != InputType::ReportDataSource {
+        if input.ty == InputType::Time {
             return Err(format!(
                 "spec.inputs: input {:?} is a time input, set from the reporting period",
                 given.name

@@ -7,8 +7,10 @@
 //! becomes `labels ->> '$.pod'`; `timestamp '…'` literals become `{{ReportingStart}}` (an
 //! integer instant); the redundant `dt` partition filters are gone (the `"timestamp"` filter
 //! decides); the namespace and cluster queries gain an `ORDER BY` (Presto's order was
-//! unspecified). Metering's optional inputs that read earlier reports (`…ReportName`, for
-//! roll-ups) are not built in yet.
+//! unspecified). Also built in: the PVC and node queries, the utilisation queries
+//! (`node-*-utilization`, `cluster-*-utilization`) and `persistentvolumeclaim-usage`. Metering's
+//! optional `…ReportName` inputs (a roll-up branch inside each query) are not: a roll-up is a
+//! ReportQuery whose input has type `Report` and whose SQL reads that report's results.
 
 use crate::query::{
     Catalog, Column, ColumnType, DataSource, DataSourceKind, Input, InputType, ReportQuery,
@@ -48,7 +50,244 @@ pub fn catalog() -> Catalog {
         }
     }
     add_claims_and_nodes(&mut catalog);
+    add_utilization(&mut catalog);
+    add_claim_usage(&mut catalog);
     catalog
+}
+
+/// Metering's utilisation queries: `node-cpu-utilization` and `node-memory-utilization` (the
+/// pods' requests against the nodes' allocatable, over the whole cluster, as Metering had them)
+/// and `cluster-cpu-utilization` and `cluster-memory-utilization` (measured usage against
+/// capacity: `cluster-*-usage` joined with `cluster-*-capacity`). Metering's `…QueryName` inputs
+/// (`type: ReportQuery`, rendered inline) are query views here; its `…ReportName` roll-up
+/// branches are left to ReportQueries with `Report` inputs. "Percent" columns are ratios
+/// (0.25 for a quarter), as Metering computed them.
+fn add_utilization(catalog: &mut Catalog) {
+    for resource in [Resource::Cpu, Resource::Memory] {
+        let r = resource.name();
+        let integral = resource.integral();
+        let (node_raw, pod_raw) = (
+            format!("node-{r}-allocatable-raw"),
+            format!("pod-{r}-request-raw"),
+        );
+        let node_input = format!("{}DataSourceName", camel(&node_raw));
+        let pod_input = format!("{}DataSourceName", camel(&pod_raw));
+        let node_integral = format!("node_allocatable_{integral}");
+        let pod_integral = format!("pod_request_{integral}");
+        let unit = resource.pod_units().1;
+        let mut columns = period_columns();
+        columns.extend([
+            column(
+                "node_allocatable_data_start",
+                ColumnType::Timestamp,
+                Some("date"),
+            ),
+            column(
+                "node_allocatable_data_end",
+                ColumnType::Timestamp,
+                Some("date"),
+            ),
+            column(&node_integral, ColumnType::Double, Some(unit)),
+            column("pod_usage_data_start", ColumnType::Timestamp, Some("date")),
+            column("pod_usage_data_end", ColumnType::Timestamp, Some("date")),
+            column(&pod_integral, ColumnType::Double, Some(unit)),
+            column(&format!("{r}_used_percent"), ColumnType::Double, None),
+            column(&format!("{r}_unused_percent"), ColumnType::Double, None),
+        ]);
+        catalog.add_query(ReportQuery {
+            name: format!("node-{r}-utilization"),
+            columns,
+            inputs: vec![
+                time_input("ReportingStart"),
+                time_input("ReportingEnd"),
+                source_input(&node_input, &node_raw),
+                source_input(&pod_input, &pod_raw),
+            ],
+            sql: format!(
+                "WITH node_allocatable AS (\n\
+                 \x20 SELECT min(\"timestamp\") AS node_allocatable_data_start,\n\
+                 \x20   max(\"timestamp\") AS node_allocatable_data_end,\n\
+                 \x20   sum({node_integral}) AS {node_integral}\n\
+                 \x20 FROM {{{{{node_input}}}}}\n\
+                 \x20 WHERE {IN_PERIOD}\n\
+                 ), pod_requests AS (\n\
+                 \x20 SELECT min(\"timestamp\") AS pod_usage_data_start,\n\
+                 \x20   max(\"timestamp\") AS pod_usage_data_end,\n\
+                 \x20   sum({pod_integral}) AS {pod_integral}\n\
+                 \x20 FROM {{{{{pod_input}}}}}\n\
+                 \x20 WHERE {IN_PERIOD}\n\
+                 )\n\
+                 SELECT {{{{ReportingStart}}}} AS period_start,\n\
+                 \x20 {{{{ReportingEnd}}}} AS period_end,\n\
+                 \x20 n.*, p.*,\n\
+                 \x20 p.{pod_integral} / n.{node_integral} AS {r}_used_percent,\n\
+                 \x20 1 - p.{pod_integral} / n.{node_integral} AS {r}_unused_percent\n\
+                 FROM node_allocatable AS n CROSS JOIN pod_requests AS p\n"
+            ),
+        });
+
+        // cluster-cpu-utilization: the cluster's usage and capacity reports, joined.
+        let (capacity, usage) = (
+            format!("cluster-{r}-capacity"),
+            format!("cluster-{r}-usage"),
+        );
+        for query in [&capacity, &usage] {
+            catalog.add_data_source(DataSource {
+                name: query.clone(),
+                kind: DataSourceKind::QueryView {
+                    query: query.clone(),
+                },
+            });
+        }
+        let amount = resource.amount();
+        let (capacity_input, usage_input) = (
+            format!("{}QueryName", camel(&capacity)),
+            format!("{}QueryName", camel(&usage)),
+        );
+        let total_capacity = format!("total_cluster_capacity_{integral}");
+        let total_usage = format!("total_cluster_usage_{integral}");
+        let percent = format!("cluster_{r}_utilization_percent");
+        let avg_capacity = format!("avg_cluster_capacity_{amount}");
+        let avg_usage = format!("avg_cluster_usage_{amount}");
+        let mut columns = period_columns();
+        columns.extend([
+            column(&total_capacity, ColumnType::Double, Some(integral)),
+            column(&total_usage, ColumnType::Double, Some(integral)),
+            column(&percent, ColumnType::Double, None),
+            column(&avg_capacity, ColumnType::Double, Some(amount)),
+            column(&avg_usage, ColumnType::Double, Some(amount)),
+            column("avg_node_count", ColumnType::Double, None),
+            column("avg_pod_count", ColumnType::Double, None),
+            column("avg_pod_per_node_count", ColumnType::Double, None),
+        ]);
+        catalog.add_query(ReportQuery {
+            name: format!("cluster-{r}-utilization"),
+            columns,
+            inputs: vec![
+                time_input("ReportingStart"),
+                time_input("ReportingEnd"),
+                source_input(&capacity_input, &capacity),
+                source_input(&usage_input, &usage),
+            ],
+            sql: format!(
+                "SELECT {{{{ReportingStart}}}} AS period_start,\n\
+                 \x20 {{{{ReportingEnd}}}} AS period_end,\n\
+                 \x20 capacity.{total_capacity},\n\
+                 \x20 usage.{total_usage},\n\
+                 \x20 usage.{total_usage} / capacity.{total_capacity} AS {percent},\n\
+                 \x20 capacity.{avg_capacity},\n\
+                 \x20 usage.{avg_usage},\n\
+                 \x20 capacity.avg_node_count,\n\
+                 \x20 usage.avg_pod_count,\n\
+                 \x20 usage.avg_pod_count / capacity.avg_node_count AS avg_pod_per_node_count\n\
+                 FROM {{{{{usage_input}}}}} AS usage\n\
+                 JOIN {{{{{capacity_input}}}}} AS capacity\n\
+                 \x20 ON capacity.period_start = usage.period_start\n\
+                 \x20 AND capacity.period_end = usage.period_end\n"
+            ),
+        });
+    }
+}
+
+/// The measured bytes a claim's volume holds (kubelet's `kubelet_volume_stats_used_bytes`,
+/// imported by a Prometheus source of this name; labels `namespace` or `exported_namespace`,
+/// `persistentvolumeclaim`).
+pub const PVC_USAGE: &str = "persistentvolumeclaim-usage-bytes";
+
+/// Metering's `persistentvolumeclaim-usage` (per claim) and
+/// `namespace-persistentvolumeclaim-usage` (per namespace): the average bytes used over the
+/// period's samples, over `persistentvolumeclaim-usage-raw`. Metering joined the samples with
+/// the claims' phase (`persistentvolumeclaim-phase`, from kube-state-metrics) first; kubelet
+/// reports only mounted claims, which are bound, so the join is left out. As in Metering the
+/// namespace figure averages its claims' samples (it is not a sum over claims).
+fn add_claim_usage(catalog: &mut Catalog) {
+    let input = format!("{}DataSourceName", camel(PVC_USAGE));
+    let raw = add_raw(
+        catalog,
+        PVC_USAGE,
+        ReportQuery {
+            name: "persistentvolumeclaim-usage-raw".into(),
+            columns: vec![
+                column("namespace", ColumnType::Varchar, None),
+                column("persistentvolumeclaim", ColumnType::Varchar, None),
+                Column {
+                    table_hidden: true,
+                    ..column("labels", ColumnType::Map, None)
+                },
+                column(
+                    "persistentvolumeclaim_usage_bytes",
+                    ColumnType::Double,
+                    Some("bytes"),
+                ),
+                column("timeprecision", ColumnType::Double, Some("seconds")),
+                column(
+                    "persistentvolumeclaim_usage_byte_seconds",
+                    ColumnType::Double,
+                    Some("byte_seconds"),
+                ),
+                column("timestamp", ColumnType::Timestamp, Some("date")),
+                column("dt", ColumnType::Varchar, None),
+            ],
+            inputs: vec![source_input(&input, PVC_USAGE)],
+            sql: format!(
+                "SELECT coalesce(labels ->> '$.exported_namespace', labels ->> '$.namespace') AS namespace,\n\
+                 \x20 labels ->> '$.persistentvolumeclaim' AS persistentvolumeclaim,\n\
+                 \x20 labels,\n\
+                 \x20 amount AS persistentvolumeclaim_usage_bytes,\n\
+                 \x20 timeprecision,\n\
+                 \x20 amount * timeprecision AS persistentvolumeclaim_usage_byte_seconds,\n\
+                 \x20 \"timestamp\",\n\
+                 \x20 dt\n\
+                 FROM {{{{{input}}}}}\n"
+            ),
+        },
+    );
+    let input = format!("{}DataSourceName", camel(&raw));
+    let claim = column(
+        "persistentvolumeclaim",
+        ColumnType::Varchar,
+        Some("kubernetes_persistentvolumeclaim"),
+    );
+    for (name, keys) in [
+        ("persistentvolumeclaim-usage", vec![claim]),
+        ("namespace-persistentvolumeclaim-usage", vec![]),
+    ] {
+        let mut columns = period_columns();
+        columns.push(column(
+            "namespace",
+            ColumnType::Varchar,
+            Some("kubernetes_namespace"),
+        ));
+        columns.extend(keys.iter().cloned());
+        columns.push(column(
+            "persistentvolumeclaim_usage_bytes",
+            ColumnType::Double,
+            Some("bytes"),
+        ));
+        let group: String = std::iter::once("namespace")
+            .chain(keys.iter().map(|c| c.name.as_str()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        catalog.add_query(ReportQuery {
+            name: name.into(),
+            columns,
+            inputs: vec![
+                time_input("ReportingStart"),
+                time_input("ReportingEnd"),
+                source_input(&input, &raw),
+            ],
+            sql: format!(
+                "SELECT {{{{ReportingStart}}}} AS period_start,\n\
+                 \x20 {{{{ReportingEnd}}}} AS period_end,\n\
+                 \x20 {group},\n\
+                 \x20 avg(persistentvolumeclaim_usage_bytes) AS persistentvolumeclaim_usage_bytes\n\
+                 FROM {{{{{input}}}}}\n\
+                 WHERE {IN_PERIOD}\n\
+                 GROUP BY {group}\n\
+                 ORDER BY {group}\n"
+            ),
+        });
+    }
 }
 
 /// Adds a sample data source and a query view over it.
@@ -922,6 +1161,159 @@ fn sql_text(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::{Period, Value, run};
+    use crate::sample::Sample;
+    use std::collections::BTreeMap;
+
+    /// Samples of `amount` at 10:00 and 10:01 (a 60 s step) with `labels`.
+    fn two_steps(amount: f64, labels: &[(&str, &str)]) -> Vec<Sample> {
+        let labels: BTreeMap<String, String> = labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        ["2026-01-01T10:00:00Z", "2026-01-01T10:01:00Z"]
+            .into_iter()
+            .map(|t| Sample::at(amount, t.parse().unwrap(), 60_000_000_000, labels.clone()))
+            .collect()
+    }
+
+    fn two_minutes() -> Period {
+        Period {
+            start: "2026-01-01T10:00:00Z".parse().unwrap(),
+            end: "2026-01-01T10:02:00Z".parse().unwrap(),
+        }
+    }
+
+    /// The one row of `query`'s report, by column name.
+    fn one_row(query: &str, inputs: BTreeMap<String, Vec<Sample>>) -> BTreeMap<String, Value> {
+        let table = run(&catalog(), query, &inputs, two_minutes()).unwrap();
+        assert_eq!(table.rows.len(), 1, "{table:?}");
+        table
+            .columns
+            .iter()
+            .map(|c| c.name.clone())
+            .zip(table.rows[0].clone())
+            .collect()
+    }
+
+    #[test]
+    fn node_cpu_utilization_sets_the_pods_requests_against_the_nodes_allocatable() {
+        let row = one_row(
+            "node-cpu-utilization",
+            BTreeMap::from([
+                (
+                    "node-allocatable-cpu-cores".into(),
+                    two_steps(4.0, &[("node", "n1")]),
+                ),
+                (
+                    "pod-request-cpu-cores".into(),
+                    two_steps(
+                        1.0,
+                        &[("node", "n1"), ("pod", "web"), ("namespace", "shop")],
+                    ),
+                ),
+            ]),
+        );
+        assert_eq!(
+            row["node_allocatable_cpu_core_seconds"],
+            Value::Double(480.0)
+        );
+        assert_eq!(row["pod_request_cpu_core_seconds"], Value::Double(120.0));
+        assert_eq!(row["cpu_used_percent"], Value::Double(0.25));
+        assert_eq!(row["cpu_unused_percent"], Value::Double(0.75));
+        assert_eq!(
+            row["pod_usage_data_end"],
+            Value::Timestamp("2026-01-01T10:01:00Z".parse().unwrap())
+        );
+    }
+
+    #[test]
+    fn cluster_memory_utilization_joins_measured_usage_with_capacity() {
+        let gib = 1024.0 * 1024.0 * 1024.0;
+        let row = one_row(
+            "cluster-memory-utilization",
+            BTreeMap::from([
+                (
+                    "node-capacity-memory-bytes".into(),
+                    two_steps(8.0 * gib, &[("node", "n1")]),
+                ),
+                (
+                    "pod-usage-memory-bytes".into(),
+                    two_steps(
+                        2.0 * gib,
+                        &[("node", "n1"), ("pod", "web"), ("namespace", "shop")],
+                    ),
+                ),
+            ]),
+        );
+        assert_eq!(
+            row["total_cluster_capacity_memory_byte_seconds"],
+            Value::Double(8.0 * gib * 120.0)
+        );
+        assert_eq!(
+            row["total_cluster_usage_memory_byte_seconds"],
+            Value::Double(2.0 * gib * 120.0)
+        );
+        assert_eq!(
+            row["cluster_memory_utilization_percent"],
+            Value::Double(0.25)
+        );
+        assert_eq!(
+            row["avg_cluster_capacity_memory_bytes"],
+            Value::Double(8.0 * gib)
+        );
+        assert_eq!(
+            row["avg_cluster_usage_memory_bytes"],
+            Value::Double(2.0 * gib)
+        );
+        assert_eq!(row["avg_node_count"], Value::Double(1.0));
+        assert_eq!(row["avg_pod_per_node_count"], Value::Double(1.0));
+    }
+
+    #[test]
+    fn persistentvolumeclaim_usage_averages_kubelets_samples_per_claim_and_namespace() {
+        let mut usage = two_steps(
+            100.0,
+            &[("namespace", "shop"), ("persistentvolumeclaim", "a")],
+        );
+        usage.extend(two_steps(
+            300.0,
+            &[
+                ("exported_namespace", "shop"),
+                ("persistentvolumeclaim", "b"),
+            ],
+        ));
+        usage[1].amount = 200.0;
+        let inputs = BTreeMap::from([("persistentvolumeclaim-usage-bytes".into(), usage)]);
+        let table = run(
+            &catalog(),
+            "persistentvolumeclaim-usage",
+            &inputs,
+            two_minutes(),
+        )
+        .unwrap();
+        let rows: Vec<_> = table.rows.iter().map(|r| r[2..].to_vec()).collect();
+        assert_eq!(
+            rows,
+            [
+                vec![
+                    Value::Text("shop".into()),
+                    Value::Text("a".into()),
+                    Value::Double(150.0)
+                ],
+                vec![
+                    Value::Text("shop".into()),
+                    Value::Text("b".into()),
+                    Value::Double(300.0)
+                ],
+            ]
+        );
+        let row = one_row("namespace-persistentvolumeclaim-usage", inputs);
+        assert_eq!(
+            row["persistentvolumeclaim_usage_bytes"],
+            Value::Double(225.0)
+        );
+    }
 
     #[test]
     fn ships_metering_names_inputs_and_columns() {

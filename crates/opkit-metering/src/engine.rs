@@ -11,13 +11,21 @@
 //! `(amount REAL, "timestamp" INTEGER, timeprecision REAL, labels TEXT, dt TEXT)` — timestamps
 //! as nanoseconds since the Unix epoch (exact, and ordered as integers), labels as a JSON object
 //! (`labels ->> '$.pod'`), `timeprecision` the step in seconds as Metering had it. A query view
-//! is a SQL view. Each evaluation builds a fresh in-memory database.
+//! is a SQL view. An earlier report a roll-up reads is a table of its columns (`report/NAME`).
+//! Each evaluation builds a fresh in-memory database.
 
 use rusqlite::Connection;
 use rusqlite::types::Value as SqlValue;
 
-use crate::query::quote_ident;
+use crate::query::{ColumnType, quote_ident};
+use crate::report::{Table, Value};
 use crate::sample::Sample;
+
+/// The table holding Report `name`'s results in a roll-up's database (apart from the data
+/// sources' names).
+pub(crate) fn report_table(name: &str) -> String {
+    format!("report/{name}")
+}
 
 /// A SQL statement SQLite refused or failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -80,6 +88,57 @@ impl Engine {
                         labels,
                         s.dt,
                     ])
+                    .map_err(fail)?;
+            }
+        }
+        tx.commit().map_err(fail)
+    }
+
+    /// Creates the table `name` holding an earlier report's rows (a roll-up's input): one
+    /// column per report column, cells as the engine stores them (timestamps as integer
+    /// nanoseconds, maps as JSON objects).
+    pub(crate) fn load_table(&mut self, name: &str, table: &Table) -> Result<(), EngineError> {
+        let fail = |e: rusqlite::Error| EngineError {
+            what: format!("loading the results of Report {name:?}"),
+            message: sqlite_message(&e),
+        };
+        let columns: Vec<String> = table
+            .columns
+            .iter()
+            .map(|c| {
+                let ty = match c.ty {
+                    ColumnType::Varchar | ColumnType::Map => "TEXT",
+                    ColumnType::Double => "REAL",
+                    ColumnType::Bigint | ColumnType::Timestamp => "INTEGER",
+                };
+                format!("{} {ty}", quote_ident(&c.name))
+            })
+            .collect();
+        let table_name = quote_ident(&report_table(name));
+        let tx = self.conn.transaction().map_err(fail)?;
+        tx.execute_batch(&format!(
+            "CREATE TABLE {table_name} ({})",
+            columns.join(", ")
+        ))
+        .map_err(fail)?;
+        {
+            let marks = vec!["?"; table.columns.len()].join(", ");
+            let mut insert = tx
+                .prepare(&format!("INSERT INTO {table_name} VALUES ({marks})"))
+                .map_err(fail)?;
+            for row in &table.rows {
+                let cells = row.iter().map(|cell| match cell {
+                    Value::Null => SqlValue::Null,
+                    Value::Text(s) => SqlValue::Text(s.clone()),
+                    Value::Double(f) => SqlValue::Real(*f),
+                    Value::Bigint(i) => SqlValue::Integer(*i),
+                    Value::Timestamp(t) => SqlValue::Integer(timestamp_nanos(*t)),
+                    Value::Map(m) => {
+                        SqlValue::Text(serde_json::to_string(m).unwrap_or_else(|_| "{}".into()))
+                    }
+                });
+                insert
+                    .execute(rusqlite::params_from_iter(cells))
                     .map_err(fail)?;
             }
         }

@@ -10,7 +10,8 @@
 //! - [`sample`]: Metering's data-source rows (`{amount, timestamp, stepSize, labels, dt}`);
 //! - [`query`]: the ReportQuery and data-source model and the `{{Input}}` placeholders;
 //! - [`builtin`]: the queries Metering shipped, in SQLite's dialect;
-//! - [`report`]: evaluating a query over samples for a period → a typed [`Table`];
+//! - [`report`]: evaluating a query over samples (and, for a roll-up, earlier reports' results)
+//!   for a period → a typed [`Table`];
 //! - [`render`]: a table as Metering's report API printed it (csv, json, tab);
 //! - [`cost`]: a rate card (per core-hour, GiB-hour, GiB-month) adding cost columns;
 //! - [`lifetime`]: exact requested core-seconds and byte-seconds integrated from object
@@ -37,5 +38,5 @@ pub use query::{
     ReportQuery,
 };
 pub use render::{Format, FormatError, render};
-pub use report::{Period, ReportError, Table, Value, run};
+pub use report::{Period, ReportError, Table, Value, run, run_with};
 pub use sample::{Sample, SampleError, parse_samples, read_samples};

@@ -4,7 +4,8 @@
 //! Metering templated its Presto SQL with Go templates (`{| dataSourceTableName … |}`). opkit's
 //! SQL names an input with a placeholder, `{{InputName}}`, which [`render_sql`] replaces: a time
 //! input by its instant as an integer literal (nanoseconds since the Unix epoch, the engine's
-//! timestamp representation), a data-source input by the quoted name of its table or view.
+//! timestamp representation), a data-source input by the quoted name of its table or view, a
+//! Report input by the quoted name of the table holding that report's results.
 //! Nothing else is templated, so a query's SQL stays plain SQL.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -56,6 +57,9 @@ pub enum InputType {
     Time,
     /// The name of a data source, whose table the SQL reads.
     ReportDataSource,
+    /// The name of an earlier Report, whose results the SQL reads (a roll-up: a daily report
+    /// over hourly ones). Metering's `type: Report`.
+    Report,
 }
 
 /// A named input of a query.
@@ -66,7 +70,7 @@ pub struct Input {
     /// Its kind.
     #[serde(rename = "type")]
     pub ty: InputType,
-    /// The value when a report gives none (a data source's name).
+    /// The value when a report gives none (a data source's or a Report's name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<String>,
 }
@@ -151,6 +155,9 @@ impl Catalog {
                 continue;
             }
             for input in &self.query(&query)?.inputs {
+                if input.ty != InputType::ReportDataSource {
+                    continue;
+                }
                 let Some(source) = input
                     .default
                     .as_ref()
@@ -163,6 +170,42 @@ impl Catalog {
                         out.insert(source.name.clone());
                     }
                     DataSourceKind::QueryView { query } => todo.push(query.clone()),
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Catalog {
+    /// The earlier Reports the query `name` reads (its `Report` inputs' values, directly or
+    /// through query views): the results a caller must supply for a roll-up.
+    pub fn reports_read(&self, name: &str) -> Result<BTreeSet<String>, QueryError> {
+        let mut out = BTreeSet::new();
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![name.to_owned()];
+        while let Some(query) = todo.pop() {
+            if !seen.insert(query.clone()) {
+                continue;
+            }
+            for input in &self.query(&query)?.inputs {
+                let Some(value) = &input.default else {
+                    continue;
+                };
+                match input.ty {
+                    InputType::Report => {
+                        out.insert(value.clone());
+                    }
+                    InputType::ReportDataSource => {
+                        if let Some(DataSource {
+                            kind: DataSourceKind::QueryView { query },
+                            ..
+                        }) = self.data_sources.get(value)
+                        {
+                            todo.push(query.clone());
+                        }
+                    }
+                    InputType::Time => {}
                 }
             }
         }
@@ -199,8 +242,10 @@ pub enum QueryError {
         /// Where the `{{` is.
         at: usize,
     },
-    /// A data-source input with neither a value nor a default.
-    #[error("ReportQuery {query:?}: input {input:?} names no data source and has no default")]
+    /// A data-source or Report input with neither a value nor a default.
+    #[error(
+        "ReportQuery {query:?}: input {input:?} names no data source or Report and has no default"
+    )]
     NoDataSource {
         /// The query.
         query: String,

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use jiff::Timestamp;
 use rusqlite::types::Value as SqlValue;
 
-use crate::engine::{Engine, EngineError, timestamp_nanos};
+use crate::engine::{Engine, EngineError, report_table, timestamp_nanos};
 use crate::query::{
     Catalog, Column, ColumnType, DataSourceKind, Input, InputType, QueryError, ReportQuery,
     quote_ident, render_sql,
@@ -91,6 +91,18 @@ pub enum ReportError {
         /// The data sources given.
         given: Vec<String>,
     },
+    /// A Report input whose report's results were not given.
+    #[error(
+        "ReportQuery {query:?}: input {input:?} reads Report {report:?}, whose results were not given"
+    )]
+    MissingReport {
+        /// The query.
+        query: String,
+        /// The input.
+        input: String,
+        /// The Report.
+        report: String,
+    },
     /// A time input other than `ReportingStart` / `ReportingEnd`.
     #[error(
         "ReportQuery {query:?}: no value for time input {input:?} (only ReportingStart and ReportingEnd are known)"
@@ -136,6 +148,19 @@ pub fn run(
     samples: &BTreeMap<String, Vec<Sample>>,
     period: Period,
 ) -> Result<Table, ReportError> {
+    run_with(catalog, name, samples, &BTreeMap::new(), period)
+}
+
+/// [`run`] for a query that may read earlier Reports (a roll-up): `reports` holds their
+/// results by Report name (every period stored so far; the query's SQL picks the periods it
+/// sums, as Metering's roll-ups did with `period_start >= {{ReportingStart}}`).
+pub fn run_with(
+    catalog: &Catalog,
+    name: &str,
+    samples: &BTreeMap<String, Vec<Sample>>,
+    reports: &BTreeMap<String, Table>,
+    period: Period,
+) -> Result<Table, ReportError> {
     if period.end <= period.start {
         return Err(ReportError::EmptyPeriod {
             start: period.start,
@@ -146,6 +171,7 @@ pub fn run(
     let mut eval = Evaluation {
         catalog,
         samples,
+        reports,
         period,
         engine: Engine::new()?,
         created: BTreeSet::new(),
@@ -200,6 +226,7 @@ pub fn run(
 struct Evaluation<'a> {
     catalog: &'a Catalog,
     samples: &'a BTreeMap<String, Vec<Sample>>,
+    reports: &'a BTreeMap<String, Table>,
     period: Period,
     engine: Engine,
     /// Data sources already in the database.
@@ -225,10 +252,41 @@ impl Evaluation<'_> {
                     }
                 },
                 InputType::ReportDataSource => quote_ident(&self.prepare(query, input)?),
+                InputType::Report => quote_ident(&self.prepare_report(query, input)?),
             };
             bound.insert(input.name.as_str(), value);
         }
         Ok(render_sql(query, |name| bound.get(name).cloned())?)
+    }
+
+    /// Makes the table of the earlier Report `input` names exist in the database; its name.
+    fn prepare_report(
+        &mut self,
+        query: &ReportQuery,
+        input: &Input,
+    ) -> Result<String, ReportError> {
+        let report = input
+            .default
+            .clone()
+            .ok_or_else(|| QueryError::NoDataSource {
+                query: query.name.clone(),
+                input: input.name.clone(),
+            })?;
+        let table_name = report_table(&report);
+        if self.created.contains(&table_name) {
+            return Ok(table_name);
+        }
+        let table = self
+            .reports
+            .get(&report)
+            .ok_or_else(|| ReportError::MissingReport {
+                query: query.name.clone(),
+                input: input.name.clone(),
+                report: report.clone(),
+            })?;
+        self.engine.load_table(&report, table)?;
+        self.created.insert(table_name.clone());
+        Ok(table_name)
     }
 
     /// Makes the data source `input` names exist in the database; its name.
@@ -321,5 +379,134 @@ fn describe(value: &SqlValue) -> String {
         SqlValue::Real(f) => format!("real {f}"),
         SqlValue::Text(s) => format!("text {s:?}"),
         SqlValue::Blob(b) => format!("a blob of {} bytes", b.len()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(t: &str) -> Timestamp {
+        t.parse().unwrap()
+    }
+
+    /// An hourly report's results: namespace `shop`, 100 core-seconds an hour from 00:00.
+    fn hourly(hours: i64) -> Table {
+        let columns = vec![
+            Column {
+                name: "period_start".into(),
+                ty: ColumnType::Timestamp,
+                unit: None,
+                table_hidden: false,
+            },
+            Column {
+                name: "period_end".into(),
+                ty: ColumnType::Timestamp,
+                unit: None,
+                table_hidden: false,
+            },
+            Column {
+                name: "namespace".into(),
+                ty: ColumnType::Varchar,
+                unit: None,
+                table_hidden: false,
+            },
+            Column {
+                name: "cpu".into(),
+                ty: ColumnType::Double,
+                unit: None,
+                table_hidden: false,
+            },
+        ];
+        let rows = (0..hours)
+            .map(|h| {
+                let start = at("2030-01-01T00:00:00Z") + jiff::SignedDuration::from_hours(h);
+                vec![
+                    Value::Timestamp(start),
+                    Value::Timestamp(start + jiff::SignedDuration::from_hours(1)),
+                    Value::Text("shop".into()),
+                    Value::Double(100.0),
+                ]
+            })
+            .collect();
+        Table { columns, rows }
+    }
+
+    fn daily() -> Catalog {
+        let mut catalog = Catalog::default();
+        let hourly_columns = hourly(0).columns;
+        catalog.add_query(ReportQuery {
+            name: "daily".into(),
+            columns: vec![
+                hourly_columns[0].clone(),
+                hourly_columns[1].clone(),
+                hourly_columns[2].clone(),
+                hourly_columns[3].clone(),
+                Column {
+                    name: "hours".into(),
+                    ty: ColumnType::Bigint,
+                    unit: None,
+                    table_hidden: false,
+                },
+            ],
+            inputs: vec![
+                Input {
+                    name: "ReportingStart".into(),
+                    ty: InputType::Time,
+                    default: None,
+                },
+                Input {
+                    name: "ReportingEnd".into(),
+                    ty: InputType::Time,
+                    default: None,
+                },
+                Input {
+                    name: "HourlyReportName".into(),
+                    ty: InputType::Report,
+                    default: Some("hourly".into()),
+                },
+            ],
+            sql: "SELECT {{ReportingStart}} AS period_start, {{ReportingEnd}} AS period_end, \
+                  namespace, sum(cpu) AS cpu, count(*) AS hours FROM {{HourlyReportName}} \
+                  WHERE period_start >= {{ReportingStart}} AND period_end <= {{ReportingEnd}} \
+                  GROUP BY namespace"
+                .into(),
+        });
+        catalog
+    }
+
+    #[test]
+    fn a_roll_up_sums_the_periods_of_an_earlier_report_inside_its_own() {
+        let catalog = daily();
+        assert_eq!(
+            catalog
+                .reports_read("daily")
+                .unwrap()
+                .into_iter()
+                .collect::<Vec<_>>(),
+            ["hourly"]
+        );
+        // 30 hours stored; the first day holds 24 of them.
+        let reports = BTreeMap::from([("hourly".to_owned(), hourly(30))]);
+        let day = Period {
+            start: at("2030-01-01T00:00:00Z"),
+            end: at("2030-01-02T00:00:00Z"),
+        };
+        let table = run_with(&catalog, "daily", &BTreeMap::new(), &reports, day).unwrap();
+        assert_eq!(
+            table.rows,
+            [vec![
+                Value::Timestamp(day.start),
+                Value::Timestamp(day.end),
+                Value::Text("shop".into()),
+                Value::Double(2400.0),
+                Value::Bigint(24),
+            ]]
+        );
+        let err = run(&catalog, "daily", &BTreeMap::new(), day).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "ReportQuery \"daily\": input \"HourlyReportName\" reads Report \"hourly\", whose results were not given"
+        );
     }
 }

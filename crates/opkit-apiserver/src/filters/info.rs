@@ -2,9 +2,12 @@
 //! parsed once for every filter after it. Health checks and `/version` are answered here,
 //! before authentication, as kube-apiserver lets anyone read them.
 
+use std::sync::Arc;
+
 use http::{Request, Response};
 
 use super::{Body, Filter, Next};
+use crate::api::Api;
 use crate::discovery;
 use crate::request::{self, Attributes, Query, Target};
 use crate::response::{ResponseBody, bytes_response, json_response};
@@ -22,13 +25,17 @@ pub(crate) struct Info {
     pub(crate) received: jiff::Timestamp,
 }
 
-/// Parses the request info.
-pub(crate) struct RequestInfo;
+/// Parses the request info; a path under a mount (`crate::mounts`) addresses the mount.
+pub(crate) struct RequestInfo(pub(crate) Arc<Api>);
 
 impl Filter for RequestInfo {
     async fn call(&self, mut req: Request<Body>, next: Next) -> Response<ResponseBody> {
         let received = jiff::Timestamp::now();
-        let target = request::parse_path(req.uri().path());
+        let path = req.uri().path();
+        let target = match self.0.mounts.find(path) {
+            Some((mounted, _)) => Target::Mounted(mounted),
+            None => request::parse_path(path),
+        };
         match target {
             Target::Health => {
                 return bytes_response(200, b"ok".to_vec(), "text/plain; charset=utf-8", &[]);

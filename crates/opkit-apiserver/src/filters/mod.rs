@@ -13,7 +13,7 @@
 //! 7. [`faults`]: for the one user under test, if any, the faults armed on its writes and
 //!    watches (`crate::faults`).
 //!
-//! Then `crate::router` serves it. Each filter is a tower layer; filters hand what they
+//! Then `crate::router` serves it (a mounted path, `crate::mounts`, goes to its handler). Each filter is a tower layer; filters hand what they
 //! learned to the ones after them as request extensions ([`Info`], [`Identity`]), and
 //! [`Identity`] also travels back on the response for the audit.
 
@@ -190,7 +190,7 @@ pub(crate) fn chain(
     faults: Faults,
 ) -> Next {
     let service = ServiceBuilder::new()
-        .layer(filter(info::RequestInfo))
+        .layer(filter(info::RequestInfo(api.clone())))
         .layer(filter(authentication::Authentication(api.clone())))
         .layer(filter(audit::Audit(audit)))
         .layer(filter(impersonation::Impersonation(api.clone())))

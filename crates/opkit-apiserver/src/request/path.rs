@@ -26,6 +26,8 @@ pub enum Target {
     OpenApiV3(Option<String>),
     /// A resource, a collection or a subresource.
     Resource(ResourcePath),
+    /// A path mounted by the embedding process (`crate::mounts`): the mount's path.
+    Mounted(String),
     /// Anything else.
     Unknown,
 }

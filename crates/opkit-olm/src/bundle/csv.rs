@@ -277,6 +277,20 @@ pub struct WebhookDefinition {
     /// For conversion webhooks: the owned CRDs it converts.
     #[serde(rename = "conversionCRDs")]
     pub conversion_crds: Vec<String>,
+    /// The Service's target port (the container port when absent).
+    pub target_port: Option<Value>,
+    /// Admission rules (operations, API groups, versions, resources, scope).
+    pub rules: Vec<Value>,
+    /// `Fail` or `Ignore`.
+    pub failure_policy: Option<String>,
+    /// `Exact` or `Equivalent`.
+    pub match_policy: Option<String>,
+    /// Which objects the webhook sees, by label.
+    pub object_selector: Option<Value>,
+    /// The call's timeout.
+    pub timeout_seconds: Option<i64>,
+    /// For mutating webhooks: `Never` or `IfNeeded`.
+    pub reinvocation_policy: Option<String>,
 }
 
 /// The webhook types OLM knows.

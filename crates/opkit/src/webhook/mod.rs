@@ -300,6 +300,14 @@ impl SelfManagedCerts {
         self
     }
 
+    /// Reads the Secret's CA and serving certificate, issuing or renewing them as the webhook
+    /// server does at start, and returns the PEM to publish as `caBundle` — for one that
+    /// certifies a webhook server it does not run (the OLM lifecycle controller installing an
+    /// operator whose pods mount the Secret). Does not touch the named configurations or CRDs.
+    pub async fn ensure_secret(&self, client: &kube::Client) -> crate::Result<Vec<u8>> {
+        Ok(certs::ensure(client, self).await?.ca_bundle())
+    }
+
     pub(crate) fn dns_names(&self) -> Vec<String> {
         let base = format!("{}.{}.svc", self.service, self.namespace);
         vec![base.clone(), format!("{base}.cluster.local")]
