@@ -11,7 +11,7 @@
 //!
 //! In an operator project, without DIR or `--config` (and no `./kuttl-test.yaml`), the suite
 //! is the project's `tests/e2e` and the operator under test is built and started first
-//! (`test_project`); under `--chaos` (ansible projects) the suite starts it instead, as a
+//! (`test_project`); under `--chaos` the suite starts it instead, as a
 //! campaign needs.
 
 use std::collections::BTreeMap;
@@ -227,13 +227,6 @@ async fn run_inner(args: TestArgs, cwd: &Path) -> anyhow::Result<ExitCode> {
         return Err(invalid(
             "--chaos injects faults in opkit's own API server: it needs the embedded control \
              plane, drop --kubeconfig",
-        ));
-    }
-    if chaos && project.as_ref().is_some_and(|p| !p.supports_chaos()) {
-        return Err(invalid(
-            "--chaos in an operator project is supported in ansible projects only yet (Rust and \
-             helm projects are not): give the suite's directory, with the operator started by a \
-             background command of its kuttl-test.yaml",
         ));
     }
     let (config, workdir, arg_dirs) = match &project {

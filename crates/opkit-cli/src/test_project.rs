@@ -9,7 +9,7 @@
 //! missing RBAC rule fails the suite as it would fail in a cluster. Its output is kept in
 //! `.opkit/test/operator.log` and per test in `.opkit/test/logs/<test>.log`.
 //!
-//! Under `--chaos` (ansible projects) the suite starts the operator itself instead
+//! Under `--chaos` the suite starts the operator itself instead
 //! ([`ProjectSuite::chaos_suite`]): a campaign runs each test on fresh planes, with the
 //! operator as the suite's background command, which it gives credentials of its own and
 //! restarts after each injected crash.
@@ -104,23 +104,86 @@ impl ProjectSuite {
         manifests::generate_in(&self.root, &self.project)
     }
 
-    /// Whether `--chaos` can run this project's suite ([`ProjectSuite::chaos_suite`]).
-    pub(crate) fn supports_chaos(&self) -> bool {
-        self.project.plugin == Plugin::Ansible
-    }
-
     /// Makes `suite` start the operator itself, as a `--chaos` campaign needs it: the
-    /// project's CRDs as its `crdDir` (unless one is set), and `opkit ansible-operator run` on
-    /// `watches.yaml` as a background command, with the Ansible venv checked first and the
-    /// runs' files under `.opkit/test/chaos` (cleared first). Only ansible projects: their operator is this
-    /// `opkit`, with nothing to build or deploy.
+    /// project's CRDs as its `crdDir` (unless one is set), and the operator as a background
+    /// command, as a kuttl suite starts one — so the campaign gives it credentials of its own
+    /// and restarts it after an injected crash. The command is what the project's manager
+    /// runs: a Rust project's binary (built with cargo, which also refreshes `config/`) with
+    /// `run`; in a helm project `opkit helm-operator run` on `watches.yaml`; in an ansible
+    /// project `opkit ansible-operator run` (the venv checked first, the runs' files under
+    /// `.opkit/test/chaos`, cleared first). Probe and metrics servers are off: a restarted
+    /// operator must not find its port taken.
     pub(crate) fn chaos_suite(&self, suite: &mut opkit_e2e::TestSuite) -> anyhow::Result<()> {
-        let binary = self.build()?;
-        let venv = opkit_ansible::default_venv();
-        opkit_ansible::Ansible::new(&venv, &[])?;
+        let mut args = match self.project.plugin {
+            Plugin::Rust => {
+                if self.project.has_webhooks() {
+                    bail!(
+                        "--chaos in a project with webhooks is not supported yet: each run of a \
+                         campaign is a fresh plane, and nothing registers the operator's \
+                         webhooks on it; run the suite without --chaos"
+                    );
+                }
+                vec![self.build()?.display().to_string(), "run".into()]
+            }
+            Plugin::Helm => self.helm_chaos_args()?,
+            Plugin::Ansible => self.ansible_chaos_args()?,
+        };
         if suite.crd_dir.is_empty() {
             suite.crd_dir = self.root.join(manifests::CRD_BASES).display().to_string();
         }
+        args.extend(
+            [
+                "--metrics-bind-address",
+                "0",
+                "--health-probe-bind-address",
+                "0",
+            ]
+            .map(String::from),
+        );
+        let command: Vec<String> = args.iter().map(|a| crate::test_chaos::quote(a)).collect();
+        suite.commands.push(opkit_e2e::Command {
+            command: command.join(" "),
+            background: true,
+            ..opkit_e2e::Command::default()
+        });
+        progress::step(format!(
+            "chaos: the suite starts {}'s operator: {}",
+            self.project.project_name,
+            command.join(" ")
+        ));
+        Ok(())
+    }
+
+    /// `opkit helm-operator run` on the project's `watches.yaml`, `config/` refreshed first
+    /// (the CRDs the campaign installs).
+    fn helm_chaos_args(&self) -> anyhow::Result<Vec<String>> {
+        if self.project.resources.is_empty() {
+            bail!(
+                "the project has no kinds yet: add one with `opkit create api --group G \
+                 --version V --kind K` (or `--helm-chart DIR|TGZ`)"
+            );
+        }
+        crate::helm_manifests::generate(&self.root, &self.project)?;
+        let opkit = std::env::current_exe()
+            .context("cannot find this opkit binary to run `opkit helm-operator run`")?;
+        Ok(vec![
+            opkit.display().to_string(),
+            "helm-operator".into(),
+            "run".into(),
+            "--watches-file".into(),
+            self.root
+                .join(crate::helm_scaffold::WATCHES_FILE)
+                .display()
+                .to_string(),
+        ])
+    }
+
+    /// `opkit ansible-operator run`'s command line under `--chaos`, the venv checked and the
+    /// runs' work directory cleared.
+    fn ansible_chaos_args(&self) -> anyhow::Result<Vec<String>> {
+        let binary = self.build()?;
+        let venv = opkit_ansible::default_venv();
+        opkit_ansible::Ansible::new(&venv, &[])?;
         // The runs' files of the last campaign: its operators were killed, not stopped.
         let work = self.work_dir().join("chaos");
         match std::fs::remove_dir_all(&work) {
@@ -129,7 +192,7 @@ impl ProjectSuite {
             }
             _ => {}
         }
-        let args = [
+        Ok(vec![
             binary.display().to_string(),
             "ansible-operator".into(),
             "run".into(),
@@ -145,23 +208,7 @@ impl ProjectSuite {
                 .to_string(),
             "--work-dir".into(),
             work.display().to_string(),
-            "--metrics-bind-address".into(),
-            "0".into(),
-            "--health-probe-bind-address".into(),
-            "0".into(),
-        ];
-        let command: Vec<String> = args.iter().map(|a| crate::test_chaos::quote(a)).collect();
-        suite.commands.push(opkit_e2e::Command {
-            command: command.join(" "),
-            background: true,
-            ..opkit_e2e::Command::default()
-        });
-        progress::step(format!(
-            "chaos: the suite starts {}'s operator: {}",
-            self.project.project_name,
-            command.join(" ")
-        ));
-        Ok(())
+        ])
     }
 
     /// Installs the CRDs and RBAC on the plane, then starts `binary` as the operator's service

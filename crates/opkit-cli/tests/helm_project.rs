@@ -10,7 +10,7 @@
 //! --generate-role`/`--generate-playbook` write operator-sdk's files, and the e2e suite they
 //! generate passes with `opkit test` (the real Ansible venv of `.tools/ansible`, the operator
 //! run as its service account with the generated RBAC), and `opkit test --chaos crash` runs
-//! a campaign on it.
+//! a campaign on it — as it does on a helm project's suite, with the chart operator.
 
 mod common;
 
@@ -901,6 +901,76 @@ fn run_up_deploys_the_sample_as_a_helm_release_and_uninstalls_it_on_delete() {
     run_up.terminate();
     let status = run_up.wait(COMMAND_TIMEOUT);
     assert!(status.success(), "{status:?}\n{}", run_up.stderr());
+}
+
+/// `opkit test --chaos crash` in a helm project: its suite (written here: `opkit init` writes
+/// none for helm) runs with `opkit helm-operator run` on the project's watches.yaml as the
+/// operator under test, the CRDs `generate manifests` writes installed on each run's plane;
+/// every crash run restarts it and the release still ends up installed.
+#[test]
+fn helm_chaos_crash_campaign_runs_the_chart_operator_on_the_projects_suite() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = subdir(tmp.path(), "memcached-operator");
+    opkit_ok(
+        &project,
+        &[
+            "init",
+            "--plugins",
+            "helm",
+            "--domain",
+            "example.com",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+        ],
+    );
+    let test = project.join("tests/e2e/memcached");
+    std::fs::create_dir_all(&test).unwrap();
+    std::fs::copy(
+        project.join("config/samples/cache_v1alpha1_memcached.yaml"),
+        test.join("00-install.yaml"),
+    )
+    .unwrap();
+    std::fs::write(
+        test.join("00-assert.yaml"),
+        "apiVersion: cache.example.com/v1alpha1\nkind: Memcached\nmetadata:\n  name: \
+         memcached-sample\nstatus:\n  deployedRelease:\n    name: memcached-sample\n---\n\
+         apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: memcached-sample\nspec:\n  \
+         replicas: 1\n",
+    )
+    .unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_opkit"));
+    cmd.args(["test", "--chaos", "crash", "--budget", "60s"])
+        .current_dir(&project)
+        .env_remove("KUBECONFIG")
+        .env("HOME", &project);
+    let out = run(cmd, None, Duration::from_secs(300));
+    assert!(
+        out.stderr
+            .contains("chaos: the suite starts memcached-operator's operator: ")
+            && out.stderr.contains(" helm-operator run --watches-file "),
+        "the suite starts the chart operator as its background command\n{out}"
+    );
+    let summary = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("chaos: ") && l.contains(" fault runs in "))
+        .unwrap_or_else(|| panic!("no campaign summary\n{out}"));
+    let runs: usize = summary["chaos: ".len()..]
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{summary}"));
+    assert!(runs >= 1, "at least one crash run: {summary}");
+    assert!(
+        out.stdout.contains(": ok (restarted 1 times"),
+        "a crashed chart operator was restarted and the release still installed\n{out}"
+    );
+    assert!(summary.contains(", 0 findings"), "{out}");
+    assert!(out.success(), "the campaign should pass\n{out}");
 }
 
 /// The Ansible venv `scripts/install-tools.sh` makes; a test that needs it fails without it.

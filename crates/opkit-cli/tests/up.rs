@@ -822,6 +822,43 @@ fn chaos_campaigns_pass_every_fixed_twin_of_the_gallery_without_a_false_alarm() 
     );
 }
 
+/// The Memcached example project under `opkit test --chaos crash`: the project's own binary,
+/// built by `opkit test` (which also writes the project's `config/`, ignored by git), is the
+/// suite's background command; each crash run restarts it; no run is a finding — the
+/// Deployment controller's pods are compared by their `generateName`, not their random
+/// names, Events are not state, and an operator catching up after its restart is quiet once it
+/// stops writing.
+#[test]
+fn a_crash_campaign_of_the_memcached_project_runs_its_operator_and_raises_no_false_alarm() {
+    let project = common::repo_root().join("examples/memcached");
+    let mut cmd = opkit();
+    cmd.args(["test", "--chaos", "crash", "--budget", "90s"])
+        .current_dir(&project)
+        .env_remove("KUBECONFIG");
+    let out = run(cmd, None, Duration::from_secs(600));
+    assert!(
+        out.stderr
+            .contains("chaos: the suite starts memcached's operator: ")
+            && out
+                .stderr
+                .contains("/memcached run --metrics-bind-address 0 --health-probe-bind-address 0"),
+        "the suite starts the project's own binary as its background command\n{out}"
+    );
+    let runs = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("chaos: ")?.split_once(" fault runs in "))
+        .and_then(|(n, _)| n.parse::<usize>().ok())
+        .unwrap_or_else(|| panic!("no campaign summary\n{out}"));
+    assert!(runs >= 3, "a crash run per write of the operator\n{out}");
+    assert!(
+        out.stdout.contains(": ok (restarted 1 times"),
+        "a crashed operator was restarted and the test still passed\n{out}"
+    );
+    assert!(out.stdout.contains(", 0 findings"), "{out}");
+    assert!(out.success(), "the campaign should pass\n{out}");
+}
+
 /// `opkit up --metering` with its clock read from a file the test rewrites.
 struct Metering {
     plane: common::ControlPlane,

@@ -34,6 +34,8 @@ pub(crate) struct CaseSettings {
     pub log: Log,
     /// A process under test whose lines each test keeps (and prints when it fails).
     pub process_logs: Option<ProcessLogs>,
+    /// How often a step's asserts are checked again.
+    pub assert_interval: std::time::Duration,
 }
 
 /// A step's result, for reports.
@@ -155,6 +157,7 @@ pub(crate) async fn run(test: &TestDir, settings: &CaseSettings) -> CaseRecord {
         cwd: &settings.cwd,
         kubeconfig: &settings.kubeconfig,
         suite_timeout: settings.suite_timeout,
+        assert_interval: settings.assert_interval,
         log,
         test: name,
     };

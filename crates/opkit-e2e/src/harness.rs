@@ -76,6 +76,9 @@ pub struct Outcome {
     pub duration: Duration,
     /// How many times supervised background commands were restarted after injected crashes.
     pub restarts: usize,
+    /// Whether the supervised background commands went the settle time without a write after
+    /// the last test (`true` when not supervised).
+    pub quiet: bool,
 }
 
 impl Outcome {
@@ -92,6 +95,8 @@ pub struct Harness {
     progress: Option<ProgressFn>,
     process_logs: Option<ProcessLogs>,
     supervision: Option<Supervision>,
+    /// How often a step's asserts are checked again.
+    assert_interval: Duration,
 }
 
 fn go_secs(d: Duration) -> String {
@@ -117,6 +122,7 @@ impl Harness {
             progress: None,
             process_logs: None,
             supervision: None,
+            assert_interval: crate::step::KUTTL_INTERVAL,
         })
     }
 
@@ -135,9 +141,13 @@ impl Harness {
 
     /// Runs the suite's background commands (the operator under test) as a chaos run needs
     /// them: with a kubeconfig of their own, restarted after each injected crash, and kept
-    /// running for a settle time after the last test.
+    /// running after the last test until they go a settle time without a write.
+    /// A chaos run also checks asserts every 100 ms (`poll::INTERVAL`) rather than kuttl's
+    /// once a second: a campaign is many runs of the same test, and a step should end when its
+    /// asserts pass, not up to a second later.
     pub fn with_supervision(mut self, supervision: Supervision) -> Harness {
         self.supervision = Some(supervision);
+        self.assert_interval = crate::poll::INTERVAL;
         self
     }
 
@@ -217,12 +227,13 @@ impl Harness {
             }
         }
         let mut restarts = 0;
+        let mut quiet = true;
         if let Some(s) = &mut supervision {
             if let Some(done) = s.tests_done.take() {
                 let _ = done.send(());
             }
             if supervisor.is_some() {
-                tokio::time::sleep(s.settle).await;
+                quiet = supervise::become_quiet(&s.faults, s.settle).await;
             }
         }
         if let Some(supervisor) = supervisor {
@@ -242,6 +253,7 @@ impl Harness {
             report: None,
             duration,
             restarts,
+            quiet,
         };
         self.summary(&outcome);
         if let Some(format) = self.options.report_format {
@@ -484,6 +496,7 @@ impl Harness {
             run_labels: self.options.run_labels.clone(),
             log: self.options.log.clone(),
             process_logs: self.process_logs.clone(),
+            assert_interval: self.assert_interval,
         });
         let permits = Arc::new(tokio::sync::Semaphore::new(suite.parallelism()));
         self.options.log.line("=== RUN   kuttl/harness");

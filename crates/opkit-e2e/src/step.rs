@@ -1,7 +1,7 @@
 //! One kuttl step, in kuttl's order: delete what `TestStep.delete` names (and wait), run the
-//! step's commands, apply every object, then poll once a second until every assert matches,
-//! the TestAssert commands and CEL expressions pass and no errors object matches — or the
-//! timeout passes; collectors run when it fails.
+//! step's commands, apply every object, then poll once a second (a chaos run: every 100 ms)
+//! until every assert matches, the TestAssert commands and CEL expressions pass and no errors
+//! object matches — or the timeout passes; collectors run when it fails.
 //!
 //! On purpose unlike kuttl: a failing step command stops the step before the apply (kuttl
 //! applies anyway), and an assert command never runs without a timeout (kuttl does when less
@@ -16,6 +16,9 @@ use crate::log::Log;
 use crate::operation::{Created, Target};
 use crate::types::{Collector, Command};
 
+/// How often kuttl checks a step's asserts again.
+pub(crate) const KUTTL_INTERVAL: Duration = Duration::from_secs(1);
+
 /// What a step run needs.
 pub(crate) struct StepContext<'a> {
     pub target: &'a Target,
@@ -24,6 +27,8 @@ pub(crate) struct StepContext<'a> {
     pub kubeconfig: &'a Path,
     /// The suite's per-step timeout, in seconds.
     pub suite_timeout: i64,
+    /// How often the asserts are checked again ([`KUTTL_INTERVAL`] unless a chaos run).
+    pub assert_interval: Duration,
     pub log: &'a Log,
     pub test: &'a str,
 }
@@ -136,10 +141,10 @@ impl StepContext<'_> {
         let deadline = Instant::now() + secs(window);
         let errors = loop {
             let (errors, aborted) = self.check(step, deadline).await;
-            if errors.is_empty() || aborted || Instant::now() + Duration::from_secs(1) > deadline {
+            if errors.is_empty() || aborted || Instant::now() + self.assert_interval > deadline {
                 break errors;
             }
-            tokio::time::sleep(Duration::from_secs(1)).await;
+            tokio::time::sleep(self.assert_interval).await;
         };
         if !errors.is_empty()
             && let Some(ta) = &step.assert

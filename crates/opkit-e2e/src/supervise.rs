@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use opkit_apiserver::faults::Leadership;
+use opkit_apiserver::faults::{Faults, Leadership};
 use tokio::process::Child;
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
@@ -30,9 +30,11 @@ pub struct Supervision {
     /// Changes when an injected crash fired: the background commands are killed (their whole
     /// process groups) and started again.
     pub crashes: watch::Receiver<u64>,
-    /// How long the background commands keep running after the last test, so that an operator
-    /// that never becomes quiet shows it.
+    /// How long the operator must go without a write after the last test to be quiet; the
+    /// background commands keep running until it did.
     pub settle: Duration,
+    /// The server's faults, whose trace counts the operator's writes.
+    pub faults: Faults,
     /// Told when the last test ended (the settle time starts then).
     pub tests_done: Option<oneshot::Sender<()>>,
     /// A paused leader's successor (`--chaos leader`), if the run may pause one.
@@ -264,6 +266,34 @@ pub(crate) async fn kill_all(children: &mut Vec<Child>) {
         let _ = child.kill().await;
     }
     children.clear();
+}
+
+/// How many settle times a run waits at most for the operator to become quiet.
+pub(crate) const QUIET_WAIT: u32 = 5;
+
+/// Waits after the last test until the operator has gone `settle` without a write (its writes
+/// counted by the server's trace), at most [`QUIET_WAIT`] settle times: whether it became quiet.
+/// An operator catching up after a restart (a level-triggered reconcile of everything, its
+/// writes landing after the test's last assert passed) settles within a moment; one whose
+/// writes trigger more writes never does.
+pub(crate) async fn become_quiet(faults: &Faults, settle: Duration) -> bool {
+    let writes = || faults.trace().writes.len();
+    let start = tokio::time::Instant::now();
+    let (mut seen, mut since) = (writes(), start);
+    loop {
+        let now = tokio::time::Instant::now();
+        if now >= since + settle {
+            return true;
+        }
+        if now >= start + settle * QUIET_WAIT {
+            return false;
+        }
+        tokio::time::sleep(crate::poll::INTERVAL.min(since + settle - now)).await;
+        let n = writes();
+        if n != seen {
+            (seen, since) = (n, tokio::time::Instant::now());
+        }
+    }
 }
 
 /// The log line of the crash restarts, for callers that count them in the output.

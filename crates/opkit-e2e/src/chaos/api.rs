@@ -180,7 +180,8 @@ impl Chaos {
         self
     }
 
-    /// How long the operator keeps running after the workload (the quiet oracle's window).
+    /// How long the operator must go without a write after the workload to be quiet (it runs
+    /// on until it did, at most five times as long).
     pub fn settle(mut self, settle: Duration) -> Chaos {
         self.settle = settle;
         self
@@ -325,14 +326,16 @@ impl Runner for ApiRunner<'_> {
             Ok(Ok(Ok(()))) => {}
         }
         let writes_at_end = plane.faults.trace().writes.len();
-        // The quiet oracle's window: the operator runs on, and what it writes now counts.
-        tokio::time::sleep(chaos.settle).await;
+        // The quiet oracle's window: the operator runs on until it goes the settle time
+        // without a write.
+        let quiet = crate::supervise::become_quiet(&plane.faults, chaos.settle).await;
         let restarts = supervisor.stop().await;
         let end = RunEnd {
             failures,
             namespace,
             restarts,
             writes_at_end,
+            quiet,
         };
         plane.finish(test, end).await
     }

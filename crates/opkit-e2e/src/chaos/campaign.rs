@@ -157,6 +157,7 @@ impl Runner for Campaign {
                 kubeconfig: plane.operator.clone(),
                 crashes: plane.faults.crashes(),
                 settle: self.settle,
+                faults: plane.faults.clone(),
                 tests_done: Some(done),
                 succession: Some(plane.succession()),
             });
@@ -188,6 +189,7 @@ impl Runner for Campaign {
             namespace,
             restarts: result.restarts,
             writes_at_end,
+            quiet: result.quiet,
         };
         plane.finish(test, end).await
     }

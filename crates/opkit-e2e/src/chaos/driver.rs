@@ -15,9 +15,6 @@ use super::plan::{self, FaultKind, Injection, RunPlan};
 use super::shrink::Shrinker;
 use crate::log::Log;
 
-/// How many writes more than the reference's the operator may make in the settle time.
-const QUIET_SLACK: usize = 2;
-
 /// Why a campaign could not be run (as opposed to a finding).
 #[derive(Debug, thiserror::Error)]
 pub enum CampaignError {
@@ -40,8 +37,8 @@ pub enum CampaignError {
     /// oracle fails before any fault.
     #[error(
         "the operator is not quiet without faults: in the fault-free reference runs of {test} it \
-         made {writes} writes in the settle time after the last step (at most {QUIET_SLACK} \
-         allowed); an operator whose own writes trigger more writes never settles"
+         made {writes} writes after the last step and never went the settle time without one; \
+         an operator whose own writes trigger more writes never settles"
     )]
     NotQuiet {
         /// The test.
@@ -162,7 +159,6 @@ pub(crate) struct Reference {
     mask: Mask,
     counts: Counts,
     unstable: BTreeSet<String>,
-    quiet_bound: usize,
 }
 
 /// What one run left behind.
@@ -175,6 +171,8 @@ pub(crate) struct RunResult {
     pub(crate) trace: Trace,
     /// The operator's writes after the workload ended.
     pub(crate) after_tests: usize,
+    /// Whether the operator then went the settle time without a write.
+    pub(crate) quiet: bool,
     /// How many of its faults fired.
     pub(crate) fired: usize,
     /// The test namespace.
@@ -257,11 +255,10 @@ impl<R: Runner> Driver<'_, R> {
                 });
             }
         }
-        let after_tests = first.after_tests.max(second.after_tests);
-        if after_tests > QUIET_SLACK {
+        if !(first.quiet && second.quiet) {
             return Err(CampaignError::NotQuiet {
                 test: test.to_string(),
-                writes: after_tests,
+                writes: first.after_tests.max(second.after_tests),
             });
         }
         let counts = oracle::counts(&first.trace.writes, &first.namespace);
@@ -273,7 +270,6 @@ impl<R: Runner> Driver<'_, R> {
             counts: oracle::collapse(&counts, &unstable),
             unstable,
             mask: oracle::learn_mask(&first.snapshot, &second.snapshot),
-            quiet_bound: after_tests + QUIET_SLACK,
             trace: first.trace,
             snapshot: first.snapshot,
         })
@@ -467,13 +463,13 @@ fn judge(reference: &Reference, run: &RunResult) -> Vec<OracleFailure> {
                 .collect(),
         });
     }
-    if run.after_tests > reference.quiet_bound {
+    if !run.quiet {
         out.push(OracleFailure {
             oracle: "quiet",
             details: vec![format!(
-                "the operator made {} writes after the last step (the reference runs at most {})",
-                run.after_tests,
-                reference.quiet_bound - QUIET_SLACK
+                "the operator made {} writes after the last step and never went the settle time \
+                 without one (the reference runs did)",
+                run.after_tests
             )],
         });
     }
@@ -491,16 +487,16 @@ mod tests {
             mask: Mask::new(),
             counts: Counts::new(),
             unstable: BTreeSet::new(),
-            quiet_bound: QUIET_SLACK,
         }
     }
 
-    fn run(after_tests: usize) -> RunResult {
+    fn run(after_tests: usize, quiet: bool) -> RunResult {
         RunResult {
             failures: Vec::new(),
             snapshot: Snapshot::new(),
             trace: Trace::default(),
             after_tests,
+            quiet,
             fired: 1,
             namespace: "ns".into(),
             lines: Vec::new(),
@@ -510,19 +506,23 @@ mod tests {
 
     #[test]
     fn an_operator_that_keeps_writing_after_the_last_step_is_not_quiet() {
-        assert!(judge(&reference(), &run(QUIET_SLACK)).is_empty());
-        let failures = judge(&reference(), &run(QUIET_SLACK + 5));
+        // Catching up after a restart (writes after the last step, then none) is quiet.
+        assert!(judge(&reference(), &run(5, true)).is_empty());
+        let failures = judge(&reference(), &run(7, false));
         assert_eq!(failures.len(), 1);
         assert_eq!(failures[0].oracle, "quiet");
         assert_eq!(
             failures[0].details,
-            ["the operator made 7 writes after the last step (the reference runs at most 0)"]
+            [
+                "the operator made 7 writes after the last step and never went the settle time \
+                 without one (the reference runs did)"
+            ]
         );
     }
 
     #[test]
     fn a_run_whose_asserts_fail_is_judged_by_that_oracle_first() {
-        let mut failed = run(0);
+        let mut failed = run(0, true);
         failed.failures = vec!["failed in step 0-request".into()];
         let failures = judge(&reference(), &failed);
         assert_eq!(failures[0].oracle, "asserts");

@@ -5,8 +5,9 @@
 //! The end state is compared through two masks. The global mask drops what differs between any
 //! two runs by construction: `uid`, `resourceVersion`, `managedFields`, `creationTimestamp`,
 //! `deletionTimestamp`, `generation` (a retried or repeated write may bump it without changing
-//! what the object says), `selfLink`, owner references' `uid`, and every field whose name ends
-//! in `Time` or `Timestamp` (condition times, heartbeats); the test namespace's name is
+//! what the object says), `selfLink`, owner references' `uid`, every field whose name ends
+//! in `Time` or `Timestamp` (condition times, heartbeats), and the IP addresses the cluster
+//! assigns to pods (and the endpoints made of them); the test namespace's name is
 //! replaced by `$NAMESPACE` in every string. The learned mask drops the fields that differed
 //! between two fault-free runs (generated names, random values, the plane's CA).
 
@@ -19,8 +20,104 @@ use serde_json::Value;
 pub const NAMESPACE: &str = "$NAMESPACE";
 
 /// The objects of a test namespace at the end of a run, normalized, by `kind/name` (with
-/// the group for non-core kinds: `Memcached.cache.example.com/a`).
+/// the group for non-core kinds: `Memcached.cache.example.com/a`; see [`snapshot`] for names
+/// Kubernetes generated).
 pub type Snapshot = BTreeMap<String, Value>;
+
+/// The owners of what built-in controllers name `<owner>-<suffix>`: a ReplicaSet's pods are
+/// `<replicaset>-<5 random characters>` (`generateName`), and so are a Job's, a DaemonSet's and
+/// a ReplicationController's; a Service's EndpointSlices too upstream, and on the embedded
+/// plane `<service>-<a hash of its UID>`.
+const GENERATING_CONTROLLERS: [&str; 5] = [
+    "ReplicaSet",
+    "Job",
+    "DaemonSet",
+    "ReplicationController",
+    "Service",
+];
+
+/// The objects of a run's test namespace (`(kind, object)`) as the oracles compare them: each
+/// normalized ([`normalize`]), and the names Kubernetes generated for what a built-in
+/// controller created (an object whose controller is one of [`GENERATING_CONTROLLERS`], named
+/// `<owner>-` and a suffix) replaced by `<owner>-$1`, `$2`… in the order of their
+/// normalized contents, names aside — in the object and in every string that names it. Such a
+/// suffix differs in every run, whatever the operator does: the operator is judged on how many
+/// there are and what they hold. Names the operator or the test chose are kept.
+pub(crate) fn snapshot(
+    objects: impl IntoIterator<Item = (String, Value)>,
+    namespace: &str,
+) -> Snapshot {
+    let objects: Vec<(String, Value)> = objects
+        .into_iter()
+        .map(|(kind, object)| (kind, normalize(&object, namespace)))
+        .collect();
+    let mut generated: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
+    for (i, (kind, object)) in objects.iter().enumerate() {
+        if let Some(prefix) = generated_by_controller(object) {
+            generated.entry((kind.clone(), prefix)).or_default().push(i);
+        }
+    }
+    let mut renames: Vec<(String, String)> = Vec::new();
+    for ((_, prefix), mut members) in generated {
+        let unnamed = |i: &usize| {
+            let mut v = objects[*i].1.clone();
+            if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.remove("name");
+            }
+            v.to_string()
+        };
+        members.sort_by_cached_key(unnamed);
+        for (n, i) in members.into_iter().enumerate() {
+            let name = objects[i].1["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default();
+            renames.push((name.to_string(), format!("{prefix}${}", n + 1)));
+        }
+    }
+    objects
+        .into_iter()
+        .map(|(kind, mut object)| {
+            rename_strings(&mut object, &renames);
+            let name = object["metadata"]["name"].as_str().unwrap_or_default();
+            (format!("{kind}/{name}"), object)
+        })
+        .collect()
+}
+
+/// The prefix of a name a built-in controller chose: `<owner>-` when the object's controller
+/// owner is one of [`GENERATING_CONTROLLERS`] and its name is that plus a suffix (random, from
+/// `generateName`, or a hash of the owner's UID as the embedded plane's EndpointSlices have).
+fn generated_by_controller(object: &Value) -> Option<String> {
+    let meta = object.get("metadata")?;
+    let name = meta.get("name")?.as_str()?;
+    let owner = meta.get("ownerReferences")?.as_array()?.iter().find(|o| {
+        o.get("controller") == Some(&Value::Bool(true))
+            && o.get("kind")
+                .and_then(Value::as_str)
+                .is_some_and(|k| GENERATING_CONTROLLERS.contains(&k))
+    })?;
+    let prefix = format!("{}-", owner.get("name")?.as_str()?);
+    (name.len() > prefix.len() && name.starts_with(&prefix)).then_some(prefix)
+}
+
+/// Replaces each `(from, to)` in every string of `value`.
+fn rename_strings(value: &mut Value, renames: &[(String, String)]) {
+    if renames.is_empty() {
+        return;
+    }
+    match value {
+        Value::String(s) => {
+            for (from, to) in renames {
+                if s.contains(from.as_str()) {
+                    *s = s.replace(from.as_str(), to);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| rename_strings(v, renames)),
+        Value::Object(map) => map.values_mut().for_each(|v| rename_strings(v, renames)),
+        _ => {}
+    }
+}
 
 /// Paths (`kind/name` then JSON pointer) that two fault-free runs disagree on.
 pub type Mask = BTreeSet<String>;
@@ -42,6 +139,21 @@ fn globally_masked(parent: &str, key: &str) -> bool {
         || (parent.starts_with("/metadata/ownerReferences/") && key == "uid")
         || key.ends_with("Time")
         || key.ends_with("Timestamp")
+        || assigned_address(parent, key)
+}
+
+/// Whether a field holds an IP address the cluster assigned (a pod's and its node's, and the
+/// EndpointSlice and Endpoints addresses made of them): which one a pod gets depends on the
+/// order pods were started in, never on the operator.
+fn assigned_address(parent: &str, key: &str) -> bool {
+    let item_of = |list: &str| {
+        parent
+            .strip_prefix(list)
+            .is_some_and(|i| i.parse::<usize>().is_ok())
+    };
+    (parent == "/status" && matches!(key, "podIP" | "podIPs" | "hostIP" | "hostIPs"))
+        || (key == "addresses" && item_of("/endpoints/"))
+        || (key == "ip" && parent.starts_with("/subsets/") && parent.contains("/addresses/"))
 }
 
 /// An object as the oracles compare it: the global mask applied, the namespace's name
@@ -165,15 +277,22 @@ pub fn compare_end_state(reference: &Snapshot, run: &Snapshot, mask: &Mask) -> V
 /// names), the counts of that verb, resource and namespace are compared as a whole instead.
 pub type Counts = BTreeMap<String, usize>;
 
+/// Whether a trace's resource (`events`, `events.events.k8s.io`) holds Events: best-effort
+/// records of what happened, not state, in either API group.
+fn is_events(resource: &str) -> bool {
+    matches!(resource, "events" | "events.events.k8s.io")
+}
+
 /// The create and delete counts of a trace's writes, the test namespace replaced by
-/// [`NAMESPACE`]. Events are left out, as from the end state: they are best-effort records
-/// (one lost to a crash right after the write it reports is no bug), not state.
+/// [`NAMESPACE`]. Events (core and `events.k8s.io`) are left out, as from the end state: they
+/// are best-effort records (one lost to a crash right after the write it reports is no bug,
+/// and a recorder may create a repeated event again instead of patching it), not state.
 pub fn counts(writes: &[TraceEntry], namespace: &str) -> Counts {
     let mut out = Counts::new();
     for w in writes {
         if !matches!(w.verb.as_str(), "create" | "delete" | "deletecollection")
             || w.subresource.is_some()
-            || w.resource == "events"
+            || is_events(&w.resource)
         {
             continue;
         }
@@ -249,7 +368,8 @@ mod tests {
             "metadata": {"name": "a", "namespace": "kuttl-test-a", "uid": "1",
                 "resourceVersion": "7", "generation": 2, "creationTimestamp": "t",
                 "ownerReferences": [{"name": "o", "uid": "9"}]},
-            "status": {"conditions": [{"type": "Ready", "lastTransitionTime": "t"}]}
+            "status": {"conditions": [{"type": "Ready", "lastTransitionTime": "t"}],
+                "podIP": "10.244.0.3"}
         });
         assert_eq!(
             normalize(&object, "kuttl-test-a"),
@@ -259,6 +379,82 @@ mod tests {
                 "status": {"conditions": [{"type": "Ready"}]}
             })
         );
+    }
+
+    #[test]
+    fn pods_a_replicaset_named_are_compared_by_their_generate_name_and_contents() {
+        let pod = |name: &str, ready: bool| {
+            (
+                "Pod".to_string(),
+                json!({
+                    "metadata": {"name": name, "generateName": "web-5d8f7c-",
+                        "namespace": "kuttl-test-a",
+                        "ownerReferences": [{"kind": "ReplicaSet", "name": "web-5d8f7c",
+                            "controller": true, "uid": "1"}]},
+                    "status": {"ready": ready}
+                }),
+            )
+        };
+        let endpoints = |pod: &str| {
+            (
+                "Endpoints".to_string(),
+                json!({"metadata": {"name": "web"},
+                    "subsets": [{"addresses": [{"targetRef": {"kind": "Pod", "name": pod}}]}]}),
+            )
+        };
+        let first = snapshot(
+            [
+                pod("web-5d8f7c-abcde", true),
+                pod("web-5d8f7c-fghij", false),
+                endpoints("web-5d8f7c-abcde"),
+            ],
+            "kuttl-test-a",
+        );
+        let second = snapshot(
+            [
+                pod("web-5d8f7c-zzzzz", false),
+                pod("web-5d8f7c-yyyyy", true),
+                endpoints("web-5d8f7c-yyyyy"),
+            ],
+            "kuttl-test-a",
+        );
+        assert_eq!(first, second);
+        assert_eq!(
+            first.keys().collect::<Vec<_>>(),
+            ["Endpoints/web", "Pod/web-5d8f7c-$1", "Pod/web-5d8f7c-$2"]
+        );
+        // Ordered by contents (`"ready":false` first); what named a pod names its new name.
+        assert_eq!(first["Pod/web-5d8f7c-$2"]["status"]["ready"], true);
+        assert_eq!(
+            first["Endpoints/web"]["subsets"][0]["addresses"][0]["targetRef"]["name"],
+            "web-5d8f7c-$2"
+        );
+        // A pod fewer is a difference; names the operator chose from generateName are kept.
+        let third = snapshot([pod("web-5d8f7c-qqqqq", false)], "kuttl-test-a");
+        assert_eq!(
+            compare_end_state(&first, &third, &Mask::new()),
+            [
+                "Endpoints/web: in the reference, missing in this run",
+                "Pod/web-5d8f7c-$2: in the reference, missing in this run"
+            ]
+        );
+        let slice = snapshot(
+            [(
+                "EndpointSlice.discovery.k8s.io".to_string(),
+                json!({"metadata": {"name": "web-q8x2k",
+                    "ownerReferences": [{"kind": "Service", "name": "web", "controller": true}]}}),
+            )],
+            "ns",
+        );
+        assert!(slice.contains_key("EndpointSlice.discovery.k8s.io/web-$1"));
+        let own = snapshot(
+            [(
+                "ConfigMap".to_string(),
+                json!({"metadata": {"name": "job-x1y2z", "generateName": "job-"}}),
+            )],
+            "ns",
+        );
+        assert!(own.contains_key("ConfigMap/job-x1y2z"));
     }
 
     #[test]
@@ -298,6 +494,7 @@ mod tests {
             revisions: (0, 0),
         };
         assert!(counts(&[w("events", "app.17a2b")], "ns").is_empty());
+        assert!(counts(&[w("events.events.k8s.io", "app.17a2c")], "ns").is_empty());
         let first = counts(&[w("pods", "job-abcde"), w("configmaps", "fixed")], "ns");
         let second = counts(&[w("pods", "job-fghij"), w("configmaps", "fixed")], "ns");
         let unstable = unstable_groups(&first, &second);

@@ -49,6 +49,8 @@ pub(crate) struct RunEnd {
     pub(crate) restarts: usize,
     /// The operator's writes when the workload ended.
     pub(crate) writes_at_end: usize,
+    /// Whether it then went the settle time without a write.
+    pub(crate) quiet: bool,
 }
 
 impl RunPlane {
@@ -134,6 +136,7 @@ impl RunPlane {
             namespace: end.namespace,
             lines,
             restarts: end.restarts,
+            quiet: end.quiet,
         })
     }
 }
@@ -144,7 +147,7 @@ async fn snapshot(client: &kube::Client, namespace: &str) -> Result<Snapshot, St
         .run()
         .await
         .map_err(|e| format!("discovery: {e}"))?;
-    let mut out = Snapshot::new();
+    let mut objects = Vec::new();
     for group in discovery.groups() {
         for (resource, caps) in group.recommended_resources() {
             if caps.scope != Scope::Namespaced
@@ -165,16 +168,12 @@ async fn snapshot(client: &kube::Client, namespace: &str) -> Result<Snapshot, St
                 } else {
                     format!("{}.{}", resource.kind, resource.group)
                 };
-                let name = object.metadata.name.clone().unwrap_or_default();
                 let value = serde_json::to_value(&object).map_err(|e| e.to_string())?;
-                out.insert(
-                    format!("{kind}/{name}"),
-                    oracle::normalize(&value, namespace),
-                );
+                objects.push((kind, value));
             }
         }
     }
-    Ok(out)
+    Ok(oracle::snapshot(objects, namespace))
 }
 
 /// A run's kubeconfigs, in a directory of their own removed with the run.
