@@ -38,6 +38,14 @@ pub enum InstallError {
         /// The bundle.
         bundle: String,
     },
+    /// The CSV owns aggregated APIs (`spec.apiservicedefinitions.owned`), which OLM v1 does
+    /// not install. The text is operator-controller's, spelling included, so searches for it
+    /// find both.
+    #[error("unsupported bundle {bundle:?}: apiServiceDefintions are not supported")]
+    ApiServiceDefinitions {
+        /// The bundle.
+        bundle: String,
+    },
     /// The extension's inline configuration does not fit the bundle (operator-controller's
     /// `InvalidConfiguration`).
     #[error("invalid ClusterExtension configuration: invalid configuration: {0}")]
@@ -67,6 +75,11 @@ pub fn plain_objects(
     mode: &InstallMode,
 ) -> Result<Vec<Value>, InstallError> {
     let csv = &bundle.csv;
+    if !csv.spec.api_service_definitions.owned.is_empty() {
+        return Err(InstallError::ApiServiceDefinitions {
+            bundle: bundle.name().to_string(),
+        });
+    }
     let strategy = &csv.spec.install.spec;
     let mut out: Vec<Value> = bundle
         .manifests
@@ -307,6 +320,28 @@ spec:
     fn render(mode: &InstallMode) -> Vec<Value> {
         let (_dir, b) = bundle(CSV);
         plain_objects(&b, "ops", "demo-ext", mode).unwrap()
+    }
+
+    #[test]
+    fn a_bundle_owning_aggregated_apis_is_refused_as_operator_controller_refuses_it() {
+        let csv = CSV.replace(
+            "  install:\n",
+            "  apiservicedefinitions:\n    owned:\n    - {name: widgets, group: metrics.demo.example.com, version: v1, kind: Widget}\n  install:\n",
+        );
+        assert_ne!(csv, CSV, "the CSV fixture has no `  install:` line");
+        let (_dir, b) = bundle(&csv);
+        let err = plain_objects(&b, "ops", "demo-ext", &InstallMode::AllNamespaces).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("unsupported bundle {:?}: apiServiceDefintions are not supported", b.name())
+        );
+        // Required aggregated APIs are someone else's to serve: no refusal.
+        let required = CSV.replace(
+            "  install:\n",
+            "  apiservicedefinitions:\n    required:\n    - {name: pods, group: metrics.k8s.io, version: v1beta1, kind: PodMetrics}\n  install:\n",
+        );
+        let (_dir, b) = bundle(&required);
+        plain_objects(&b, "ops", "demo-ext", &InstallMode::AllNamespaces).unwrap();
     }
 
     #[test]
