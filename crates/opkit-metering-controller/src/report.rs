@@ -1,5 +1,6 @@
 //! The `Report` controller: runs each due period of a report (see [`crate::schedule`]) over the
-//! history's tables, stores each result ([`crate::results`]), deletes results past
+//! history's tables, prices it with the report's `rateCard` (`opkit_metering::price`, as
+//! `opkit report run` does), stores each result ([`crate::results`]), deletes results past
 //! `expiration`, and says in the status what happened.
 //!
 //! Status: `lastReportTime` (the end of the last period run), `nextReportTime` (when the next
@@ -19,12 +20,14 @@ use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 use opkit::{Action, Context};
 use opkit_metering::lifetime::{Basis, GroupKind};
-use opkit_metering::{Catalog, DataSource, DataSourceKind, InputType, Period, builtin, tables};
+use opkit_metering::{
+    Catalog, CostError, DataSource, DataSourceKind, InputType, Period, builtin, tables,
+};
 
 use crate::api::{Report, ReportDataSource, ReportQuery, ReportStatus, to_query};
 use crate::clock::Clock;
 use crate::history::History;
-use crate::prometheus::{self, Prometheus, PrometheusError};
+use crate::prometheus::{Prometheus, PrometheusError};
 use crate::schedule::{self, Plan};
 
 /// The group of metering's own kinds, never metered.
@@ -245,6 +248,19 @@ async fn run_period(
         }
     }
     bind_inputs(&mut catalog, report)?;
+    // A rate card that prices none of the query's columns fails before anything is imported.
+    let columns = catalog
+        .query(&report.spec.query)
+        .map_err(|e| e.to_string())?
+        .columns
+        .clone();
+    priced(
+        report,
+        opkit_metering::Table {
+            columns,
+            rows: Vec::new(),
+        },
+    )?;
     let history = ctx.data().history.snapshot();
     let mut inputs = tables::tables(&history, &metered, Basis::Existence, period)
         .map_err(|e| format!("the history: {e}"))?;
@@ -255,7 +271,12 @@ async fn run_period(
         .map_err(|e| e.to_string())?;
     for (name, importer) in imported.iter().filter(|(n, _)| read.contains(*n)) {
         let failed = |e: PrometheusError| format!("ReportDataSource {name:?}: {e}");
-        let source = prometheus::Source::of(importer).map_err(failed)?;
+        let source = ctx
+            .data()
+            .prometheus
+            .source(client, &namespace, importer)
+            .await
+            .map_err(failed)?;
         let rows = ctx
             .data()
             .prometheus
@@ -276,6 +297,7 @@ async fn run_period(
     let reports = earlier_reports(client, &catalog, report, period).await?;
     let table = opkit_metering::run_with(&catalog, &report.spec.query, &inputs, &reports, period)
         .map_err(|e| e.to_string())?;
+    let table = priced(report, table)?;
     crate::results::store(client, report, period, &table, ctx.field_manager())
         .await
         .map_err(|e| PeriodError::Failed(e.to_string()))
@@ -332,6 +354,37 @@ async fn earlier_reports(
         out.insert(name, all);
     }
     Ok(out)
+}
+
+/// `table` with the cost columns of the report's rate card (as it is without one): the pricing
+/// `opkit report run` does, so a stored result and an offline one agree.
+fn priced(report: &Report, table: opkit_metering::Table) -> Result<opkit_metering::Table, String> {
+    let Some(card) = report.spec.rate_card else {
+        return Ok(table);
+    };
+    for (field, rate) in [
+        ("cpuCoreHour", card.cpu_core_hour),
+        ("memoryGiBHour", card.memory_gib_hour),
+        ("storageGiBMonth", card.storage_gib_month),
+    ] {
+        if let Some(rate) = rate
+            && !(rate.is_finite() && rate >= 0.0)
+        {
+            return Err(format!(
+                "spec.rateCard.{field} must be a finite number, at least 0 (got {rate})"
+            ));
+        }
+    }
+    opkit_metering::price(&table, &card.into()).map_err(|e| match e {
+        CostError::NothingToPrice { columns } => format!(
+            "spec.rateCard prices no column of ReportQuery {:?} (cpuCoreHour prices \
+             cpu_core_seconds columns, memoryGiBHour memory byte_seconds, storageGiBMonth \
+             storage byte_seconds; the query's columns: {})",
+            report.spec.query,
+            columns.join(", ")
+        ),
+        other => format!("spec.rateCard: {other}"),
+    })
 }
 
 /// Gives the report's `inputs` to its query's data-source inputs; refuses unknown inputs.
