@@ -298,7 +298,7 @@ impl Prometheus {
                             secret.name
                         ))
                     })?;
-                let token = std::str::from_utf8(&bytes.0)
+                let mut header = std::str::from_utf8(&bytes.0)
                     .ok()
                     .map(str::trim)
                     .filter(|t| !t.is_empty())
@@ -310,9 +310,8 @@ impl Prometheus {
                             secret.name
                         ))
                     })?;
-                let mut token = token;
-                token.set_sensitive(true);
-                Some(token)
+                header.set_sensitive(true);
+                Some(header)
             }
         };
         Ok(Source {
@@ -455,13 +454,7 @@ fn explain(error: &reqwest::Error, ca: Option<&str>) -> String {
     while let Some(e) = cause {
         message.push_str(": ");
         message.push_str(&e.to_string());
-        // rustls' error travels inside an io::Error, whose `source` skips it.
-        let tls = e
-            .downcast_ref::<std::io::Error>()
-            .and_then(|io| io.get_ref())
-            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-            .or_else(|| e.downcast_ref::<rustls::Error>());
-        if let Some(rustls::Error::InvalidCertificate(_)) = tls {
+        if let Some(rustls::Error::InvalidCertificate(_)) = tls_error(e) {
             refused_certificate = true;
         }
         cause = e.source();
@@ -479,6 +472,17 @@ fn explain(error: &reqwest::Error, ca: Option<&str>) -> String {
         });
     }
     message
+}
+
+/// The rustls error `e` is or wraps: it travels inside io::Errors (two, from hyper's
+/// connector), whose `source` skips it.
+fn tls_error<'a>(mut e: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
+    loop {
+        if let Some(tls) = e.downcast_ref::<rustls::Error>() {
+            return Some(tls);
+        }
+        e = e.downcast_ref::<std::io::Error>()?.get_ref()?;
+    }
 }
 
 /// Prometheus' answer envelope.
