@@ -1332,14 +1332,19 @@ fn a_memcached_scaled_one_three_zero_over_a_controlled_clock_reports_its_exact_c
     );
 
     // The same report with a rate card: 70 core-seconds at 36 per core-hour cost 0.7.
-    let priced = |name: &str, card: &str| {
+    let priced = |name: &str, end: &str, card: &str| {
         format!(
             "apiVersion: metering.opkit.dev/v1\nkind: Report\nmetadata: {{name: {name}}}\n\
              spec: {{query: memcached-cpu-request, reportingStart: '{T0}', \
-             reportingEnd: '2030-01-01T00:10:00Z', rateCard: {card}}}\n"
+             reportingEnd: '{end}', rateCard: {card}}}\n"
         )
     };
-    m.apply(&priced("cpu-cost", "{cpuCoreHour: 36, memoryGiBHour: 0.5}"));
+    let ended = "2030-01-01T00:10:00Z";
+    m.apply(&priced(
+        "cpu-cost",
+        ended,
+        "{cpuCoreHour: 36, memoryGiBHour: 0.5}",
+    ));
     m.wait_condition("cpu-cost", "Running", "ReportFinished");
     let out = m.opkit_report(&["get", "cpu-cost"]);
     assert!(out.success(), "{out}");
@@ -1370,13 +1375,17 @@ fn a_memcached_scaled_one_three_zero_over_a_controlled_clock_reports_its_exact_c
     let (_, csv) = m.http_get("/api/v1/reports/get?name=cpu-cost&namespace=default&format=csv");
     assert!(csv.ends_with(",70.000000,0.700000\n"), "{csv}");
 
-    // A card that prices none of the query's columns fails the report, saying which columns
-    // the query has.
-    m.apply(&priced("storage-only", "{storageGiBMonth: 0.1}"));
+    // A card that prices none of the query's columns fails the report at once (its period
+    // has not ended), saying which columns the query has.
+    m.apply(&priced(
+        "storage-only",
+        "2030-01-02T00:00:00Z",
+        "{storageGiBMonth: 0.1}",
+    ));
     let message = m.wait_condition("storage-only", "Failed", "GenerateReportFailed");
     assert!(
-        message.contains(
-            ": spec.rateCard prices no column of ReportQuery \"memcached-cpu-request\" \
+        message.starts_with(
+            "spec.rateCard prices no column of ReportQuery \"memcached-cpu-request\" \
              (cpuCoreHour prices cpu_core_seconds columns, memoryGiBHour memory byte_seconds, \
              storageGiBMonth storage byte_seconds; the query's columns: period_start"
         ) && message.ends_with(", cpu_request_core_seconds (cpu_core_seconds))"),
@@ -1391,7 +1400,7 @@ fn a_memcached_scaled_one_three_zero_over_a_controlled_clock_reports_its_exact_c
     ] {
         let out = m
             .plane
-            .kubectl_stdin(&["apply", "-f", "-"], &priced("refused", card));
+            .kubectl_stdin(&["apply", "-f", "-"], &priced("refused", ended, card));
         assert!(!out.success() && out.stderr.contains(says), "{card}: {out}");
     }
 }

@@ -24,7 +24,9 @@ use opkit_metering::{
     Catalog, CostError, DataSource, DataSourceKind, InputType, Period, builtin, tables,
 };
 
-use crate::api::{Report, ReportDataSource, ReportQuery, ReportStatus, to_query};
+use crate::api::{
+    PrometheusMetricsImporter, Report, ReportDataSource, ReportQuery, ReportStatus, to_query,
+};
 use crate::clock::Clock;
 use crate::history::History;
 use crate::prometheus::{Prometheus, PrometheusError};
@@ -76,8 +78,12 @@ pub(crate) async fn reconcile(
     let status = report.status.clone().unwrap_or_default();
     let reported = status.last_report_time.as_ref().map(|t| t.0);
     let mut ran_to = reported;
-    let outcome = match schedule::plan(&report.spec, reported, now) {
-        Err(e) => Outcome::Failed(e.to_string()),
+    let plan = match schedule::plan(&report.spec, reported, now) {
+        Err(e) => Err(e.to_string()),
+        Ok(plan) => check_rate_card(ctx.client(), &report).await.map(|()| plan),
+    };
+    let outcome = match plan {
+        Err(message) => Outcome::Failed(message),
         Ok(plan) => {
             let Plan {
                 due,
@@ -227,40 +233,11 @@ async fn run_period(
 ) -> Result<(), PeriodError> {
     let client = ctx.client();
     let namespace = report.namespace().unwrap_or_default();
-    let metered = metered_kinds(client).await?;
-    let mut catalog = builtin::catalog();
-    builtin::add_history(&mut catalog, &metered);
-    let queries: Api<ReportQuery> = Api::namespaced(client.clone(), &namespace);
-    for q in list(&queries, "ReportQueries").await? {
-        let query = to_query(&q.name_any(), &q.spec)
-            .map_err(|e| format!("ReportQuery {:?} does not read: {e}", q.name_any()))?;
-        catalog.add_query(query);
-    }
-    let sources: Api<ReportDataSource> = Api::namespaced(client.clone(), &namespace);
-    let mut imported = BTreeMap::new();
-    for s in list(&sources, "ReportDataSources").await? {
-        if let Some(importer) = &s.spec.prometheus_metrics_importer {
-            imported.insert(s.name_any(), importer.clone());
-            catalog.add_data_source(DataSource {
-                name: s.name_any(),
-                kind: DataSourceKind::Samples,
-            });
-        }
-    }
-    bind_inputs(&mut catalog, report)?;
-    // A rate card that prices none of the query's columns fails before anything is imported.
-    let columns = catalog
-        .query(&report.spec.query)
-        .map_err(|e| e.to_string())?
-        .columns
-        .clone();
-    priced(
-        report,
-        opkit_metering::Table {
-            columns,
-            rows: Vec::new(),
-        },
-    )?;
+    let Catalogued {
+        catalog,
+        metered,
+        imported,
+    } = catalogue(client, report).await?;
     let history = ctx.data().history.snapshot();
     let mut inputs = tables::tables(&history, &metered, Basis::Existence, period)
         .map_err(|e| format!("the history: {e}"))?;
@@ -301,6 +278,66 @@ async fn run_period(
     crate::results::store(client, report, period, &table, ctx.field_manager())
         .await
         .map_err(|e| PeriodError::Failed(e.to_string()))
+}
+
+/// What a report's query can read: the catalog (built-in, per-kind and the namespace's
+/// ReportQueries, the report's inputs bound), the metered kinds, the Prometheus sources.
+struct Catalogued {
+    catalog: Catalog,
+    metered: BTreeSet<GroupKind>,
+    imported: BTreeMap<String, PrometheusMetricsImporter>,
+}
+
+async fn catalogue(client: &kube::Client, report: &Report) -> Result<Catalogued, String> {
+    let namespace = report.namespace().unwrap_or_default();
+    let metered = metered_kinds(client).await?;
+    let mut catalog = builtin::catalog();
+    builtin::add_history(&mut catalog, &metered);
+    let queries: Api<ReportQuery> = Api::namespaced(client.clone(), &namespace);
+    for q in list(&queries, "ReportQueries").await? {
+        let query = to_query(&q.name_any(), &q.spec)
+            .map_err(|e| format!("ReportQuery {:?} does not read: {e}", q.name_any()))?;
+        catalog.add_query(query);
+    }
+    let sources: Api<ReportDataSource> = Api::namespaced(client.clone(), &namespace);
+    let mut imported = BTreeMap::new();
+    for s in list(&sources, "ReportDataSources").await? {
+        if let Some(importer) = &s.spec.prometheus_metrics_importer {
+            imported.insert(s.name_any(), importer.clone());
+            catalog.add_data_source(DataSource {
+                name: s.name_any(),
+                kind: DataSourceKind::Samples,
+            });
+        }
+    }
+    bind_inputs(&mut catalog, report)?;
+    Ok(Catalogued {
+        catalog,
+        metered,
+        imported,
+    })
+}
+
+/// Fails unless the report's rate card (if any) prices a column of its query: checked against
+/// the query's declared columns whenever the report is reconciled, before any period is due.
+async fn check_rate_card(client: &kube::Client, report: &Report) -> Result<(), String> {
+    if report.spec.rate_card.is_none() {
+        return Ok(());
+    }
+    let Catalogued { catalog, .. } = catalogue(client, report).await?;
+    let columns = catalog
+        .query(&report.spec.query)
+        .map_err(|e| e.to_string())?
+        .columns
+        .clone();
+    priced(
+        report,
+        opkit_metering::Table {
+            columns,
+            rows: Vec::new(),
+        },
+    )
+    .map(drop)
 }
 
 /// The results of the earlier Reports the query reads (a roll-up), every stored period in one
@@ -436,4 +473,63 @@ where
         .await
         .map(|l| l.items)
         .map_err(|e| format!("cannot list {what}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use opkit_metering::{Column, ColumnType, Table, Value};
+
+    use super::*;
+    use crate::api::{RateCard, ReportSpec};
+
+    fn report(card: Option<RateCard>) -> Report {
+        Report::new(
+            "r",
+            ReportSpec {
+                query: "q".into(),
+                rate_card: card,
+                ..ReportSpec::default()
+            },
+        )
+    }
+
+    fn core_seconds(v: f64) -> Table {
+        Table {
+            columns: vec![Column {
+                name: "cpu".into(),
+                ty: ColumnType::Double,
+                unit: Some("cpu_core_seconds".into()),
+                table_hidden: false,
+            }],
+            rows: vec![vec![Value::Double(v)]],
+        }
+    }
+
+    #[test]
+    fn a_rate_card_adds_cost_columns_and_refuses_what_the_schema_cannot_catch() {
+        assert_eq!(
+            priced(&report(None), core_seconds(7200.0)),
+            Ok(core_seconds(7200.0))
+        );
+        let card = |cpu, memory| {
+            report(Some(RateCard {
+                cpu_core_hour: cpu,
+                memory_gib_hour: memory,
+                storage_gib_month: None,
+            }))
+        };
+        let table = priced(&card(Some(0.5), None), core_seconds(7200.0)).unwrap();
+        assert_eq!(table.columns[1].name, "cpu_cost");
+        assert_eq!(table.rows[0][1], Value::Double(1.0));
+        assert_eq!(
+            priced(&card(Some(f64::NAN), None), core_seconds(1.0)).unwrap_err(),
+            "spec.rateCard.cpuCoreHour must be a finite number, at least 0 (got NaN)"
+        );
+        assert_eq!(
+            priced(&card(None, Some(1.0)), core_seconds(1.0)).unwrap_err(),
+            "spec.rateCard prices no column of ReportQuery \"q\" (cpuCoreHour prices \
+             cpu_core_seconds columns, memoryGiBHour memory byte_seconds, storageGiBMonth \
+             storage byte_seconds; the query's columns: cpu (cpu_core_seconds))"
+        );
+    }
 }
