@@ -9,6 +9,7 @@ mod common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{COMMAND_TIMEOUT, Output, eventually_within, run};
@@ -1113,6 +1114,7 @@ struct Prometheus {
     addr: String,
     process: Child,
     dir: tempfile::TempDir,
+    https: bool,
 }
 
 impl Drop for Prometheus {
@@ -1124,6 +1126,12 @@ impl Drop for Prometheus {
 
 impl Prometheus {
     fn start(target: &str) -> Prometheus {
+        Prometheus::start_with(target, None)
+    }
+
+    /// [`Prometheus::start`] serving HTTPS with the PEM certificate and key `tls` (Prometheus'
+    /// `--web.config.file` with `tls_server_config`).
+    fn start_with(target: &str, tls: Option<(&str, &str)>) -> Prometheus {
         assert!(
             std::path::Path::new(PROMETHEUS_BIN).is_file(),
             "{PROMETHEUS_BIN} is missing: run `scripts/start-prometheus.sh --install-only` at the repository root (installs Debian's prometheus package)"
@@ -1141,7 +1149,24 @@ impl Prometheus {
         )
         .unwrap();
         let log = std::fs::File::create(dir.path().join("prometheus.log")).unwrap();
-        let process = Command::new(PROMETHEUS_BIN)
+        let mut command = Command::new(PROMETHEUS_BIN);
+        if let Some((cert, key)) = tls {
+            let (cert_file, key_file) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
+            std::fs::write(&cert_file, cert).unwrap();
+            std::fs::write(&key_file, key).unwrap();
+            let web = dir.path().join("web.yml");
+            std::fs::write(
+                &web,
+                format!(
+                    "tls_server_config:\n  cert_file: {}\n  key_file: {}\n",
+                    cert_file.display(),
+                    key_file.display()
+                ),
+            )
+            .unwrap();
+            command.arg(format!("--web.config.file={}", web.display()));
+        }
+        let process = command
             .arg(format!("--config.file={}", config.display()))
             .arg(format!(
                 "--storage.tsdb.path={}",
@@ -1152,14 +1177,25 @@ impl Prometheus {
             .stderr(log)
             .spawn()
             .expect("prometheus starts");
-        let mut prometheus = Prometheus { addr, process, dir };
+        let https = tls.is_some();
+        let mut prometheus = Prometheus {
+            addr,
+            process,
+            dir,
+            https,
+        };
         common::eventually("Prometheus to answer /-/ready", || {
+            let log = std::fs::read_to_string(prometheus.dir.path().join("prometheus.log"))
+                .unwrap_or_default();
             if let Ok(Some(status)) = prometheus.process.try_wait() {
-                panic!(
-                    "prometheus exited ({status}):\n{}",
-                    std::fs::read_to_string(prometheus.dir.path().join("prometheus.log"))
-                        .unwrap_or_default()
-                );
+                panic!("prometheus exited ({status}):\n{log}");
+            }
+            if https {
+                // The tests have no HTTPS client of their own: Prometheus says when it serves.
+                return log
+                    .contains("Server is ready to receive web requests.")
+                    .then_some(())
+                    .ok_or(log);
             }
             match http_get(&prometheus.addr, "/-/ready") {
                 Ok((status, _)) if status.contains(" 200 ") => Ok(()),
@@ -1171,7 +1207,8 @@ impl Prometheus {
     }
 
     fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.https { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// The raw samples of `up{job="opkit"}` of the last hour, as Unix milliseconds.
@@ -1292,6 +1329,83 @@ fn a_memcached_scaled_one_three_zero_over_a_controlled_clock_reports_its_exact_c
     let rows: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(rows[0]["cpu_request_core_seconds"], 70.0, "{body}");
     assert_eq!(rows[0]["period_start"], T0, "{body}");
+    assert!(
+        rows[0].get("cpu_request_core_seconds_cost").is_none(),
+        "{body}"
+    );
+
+    // The same report with a rate card: 70 core-seconds at 36 per core-hour cost 0.7.
+    let priced = |name: &str, end: &str, card: &str| {
+        format!(
+            "apiVersion: metering.opkit.dev/v1\nkind: Report\nmetadata: {{name: {name}}}\n\
+             spec: {{query: memcached-cpu-request, reportingStart: '{T0}', \
+             reportingEnd: '{end}', rateCard: {card}}}\n"
+        )
+    };
+    let ended = "2030-01-01T00:10:00Z";
+    m.apply(&priced(
+        "cpu-cost",
+        ended,
+        "{cpuCoreHour: 36, memoryGiBHour: 0.5}",
+    ));
+    m.wait_condition("cpu-cost", "Running", "ReportFinished");
+    let out = m.opkit_report(&["get", "cpu-cost"]);
+    assert!(out.success(), "{out}");
+    assert_eq!(
+        out.stdout,
+        "period_start,period_end,namespace,name,pods,cpu_request_core_seconds,cpu_request_core_seconds_cost\n\
+         2030-01-01 00:00:00 +0000 UTC,2030-01-01 00:10:00 +0000 UTC,default,cache1,3,70.000000,0.700000\n"
+    );
+    let out = m.opkit_report(&["get", "cpu-cost", "--format", "tab"]);
+    let header: Vec<&str> = out
+        .stdout
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header.last(),
+        Some(&"cpu_request_core_seconds_cost"),
+        "{out}"
+    );
+    let (status, body) =
+        m.http_get("/api/v1/reports/get?name=cpu-cost&namespace=default&format=json");
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    let rows: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let cost = rows[0]["cpu_request_core_seconds_cost"].as_f64();
+    assert!(cost.is_some_and(|c| (c - 0.7).abs() < 1e-9), "{body}");
+    let (_, csv) = m.http_get("/api/v1/reports/get?name=cpu-cost&namespace=default&format=csv");
+    assert!(csv.ends_with(",70.000000,0.700000\n"), "{csv}");
+
+    // A card that prices none of the query's columns fails the report at once (its period
+    // has not ended), saying which columns the query has.
+    m.apply(&priced(
+        "storage-only",
+        "2030-01-02T00:00:00Z",
+        "{storageGiBMonth: 0.1}",
+    ));
+    let message = m.wait_condition("storage-only", "Failed", "GenerateReportFailed");
+    assert!(
+        message.starts_with(
+            "spec.rateCard prices no column of ReportQuery \"memcached-cpu-request\" \
+             (cpuCoreHour prices cpu_core_seconds columns, memoryGiBHour memory byte_seconds, \
+             storageGiBMonth storage byte_seconds; the query's columns: period_start"
+        ) && message.ends_with(", cpu_request_core_seconds (cpu_core_seconds))"),
+        "{message}"
+    );
+    let (status, _) = m.http_get("/api/v1/reports/get?name=storage-only&namespace=default");
+    assert_eq!(status, "HTTP/1.1 404 Not Found");
+    // A negative rate or an empty card never reaches the controller: the CRD refuses them.
+    for (card, says) in [
+        ("{cpuCoreHour: -1}", "cpuCoreHour"),
+        ("{}", "a rate card needs at least one of cpuCoreHour"),
+    ] {
+        let out = m
+            .plane
+            .kubectl_stdin(&["apply", "-f", "-"], &priced("refused", ended, card));
+        assert!(!out.success() && out.stderr.contains(says), "{card}: {out}");
+    }
 }
 
 #[test]
@@ -1658,6 +1772,245 @@ fn a_prometheus_source_imports_range_queries_from_a_real_prometheus_scraping_opk
         )),
         "{message}"
     );
+}
+
+/// A CA and a serving certificate it signs for 127.0.0.1: the CA's PEM, the certificate's and
+/// its key's.
+fn ca_and_serving_certificate() -> (String, String, String) {
+    use rcgen::{
+        BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
+        KeyPair, KeyUsagePurpose,
+    };
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "prometheus test CA");
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = Issuer::new(ca_params, ca_key);
+    let key = KeyPair::generate().unwrap();
+    let mut params = CertificateParams::new(vec!["127.0.0.1".to_owned()]).unwrap();
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    let cert = params.signed_by(&key, &issuer).unwrap();
+    (ca.pem(), cert.pem(), key.serialize_pem())
+}
+
+/// A stand-in for Prometheus over plain HTTP that answers a query (an empty vector) only with
+/// `Authorization: Bearer <token>` and 401 otherwise; every Authorization header it got, in
+/// order ("" for none).
+fn token_checking_server(token: &'static str) -> (String, Arc<Mutex<Vec<String>>>) {
+    use std::io::Write;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut authorization = String::new();
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some((name, value)) = line.split_once(':')
+                    && name.eq_ignore_ascii_case("authorization")
+                {
+                    authorization = value.trim().to_owned();
+                }
+            }
+            let (status, body) = if authorization == format!("Bearer {token}") {
+                (
+                    "200 OK",
+                    r#"{"status":"success","data":{"resultType":"vector","result":[]}}"#,
+                )
+            } else {
+                ("401 Unauthorized", "Unauthorized")
+            };
+            log.lock().unwrap().push(authorization);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+                 Connection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (url, seen)
+}
+
+#[test]
+fn a_prometheus_source_over_https_trusts_its_configmap_ca_and_sends_its_secret_token() {
+    let m = Metering::start();
+    let (ca, cert, key) = ca_and_serving_certificate();
+    let (other_ca, _, _) = ca_and_serving_certificate();
+    let prometheus = Prometheus::start_with(&m.addr(), Some((&cert, &key)));
+    let url = prometheus.url();
+    assert!(url.starts_with("https://127.0.0.1:"), "{url}");
+    for (name, pem) in [("prometheus-ca", &ca), ("other-ca", &other_ca)] {
+        m.plane.kubectl_ok(&[
+            "create",
+            "configmap",
+            name,
+            &format!("--from-literal=ca.crt={pem}"),
+        ]);
+    }
+    // A constant series as Metering's measured pod usage: 2 cores on pod p, node n.
+    let source = |name: &str, url: &str, config: &str| {
+        m.apply(&format!(
+            "apiVersion: metering.opkit.dev/v1\nkind: ReportDataSource\nmetadata: {{name: {name}}}\n\
+             spec:\n  prometheusMetricsImporter:\n    resolution: 1s\n    \
+             prometheusConfig: {{url: '{url}'{config}}}\n    query: >-\n      \
+             label_replace(label_replace(label_replace(vector(2), \"pod\", \"p\", \"\", \"\"),\n      \
+             \"namespace\", \"default\", \"\", \"\"), \"node\", \"n\", \"\", \"\")\n"
+        ))
+    };
+    source(
+        "pod-usage-cpu-cores",
+        &url,
+        ", certificateAuthority: {configMap: {name: prometheus-ca}}",
+    );
+    let (reason, message) = m.wait_source_ready("pod-usage-cpu-cores", "True");
+    assert_eq!(reason, "PrometheusQueryAnswered", "{message}");
+    // A report imports over the same connection, priced: 10 steps of 2 cores at 360 per
+    // core-hour.
+    let end = "2030-01-01T00:00:10Z";
+    m.apply(&format!(
+        "apiVersion: metering.opkit.dev/v1\nkind: Report\nmetadata: {{name: usage}}\n\
+         spec: {{query: pod-cpu-usage, reportingStart: '{T0}', reportingEnd: '{end}', \
+         runImmediately: true, rateCard: {{cpuCoreHour: 360}}}}\n"
+    ));
+    m.wait_condition("usage", "Running", "ReportFinished");
+    let out = m.opkit_report(&["get", "usage", "--format", "json"]);
+    assert!(out.success(), "{out}");
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(rows.len(), 1, "{out}");
+    assert_eq!(rows[0]["pod_usage_cpu_core_seconds"], 20.0, "{out}");
+    let cost = rows[0]["pod_usage_cpu_core_seconds_cost"].as_f64();
+    assert!(cost.is_some_and(|c| (c - 2.0).abs() < 1e-9), "{out}");
+
+    // Without the CA, with another CA, with a CA that is not there: each says why.
+    source("no-ca", &url, "");
+    let (reason, message) = m.wait_source_ready("no-ca", "False");
+    assert_eq!(reason, "PrometheusQueryFailed", "{message}");
+    assert!(
+        message.starts_with(&format!("cannot reach Prometheus at {url}: "))
+            && message.contains("invalid peer certificate")
+            && message.ends_with(
+                "(the server's certificate is not signed by a CA this process trusts: set \
+                 spec.prometheusMetricsImporter.prometheusConfig.certificateAuthority.configMap \
+                 to the CA that signed it)"
+            ),
+        "{message}"
+    );
+    source(
+        "wrong-ca",
+        &url,
+        ", certificateAuthority: {configMap: {name: other-ca}}",
+    );
+    let (reason, message) = m.wait_source_ready("wrong-ca", "False");
+    assert_eq!(reason, "PrometheusQueryFailed", "{message}");
+    assert!(
+        message.contains("invalid peer certificate")
+            && message.contains(
+                "(the server's certificate is not valid for the CA in ConfigMap \
+                 default/other-ca key \"ca.crt\""
+            ),
+        "{message}"
+    );
+    source(
+        "missing-ca",
+        &url,
+        ", certificateAuthority: {configMap: {name: nope, filename: prometheus.pem}}",
+    );
+    let (reason, message) = m.wait_source_ready("missing-ca", "False");
+    assert_eq!(reason, "PrometheusConfigUnresolved");
+    assert_eq!(
+        message,
+        "spec.prometheusMetricsImporter.prometheusConfig.certificateAuthority.configMap: \
+         ConfigMap default/nope does not exist"
+    );
+    source(
+        "wrong-key",
+        &url,
+        ", certificateAuthority: {configMap: {name: prometheus-ca, filename: prometheus.pem}}",
+    );
+    let (_, message) = m.wait_source_ready("wrong-key", "False");
+    assert!(
+        message.ends_with("ConfigMap default/prometheus-ca has no key \"prometheus.pem\""),
+        "{message}"
+    );
+    // insecureSkipVerify accepts the certificate unverified; the CA needs https.
+    source("insecure", &url, ", insecureSkipVerify: true");
+    let (reason, message) = m.wait_source_ready("insecure", "True");
+    assert_eq!(reason, "PrometheusQueryAnswered", "{message}");
+    let http_url = url.replace("https://", "http://");
+    source(
+        "plain",
+        &http_url,
+        ", certificateAuthority: {configMap: {name: prometheus-ca}}",
+    );
+    let (reason, message) = m.wait_source_ready("plain", "False");
+    assert_eq!(reason, "InvalidSpec");
+    assert!(
+        message.ends_with(&format!(
+            "certificateAuthority needs an https:// url (got {http_url:?})"
+        )),
+        "{message}"
+    );
+
+    // The bearer token from a Secret reaches the server (which refuses a query without it).
+    let (token_url, seen) = token_checking_server("s3cret-token");
+    m.plane.kubectl_ok(&[
+        "create",
+        "secret",
+        "generic",
+        "prometheus-token",
+        "--from-literal=token=s3cret-token\n",
+    ]);
+    source(
+        "with-token",
+        &token_url,
+        ", auth: {tokenSecret: {name: prometheus-token}}",
+    );
+    let (reason, message) = m.wait_source_ready("with-token", "True");
+    assert_eq!(reason, "PrometheusQueryAnswered", "{message}");
+    assert!(
+        seen.lock()
+            .unwrap()
+            .contains(&"Bearer s3cret-token".to_owned()),
+        "{:?}",
+        seen.lock().unwrap()
+    );
+    source("without-token", &token_url, "");
+    let (reason, message) = m.wait_source_ready("without-token", "False");
+    assert_eq!(reason, "PrometheusQueryFailed");
+    assert_eq!(
+        message,
+        format!("Prometheus at {token_url} answered HTTP 401: Unauthorized")
+    );
+    source(
+        "missing-token",
+        &token_url,
+        ", auth: {tokenSecret: {name: prometheus-token, key: bearer}}",
+    );
+    let (reason, message) = m.wait_source_ready("missing-token", "False");
+    assert_eq!(reason, "PrometheusConfigUnresolved");
+    assert_eq!(
+        message,
+        "spec.prometheusMetricsImporter.prometheusConfig.auth.tokenSecret: \
+         Secret default/prometheus-token has no key \"bearer\""
+    );
+    // No token in any status or report message.
+    let out = m.plane.kubectl(&["get", "reportdatasources", "-o", "yaml"]);
+    assert!(!out.stdout.contains("s3cret"), "{out}");
 }
 
 const CLAIM: &str = "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec:\n  \

@@ -58,12 +58,64 @@ pub struct PrometheusMetricsImporter {
     pub resolution: Option<String>,
 }
 
-/// Where the Prometheus server is.
+/// Where the Prometheus server is and how to talk to it: Operator Metering's `prometheus`
+/// settings (`certificateAuthority.configMap`, `auth.tokenSecret`) per data source.
 #[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct PrometheusConfig {
-    /// Its base URL (`http://prometheus.monitoring:9090`).
+    /// Its base URL (`http://prometheus.monitoring:9090`, `https://prometheus-k8s:9091`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// The CA that signs the server's certificate (an `https://` url); without it the
+    /// platform's trusted roots are used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certificate_authority: Option<PrometheusCertificateAuthority>,
+    /// Credentials sent with every query.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<PrometheusAuth>,
+    /// Accept any server certificate (an `https://` url; for testing only, never with
+    /// `certificateAuthority`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub insecure_skip_verify: bool,
+}
+
+/// Where the CA certificate of an `https://` Prometheus is.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PrometheusCertificateAuthority {
+    /// A ConfigMap in the data source's namespace holding the CA bundle (PEM).
+    pub config_map: CaConfigMap,
+}
+
+/// A key of a ConfigMap holding PEM certificates.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct CaConfigMap {
+    /// The ConfigMap.
+    #[schemars(length(min = 1))]
+    pub name: String,
+    /// The key holding the PEM bundle (`ca.crt` when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filename: Option<String>,
+}
+
+/// How the importer authenticates to Prometheus.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PrometheusAuth {
+    /// A bearer token from a Secret in the data source's namespace, sent as
+    /// `Authorization: Bearer <token>`.
+    pub token_secret: TokenSecret,
+}
+
+/// A key of a Secret holding a bearer token.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct TokenSecret {
+    /// The Secret.
+    #[schemars(length(min = 1))]
+    pub name: String,
+    /// The key holding the token (`token` when absent); surrounding whitespace is dropped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
 }
 
 /// What the controller observed of a data source.
@@ -225,6 +277,55 @@ pub struct ReportSpec {
     /// kept for ever when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expiration: Option<String>,
+    /// Prices that add a `<column>_cost` column for each usage column they price to every
+    /// stored result; the report fails if they price none of the query's columns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_card: Option<RateCard>,
+}
+
+/// A rate card, as OpenCost prices an allocation: plain numbers in one currency, each at least
+/// 0. `cpu_core_seconds` columns are priced per core-hour, memory `byte_seconds` per GiB-hour,
+/// storage `byte_seconds` (a column named `…storage…`) per GiB-month of 730 hours.
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, Default, PartialEq, JsonSchema)]
+#[schemars(extend("x-kubernetes-validations" = [{
+    "rule": "has(self.cpuCoreHour) || has(self.memoryGiBHour) || has(self.storageGiBMonth)",
+    "message": "a rate card needs at least one of cpuCoreHour, memoryGiBHour and storageGiBMonth"
+}]))]
+pub struct RateCard {
+    /// The cost of one CPU core for one hour.
+    #[serde(
+        rename = "cpuCoreHour",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(range(min = 0))]
+    pub cpu_core_hour: Option<f64>,
+    /// The cost of one GiB of memory for one hour.
+    #[serde(
+        rename = "memoryGiBHour",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(range(min = 0))]
+    pub memory_gib_hour: Option<f64>,
+    /// The cost of one GiB of storage for one month (730 hours).
+    #[serde(
+        rename = "storageGiBMonth",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(range(min = 0))]
+    pub storage_gib_month: Option<f64>,
+}
+
+impl From<RateCard> for opkit_metering::RateCard {
+    fn from(card: RateCard) -> Self {
+        opkit_metering::RateCard {
+            per_core_hour: card.cpu_core_hour,
+            per_gib_hour: card.memory_gib_hour,
+            per_gib_month: card.storage_gib_month,
+        }
+    }
 }
 
 /// A value for one input of the query.
@@ -410,6 +511,45 @@ mod tests {
             assert_eq!(crd["spec"]["scope"], "Namespaced");
             assert_eq!(crd["spec"]["group"], "metering.opkit.dev");
         }
+    }
+
+    #[test]
+    fn the_report_crd_validates_the_rate_card_and_the_source_crd_has_the_tls_settings() {
+        let [sources, _, reports] = crds().map(|crd| serde_json::to_value(crd).unwrap());
+        let spec = |crd: &serde_json::Value| {
+            crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"].clone()
+        };
+        let card = &spec(&reports)["properties"]["rateCard"];
+        for rate in ["cpuCoreHour", "memoryGiBHour", "storageGiBMonth"] {
+            assert_eq!(card["properties"][rate]["type"], "number", "{card}");
+            assert_eq!(card["properties"][rate]["minimum"], 0.0, "{card}");
+        }
+        assert_eq!(
+            card["x-kubernetes-validations"][0]["rule"],
+            "has(self.cpuCoreHour) || has(self.memoryGiBHour) || has(self.storageGiBMonth)"
+        );
+        let config = &spec(&sources)["properties"]["prometheusMetricsImporter"]["properties"]["prometheusConfig"]
+            ["properties"];
+        assert_eq!(
+            config["certificateAuthority"]["properties"]["configMap"]["required"],
+            serde_json::json!(["name"]),
+            "{config}"
+        );
+        assert_eq!(
+            config["auth"]["properties"]["tokenSecret"]["required"],
+            serde_json::json!(["name"]),
+            "{config}"
+        );
+        assert_eq!(config["insecureSkipVerify"]["type"], "boolean", "{config}");
+        let report: ReportSpec = serde_json::from_value(serde_json::json!({
+            "query": "q", "rateCard": {"cpuCoreHour": 0.031611, "storageGiBMonth": 0.04}
+        }))
+        .unwrap();
+        let card = opkit_metering::RateCard::from(report.rate_card.unwrap());
+        assert_eq!(
+            (card.per_core_hour, card.per_gib_hour, card.per_gib_month),
+            (Some(0.031611), None, Some(0.04))
+        );
     }
 
     #[test]

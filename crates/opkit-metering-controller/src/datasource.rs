@@ -2,7 +2,9 @@
 //! the history holds (tests wait on it before moving a controlled clock); a
 //! `prometheusMetricsImporter` source is `Ready` when its Prometheus answers its query (asked
 //! again every [`PROMETHEUS_CHECK`]), and otherwise says why — the same words a report reading
-//! it fails with.
+//! it fails with: reason `InvalidSpec` (a bad url, resolution or TLS setting),
+//! `PrometheusConfigUnresolved` (its CA ConfigMap or token Secret is missing or unreadable) or
+//! `PrometheusQueryFailed` (Prometheus unreachable, its certificate refused, the query refused).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,7 +13,6 @@ use kube::ResourceExt;
 use opkit::{Action, Context};
 
 use crate::api::{ReportDataSource, ReportDataSourceStatus};
-use crate::prometheus::Source;
 use crate::report::State;
 
 /// How often a history source's counts are refreshed.
@@ -53,15 +54,13 @@ pub(crate) async fn reconcile(
             )
         }
         (None, Some(importer)) => {
-            let checked = match Source::of(importer) {
-                Ok(source) => ctx
-                    .data()
-                    .prometheus
-                    .check(&source)
-                    .await
-                    .map_err(|e| ("PrometheusQueryFailed", e)),
-                Err(e) => Err(("InvalidSpec", e)),
-            };
+            let prometheus = &ctx.data().prometheus;
+            let namespace = source.namespace().unwrap_or_default();
+            let checked = match prometheus.source(ctx.client(), &namespace, importer).await {
+                Ok(resolved) => prometheus.check(&resolved).await,
+                Err(e) => Err(e),
+            }
+            .map_err(|e| (e.reason(), e));
             match checked {
                 Ok(()) => (
                     true,

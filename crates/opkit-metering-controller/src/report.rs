@@ -1,5 +1,6 @@
 //! The `Report` controller: runs each due period of a report (see [`crate::schedule`]) over the
-//! history's tables, stores each result ([`crate::results`]), deletes results past
+//! history's tables, prices it with the report's `rateCard` (`opkit_metering::price`, as
+//! `opkit report run` does), stores each result ([`crate::results`]), deletes results past
 //! `expiration`, and says in the status what happened.
 //!
 //! Status: `lastReportTime` (the end of the last period run), `nextReportTime` (when the next
@@ -19,12 +20,16 @@ use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 use opkit::{Action, Context};
 use opkit_metering::lifetime::{Basis, GroupKind};
-use opkit_metering::{Catalog, DataSource, DataSourceKind, InputType, Period, builtin, tables};
+use opkit_metering::{
+    Catalog, CostError, DataSource, DataSourceKind, InputType, Period, builtin, tables,
+};
 
-use crate::api::{Report, ReportDataSource, ReportQuery, ReportStatus, to_query};
+use crate::api::{
+    PrometheusMetricsImporter, Report, ReportDataSource, ReportQuery, ReportStatus, to_query,
+};
 use crate::clock::Clock;
 use crate::history::History;
-use crate::prometheus::{self, Prometheus, PrometheusError};
+use crate::prometheus::{Prometheus, PrometheusError};
 use crate::schedule::{self, Plan};
 
 /// The group of metering's own kinds, never metered.
@@ -73,8 +78,12 @@ pub(crate) async fn reconcile(
     let status = report.status.clone().unwrap_or_default();
     let reported = status.last_report_time.as_ref().map(|t| t.0);
     let mut ran_to = reported;
-    let outcome = match schedule::plan(&report.spec, reported, now) {
-        Err(e) => Outcome::Failed(e.to_string()),
+    let plan = match schedule::plan(&report.spec, reported, now) {
+        Err(e) => Err(e.to_string()),
+        Ok(plan) => check_rate_card(ctx.client(), &report).await.map(|()| plan),
+    };
+    let outcome = match plan {
+        Err(message) => Outcome::Failed(message),
         Ok(plan) => {
             let Plan {
                 due,
@@ -224,6 +233,63 @@ async fn run_period(
 ) -> Result<(), PeriodError> {
     let client = ctx.client();
     let namespace = report.namespace().unwrap_or_default();
+    let Catalogued {
+        catalog,
+        metered,
+        imported,
+    } = catalogue(client, report).await?;
+    let history = ctx.data().history.snapshot();
+    let mut inputs = tables::tables(&history, &metered, Basis::Existence, period)
+        .map_err(|e| format!("the history: {e}"))?;
+    // The Prometheus sources the query reads, imported for the period (over a history table of
+    // the same name: the source a user declared wins).
+    let read = catalog
+        .sample_sources(&report.spec.query)
+        .map_err(|e| e.to_string())?;
+    for (name, importer) in imported.iter().filter(|(n, _)| read.contains(*n)) {
+        let failed = |e: PrometheusError| format!("ReportDataSource {name:?}: {e}");
+        let source = ctx
+            .data()
+            .prometheus
+            .source(client, &namespace, importer)
+            .await
+            .map_err(failed)?;
+        let rows = ctx
+            .data()
+            .prometheus
+            .import(&source, period)
+            .await
+            .map_err(failed)?;
+        inputs.insert(name.clone(), rows);
+    }
+    if let Some(missing) = read.iter().find(|n| !inputs.contains_key(*n)) {
+        return Err(format!(
+            "ReportQuery {:?} reads data source {missing:?}, which the history does not fill: \
+             declare a ReportDataSource {missing:?} with a prometheusMetricsImporter \
+             (docs/DESIGN-metering.md gives its query)",
+            report.spec.query
+        )
+        .into());
+    }
+    let reports = earlier_reports(client, &catalog, report, period).await?;
+    let table = opkit_metering::run_with(&catalog, &report.spec.query, &inputs, &reports, period)
+        .map_err(|e| e.to_string())?;
+    let table = priced(report, table)?;
+    crate::results::store(client, report, period, &table, ctx.field_manager())
+        .await
+        .map_err(|e| PeriodError::Failed(e.to_string()))
+}
+
+/// What a report's query can read: the catalog (built-in, per-kind and the namespace's
+/// ReportQueries, the report's inputs bound), the metered kinds, the Prometheus sources.
+struct Catalogued {
+    catalog: Catalog,
+    metered: BTreeSet<GroupKind>,
+    imported: BTreeMap<String, PrometheusMetricsImporter>,
+}
+
+async fn catalogue(client: &kube::Client, report: &Report) -> Result<Catalogued, String> {
+    let namespace = report.namespace().unwrap_or_default();
     let metered = metered_kinds(client).await?;
     let mut catalog = builtin::catalog();
     builtin::add_history(&mut catalog, &metered);
@@ -245,40 +311,33 @@ async fn run_period(
         }
     }
     bind_inputs(&mut catalog, report)?;
-    let history = ctx.data().history.snapshot();
-    let mut inputs = tables::tables(&history, &metered, Basis::Existence, period)
-        .map_err(|e| format!("the history: {e}"))?;
-    // The Prometheus sources the query reads, imported for the period (over a history table of
-    // the same name: the source a user declared wins).
-    let read = catalog
-        .sample_sources(&report.spec.query)
-        .map_err(|e| e.to_string())?;
-    for (name, importer) in imported.iter().filter(|(n, _)| read.contains(*n)) {
-        let failed = |e: PrometheusError| format!("ReportDataSource {name:?}: {e}");
-        let source = prometheus::Source::of(importer).map_err(failed)?;
-        let rows = ctx
-            .data()
-            .prometheus
-            .import(&source, period)
-            .await
-            .map_err(failed)?;
-        inputs.insert(name.clone(), rows);
+    Ok(Catalogued {
+        catalog,
+        metered,
+        imported,
+    })
+}
+
+/// Fails unless the report's rate card (if any) prices a column of its query: checked against
+/// the query's declared columns whenever the report is reconciled, before any period is due.
+async fn check_rate_card(client: &kube::Client, report: &Report) -> Result<(), String> {
+    if report.spec.rate_card.is_none() {
+        return Ok(());
     }
-    if let Some(missing) = read.iter().find(|n| !inputs.contains_key(*n)) {
-        return Err(format!(
-            "ReportQuery {:?} reads data source {missing:?}, which the history does not fill: \
-             declare a ReportDataSource {missing:?} with a prometheusMetricsImporter \
-             (docs/DESIGN-metering.md gives its query)",
-            report.spec.query
-        )
-        .into());
-    }
-    let reports = earlier_reports(client, &catalog, report, period).await?;
-    let table = opkit_metering::run_with(&catalog, &report.spec.query, &inputs, &reports, period)
-        .map_err(|e| e.to_string())?;
-    crate::results::store(client, report, period, &table, ctx.field_manager())
-        .await
-        .map_err(|e| PeriodError::Failed(e.to_string()))
+    let Catalogued { catalog, .. } = catalogue(client, report).await?;
+    let columns = catalog
+        .query(&report.spec.query)
+        .map_err(|e| e.to_string())?
+        .columns
+        .clone();
+    priced(
+        report,
+        opkit_metering::Table {
+            columns,
+            rows: Vec::new(),
+        },
+    )
+    .map(drop)
 }
 
 /// The results of the earlier Reports the query reads (a roll-up), every stored period in one
@@ -334,6 +393,37 @@ async fn earlier_reports(
     Ok(out)
 }
 
+/// `table` with the cost columns of the report's rate card (as it is without one): the pricing
+/// `opkit report run` does, so a stored result and an offline one agree.
+fn priced(report: &Report, table: opkit_metering::Table) -> Result<opkit_metering::Table, String> {
+    let Some(card) = report.spec.rate_card else {
+        return Ok(table);
+    };
+    for (field, rate) in [
+        ("cpuCoreHour", card.cpu_core_hour),
+        ("memoryGiBHour", card.memory_gib_hour),
+        ("storageGiBMonth", card.storage_gib_month),
+    ] {
+        if let Some(rate) = rate
+            && !(rate.is_finite() && rate >= 0.0)
+        {
+            return Err(format!(
+                "spec.rateCard.{field} must be a finite number, at least 0 (got {rate})"
+            ));
+        }
+    }
+    opkit_metering::price(&table, &card.into()).map_err(|e| match e {
+        CostError::NothingToPrice { columns } => format!(
+            "spec.rateCard prices no column of ReportQuery {:?} (cpuCoreHour prices \
+             cpu_core_seconds columns, memoryGiBHour memory byte_seconds, storageGiBMonth \
+             storage byte_seconds; the query's columns: {})",
+            report.spec.query,
+            columns.join(", ")
+        ),
+        other => format!("spec.rateCard: {other}"),
+    })
+}
+
 /// Gives the report's `inputs` to its query's data-source inputs; refuses unknown inputs.
 fn bind_inputs(catalog: &mut Catalog, report: &Report) -> Result<(), String> {
     let name = &report.spec.query;
@@ -383,4 +473,63 @@ where
         .await
         .map(|l| l.items)
         .map_err(|e| format!("cannot list {what}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use opkit_metering::{Column, ColumnType, Table, Value};
+
+    use super::*;
+    use crate::api::{RateCard, ReportSpec};
+
+    fn report(card: Option<RateCard>) -> Report {
+        Report::new(
+            "r",
+            ReportSpec {
+                query: "q".into(),
+                rate_card: card,
+                ..ReportSpec::default()
+            },
+        )
+    }
+
+    fn core_seconds(v: f64) -> Table {
+        Table {
+            columns: vec![Column {
+                name: "cpu".into(),
+                ty: ColumnType::Double,
+                unit: Some("cpu_core_seconds".into()),
+                table_hidden: false,
+            }],
+            rows: vec![vec![Value::Double(v)]],
+        }
+    }
+
+    #[test]
+    fn a_rate_card_adds_cost_columns_and_refuses_what_the_schema_cannot_catch() {
+        assert_eq!(
+            priced(&report(None), core_seconds(7200.0)),
+            Ok(core_seconds(7200.0))
+        );
+        let card = |cpu, memory| {
+            report(Some(RateCard {
+                cpu_core_hour: cpu,
+                memory_gib_hour: memory,
+                storage_gib_month: None,
+            }))
+        };
+        let table = priced(&card(Some(0.5), None), core_seconds(7200.0)).unwrap();
+        assert_eq!(table.columns[1].name, "cpu_cost");
+        assert_eq!(table.rows[0][1], Value::Double(1.0));
+        assert_eq!(
+            priced(&card(Some(f64::NAN), None), core_seconds(1.0)).unwrap_err(),
+            "spec.rateCard.cpuCoreHour must be a finite number, at least 0 (got NaN)"
+        );
+        assert_eq!(
+            priced(&card(None, Some(1.0)), core_seconds(1.0)).unwrap_err(),
+            "spec.rateCard prices no column of ReportQuery \"q\" (cpuCoreHour prices \
+             cpu_core_seconds columns, memoryGiBHour memory byte_seconds, storageGiBMonth \
+             storage byte_seconds; the query's columns: cpu (cpu_core_seconds))"
+        );
+    }
 }
