@@ -215,6 +215,17 @@ struct Inner {
     state: Mutex<State>,
     crashes: Crashes,
     leadership: Leader,
+    relists: Relists,
+}
+
+/// How many watches a fault ended that the target has not opened again.
+#[derive(Debug)]
+struct Relists(watch::Sender<usize>);
+
+impl Default for Relists {
+    fn default() -> Self {
+        Relists(watch::channel(0).0)
+    }
 }
 
 #[derive(Debug)]
@@ -244,6 +255,9 @@ struct State {
     trace: Trace,
     stale: Option<StaleView>,
     fired: Vec<Fired>,
+    /// The watches (resource, namespace) a fault ended with `410 Expired` that the target has
+    /// not opened again yet: until it relists (after its backoff), it has not caught up.
+    ended: Vec<(String, Option<String>)>,
 }
 
 /// A stale view served to the target after [`Action::StaleRestart`].
@@ -302,6 +316,8 @@ impl Faults {
         state.target = Some(user.into());
         state.trace = Trace::default();
         state.fired.clear();
+        state.ended.clear();
+        self.inner.relists.0.send_replace(0);
         self.inner.active.store(true, Ordering::Release);
     }
 
@@ -309,6 +325,7 @@ impl Faults {
     pub fn clear(&self) {
         let mut state = self.state();
         *state = State::default();
+        self.inner.relists.0.send_replace(0);
         self.inner.active.store(false, Ordering::Release);
     }
 
@@ -369,6 +386,14 @@ impl Faults {
     /// the server answered a write armed with [`Action::Crash`].
     pub fn crashes(&self) -> watch::Receiver<u64> {
         self.inner.crashes.0.subscribe()
+    }
+
+    /// How many watches a fault ended with `410 Expired` the target has not opened again (of
+    /// the same resource and namespace). A client relists after a backoff (client-go's and
+    /// kube-rs's start at 800 ms): until this is 0 it has not seen the latest state, so a run
+    /// waits for it before judging the end state.
+    pub fn relists_pending(&self) -> watch::Receiver<usize> {
+        self.inner.relists.0.subscribe()
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -478,6 +503,14 @@ impl Faults {
     /// (spent), if any.
     pub(crate) fn watch_opened(&self, entry: TraceEntry) -> (usize, Option<Fault>) {
         let mut state = self.state();
+        let ended = state
+            .ended
+            .iter()
+            .position(|(r, ns)| *r == entry.resource && *ns == entry.namespace);
+        if let Some(at) = ended {
+            state.ended.remove(at);
+            self.inner.relists.0.send_replace(state.ended.len());
+        }
         state.trace.watches.push(entry.clone());
         let number = state.trace.watches.len();
         let point = Trigger::Watch(number);
@@ -487,6 +520,16 @@ impl Faults {
         let fault = state.armed.remove(at);
         state.fired.push(Fired { fault, entry });
         (number, Some(fault))
+    }
+
+    /// Records that a fault ended the target's watch of `resource` in `namespace` with `410
+    /// Expired`: the target is to relist and watch again ([`Faults::relists_pending`]).
+    pub(crate) fn watch_ended(&self, resource: &str, namespace: Option<&str>) {
+        let mut state = self.state();
+        state
+            .ended
+            .push((resource.to_string(), namespace.map(str::to_string)));
+        self.inner.relists.0.send_replace(state.ended.len());
     }
 
     /// Signals a crash (after the write's answer is on its way).
@@ -688,6 +731,37 @@ mod tests {
             [entry("create")],
             "only the old leader's write after"
         );
+    }
+
+    #[test]
+    fn a_watch_a_fault_ended_is_pending_until_the_target_watches_that_resource_again() {
+        let faults = Faults::new();
+        faults.target("op");
+        let pending = faults.relists_pending();
+        let watch = |resource: &str| TraceEntry {
+            resource: resource.into(),
+            namespace: None,
+            ..entry("watch")
+        };
+        faults.watch_opened(watch("configmaps"));
+        faults.watch_ended("configmaps", None);
+        assert_eq!(*pending.borrow(), 1);
+        faults.watch_opened(watch("secrets"));
+        assert_eq!(*pending.borrow(), 1, "another resource is no relist");
+        faults.watch_opened(TraceEntry {
+            namespace: Some("default".into()),
+            ..watch("configmaps")
+        });
+        assert_eq!(
+            *pending.borrow(),
+            1,
+            "nor one namespace of a cluster-wide watch"
+        );
+        faults.watch_opened(watch("configmaps"));
+        assert_eq!(*pending.borrow(), 0);
+        faults.watch_ended("configmaps", None);
+        faults.target("op");
+        assert_eq!(*pending.borrow(), 0, "a new target starts afresh");
     }
 
     #[test]

@@ -33,9 +33,11 @@ pub struct Supervision {
     /// How long the operator must go without a write after the last test to be quiet; the
     /// background commands keep running until it did.
     pub settle: Duration,
-    /// The server's faults, whose trace counts the operator's writes.
+    /// The server's faults, whose trace counts the operator's writes and which knows the
+    /// watches a fault ended that the operator has not opened again
+    /// ([`Faults::relists_pending`]): after the last test, the run waits for them.
     pub faults: Faults,
-    /// Told when the last test ended (the settle time starts then).
+    /// Told when the last test ended and the operator caught up (the settle time starts then).
     pub tests_done: Option<oneshot::Sender<()>>,
     /// A paused leader's successor (`--chaos leader`), if the run may pause one.
     pub succession: Option<Succession>,
@@ -293,6 +295,30 @@ pub(crate) async fn become_quiet(faults: &Faults, settle: Duration) -> bool {
         if n != seen {
             (seen, since) = (n, tokio::time::Instant::now());
         }
+    }
+}
+
+/// The longest a run waits after its last step for the operator to watch again what a fault
+/// ended: client-go's and kube-rs's backoff before a relist starts at 800 ms (with jitter) and
+/// doubles after each failure.
+pub(crate) const RELIST_WAIT: Duration = Duration::from_secs(10);
+
+/// Waits until the operator has opened again every watch a fault ended with `410 Expired`
+/// (`relists` reaches 0), at most [`RELIST_WAIT`]. Until it relists it acts on what it saw
+/// before the fault: its end state is not yet its answer to the test, and judging it then
+/// blames the operator for the client's backoff. One that does not relist in time is logged
+/// and judged as it stands.
+pub(crate) async fn await_relists(relists: &mut watch::Receiver<usize>, log: &Log) {
+    let caught_up = relists.wait_for(|pending| *pending == 0);
+    match tokio::time::timeout(RELIST_WAIT, caught_up).await {
+        Ok(_) => {}
+        Err(_) => log.log(
+            "",
+            &format!(
+                "the operator did not watch again within {RELIST_WAIT:?} after a watch ended with \
+                 410 Expired: judged as it stands"
+            ),
+        ),
     }
 }
 
