@@ -504,14 +504,18 @@ mod tests {
         assert_eq!(first["ConfigMap/app"]["metadata"]["annotations"]["job"], "app-job-$1");
         let mask = learn_mask(&first, &second);
         assert!(mask.is_empty(), "{mask:?}");
-        // A blind retry's second job is one the reference never had.
+        // A blind retry's second job is one the reference never had (the app records the
+        // retry's, the second of two alike).
         let retried = snapshot(
             app_and_jobs("app-job-xyz12", &["app-job-pqrst", "app-job-xyz12"]),
             "kuttl-test-a",
         );
         assert_eq!(
             compare_end_state(&first, &retried, &mask),
-            ["ConfigMap/app-job-$2: not in the reference, left by this run"]
+            [
+                r#"ConfigMap/app/metadata/annotations/job: reference "app-job-$1", this run "app-job-$2""#,
+                "ConfigMap/app-job-$2: not in the reference, left by this run",
+            ]
         );
     }
 
