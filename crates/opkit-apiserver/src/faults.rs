@@ -258,6 +258,9 @@ struct State {
     /// The watches (resource, namespace) a fault ended with `410 Expired` that the target has
     /// not opened again yet: until it relists (after its backoff), it has not caught up.
     ended: Vec<(String, Option<String>)>,
+    /// An injected crash fired and the target was not restarted yet ([`Faults::restarted`]):
+    /// its requests are refused, as a dead process makes none.
+    crashing: bool,
 }
 
 /// A stale view served to the target after [`Action::StaleRestart`].
@@ -317,6 +320,7 @@ impl Faults {
         state.trace = Trace::default();
         state.fired.clear();
         state.ended.clear();
+        state.crashing = false;
         self.inner.relists.0.send_replace(0);
         self.inner.active.store(true, Ordering::Release);
     }
@@ -462,8 +466,25 @@ impl Faults {
                 served: Default::default(),
             });
         }
+        if matches!(fault.action, Action::Crash | Action::StaleRestart { .. }) {
+            // The process dies right after this answer; what it sends before the kill lands
+            // must not count (a fast client's next write would slip in otherwise).
+            state.crashing = true;
+        }
         state.fired.push(Fired { fault, entry });
         Some(fault)
+    }
+
+    /// Whether an injected crash fired and the target was not restarted yet: the server
+    /// refuses the target's requests meanwhile, as if its process were dead already.
+    pub(crate) fn crashing(&self) -> bool {
+        self.state().crashing
+    }
+
+    /// Tells the server that the crashed target's processes are gone (killed; a restarted
+    /// instance may start): its requests are served again.
+    pub fn restarted(&self) {
+        self.state().crashing = false;
     }
 
     /// Records an event delivered to the target on its `watch`-th watch; returns the action
@@ -592,9 +613,23 @@ mod tests {
         };
         faults.arm(crash).unwrap();
         assert_eq!(faults.take_refusal(entry("create")), None, "not a refusal");
+        assert!(!faults.crashing());
         assert_eq!(faults.committed(entry("create"), "op"), Some(crash));
+        assert!(faults.crashing(), "the target is refused until it was restarted");
+        faults.restarted();
+        assert!(!faults.crashing());
         assert_eq!(faults.fired().len(), 1);
         assert_eq!(faults.committed(entry("update"), "op"), None);
+        assert!(!faults.crashing(), "a write without a fault fences nothing");
+        faults.arm(Fault {
+            trigger: Trigger::Write(3),
+            action: Action::Crash,
+        })
+        .unwrap();
+        faults.committed(entry("update"), "op");
+        assert!(faults.crashing());
+        faults.target("op");
+        assert!(!faults.crashing(), "a new target starts afresh");
     }
 
     #[test]

@@ -395,7 +395,7 @@ impl Harness {
                     };
                     *supervisor = Some(Supervisor::start(
                         instances,
-                        s.crashes.clone(),
+                        s.faults.clone(),
                         s.succession.clone(),
                     ));
                 }

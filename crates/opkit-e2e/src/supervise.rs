@@ -27,14 +27,12 @@ pub struct Supervision {
     /// The `$KUBECONFIG` background commands get: a user of their own, so that the server can
     /// target its faults at them while test steps keep the suite's kubeconfig.
     pub kubeconfig: PathBuf,
-    /// Changes when an injected crash fired: the background commands are killed (their whole
-    /// process groups) and started again.
-    pub crashes: watch::Receiver<u64>,
     /// How long the operator must go without a write after the last test to be quiet; the
     /// background commands keep running until it did.
     pub settle: Duration,
-    /// The server's faults, whose trace counts the operator's writes and which knows the
-    /// watches a fault ended that the operator has not opened again
+    /// The server's faults: their crashes ([`Faults::crashes`]) kill the background commands
+    /// (their whole process groups) and start them again; their trace counts the operator's
+    /// writes; they know the watches a fault ended that the operator has not opened again
     /// ([`Faults::relists_pending`]): after the last test, the run waits for them.
     pub faults: Faults,
     /// Told when the last test ended and the operator caught up (the settle time starts then).
@@ -149,13 +147,15 @@ impl Instances {
 }
 
 impl Supervisor {
-    /// Watches `crashes` and restarts the (running) `instances` on each; with a
+    /// Watches the crashes of `faults` and restarts the (running) `instances` on each (once
+    /// they are dead, the server serves the operator again: [`Faults::restarted`]); with a
     /// `succession`, pauses them and starts a successor when the server pauses the leader.
     pub(crate) fn start(
         mut instances: Instances,
-        mut crashes: watch::Receiver<u64>,
+        faults: Faults,
         succession: Option<Succession>,
     ) -> Supervisor {
+        let mut crashes = faults.crashes();
         let (stop, mut stopped) = oneshot::channel::<()>();
         crashes.mark_unchanged();
         let kubeconfig = succession.as_ref().map(|s| s.kubeconfig.clone());
@@ -203,6 +203,7 @@ impl Supervisor {
                             break;
                         }
                         instances.kill().await;
+                        faults.restarted();
                         restarts += 1;
                         instances.log().log(
                             "",

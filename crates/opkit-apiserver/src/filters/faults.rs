@@ -35,6 +35,13 @@ impl Filter for FaultInjection {
             }
             _ => return next.run(req).await,
         };
+        if faults.crashing() {
+            // An injected crash fired: the process is being killed, and nothing it sends
+            // until then may reach the store (a real crash would have stopped it sooner).
+            return error_response(&ApiError::unavailable(
+                "the client crashed (a fault injected by opkit) and is being restarted",
+            ));
+        }
         let Some(info) = req.extensions_mut().get_mut::<Info>() else {
             return next.run(req).await;
         };

@@ -304,7 +304,7 @@ impl Runner for ApiRunner<'_> {
             })?;
         let instances = self.start_operator(&plane).await?;
         let supervisor =
-            Supervisor::start(instances, plane.faults.crashes(), Some(plane.succession()));
+            Supervisor::start(instances, plane.faults.clone(), Some(plane.succession()));
         let workload = (self.workload)(Workload {
             client: plane.env.client(),
             namespace: namespace.clone(),
