@@ -615,17 +615,21 @@ mod tests {
         assert_eq!(faults.take_refusal(entry("create")), None, "not a refusal");
         assert!(!faults.crashing());
         assert_eq!(faults.committed(entry("create"), "op"), Some(crash));
-        assert!(faults.crashing(), "the target is refused until it was restarted");
+        assert!(
+            faults.crashing(),
+            "the target is refused until it was restarted"
+        );
         faults.restarted();
         assert!(!faults.crashing());
         assert_eq!(faults.fired().len(), 1);
         assert_eq!(faults.committed(entry("update"), "op"), None);
         assert!(!faults.crashing(), "a write without a fault fences nothing");
-        faults.arm(Fault {
-            trigger: Trigger::Write(3),
-            action: Action::Crash,
-        })
-        .unwrap();
+        faults
+            .arm(Fault {
+                trigger: Trigger::Write(3),
+                action: Action::Crash,
+            })
+            .unwrap();
         faults.committed(entry("update"), "op");
         assert!(faults.crashing());
         faults.target("op");

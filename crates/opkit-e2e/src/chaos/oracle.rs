@@ -494,14 +494,26 @@ mod tests {
 
     #[test]
     fn objects_the_operator_named_from_generate_name_are_compared_by_prefix_and_contents() {
-        let first = snapshot(app_and_jobs("app-job-abcde", &["app-job-abcde"]), "kuttl-test-a");
-        let second = snapshot(app_and_jobs("app-job-fghij", &["app-job-fghij"]), "kuttl-test-a");
-        assert_eq!(first, second, "the server's suffix is not the operator's doing");
+        let first = snapshot(
+            app_and_jobs("app-job-abcde", &["app-job-abcde"]),
+            "kuttl-test-a",
+        );
+        let second = snapshot(
+            app_and_jobs("app-job-fghij", &["app-job-fghij"]),
+            "kuttl-test-a",
+        );
+        assert_eq!(
+            first, second,
+            "the server's suffix is not the operator's doing"
+        );
         assert_eq!(
             first.keys().collect::<Vec<_>>(),
             ["ConfigMap/app", "ConfigMap/app-job-$1"]
         );
-        assert_eq!(first["ConfigMap/app"]["metadata"]["annotations"]["job"], "app-job-$1");
+        assert_eq!(
+            first["ConfigMap/app"]["metadata"]["annotations"]["job"],
+            "app-job-$1"
+        );
         let mask = learn_mask(&first, &second);
         assert!(mask.is_empty(), "{mask:?}");
         // A blind retry's second job is one the reference never had (the app records the
