@@ -215,6 +215,17 @@ struct Inner {
     state: Mutex<State>,
     crashes: Crashes,
     leadership: Leader,
+    relists: Relists,
+}
+
+/// How many watches a fault ended that the target has not opened again.
+#[derive(Debug)]
+struct Relists(watch::Sender<usize>);
+
+impl Default for Relists {
+    fn default() -> Self {
+        Relists(watch::channel(0).0)
+    }
 }
 
 #[derive(Debug)]
@@ -244,6 +255,12 @@ struct State {
     trace: Trace,
     stale: Option<StaleView>,
     fired: Vec<Fired>,
+    /// The watches (resource, namespace) a fault ended with `410 Expired` that the target has
+    /// not opened again yet: until it relists (after its backoff), it has not caught up.
+    ended: Vec<(String, Option<String>)>,
+    /// An injected crash fired and the target was not restarted yet ([`Faults::restarted`]):
+    /// its requests are refused, as a dead process makes none.
+    crashing: bool,
 }
 
 /// A stale view served to the target after [`Action::StaleRestart`].
@@ -302,6 +319,9 @@ impl Faults {
         state.target = Some(user.into());
         state.trace = Trace::default();
         state.fired.clear();
+        state.ended.clear();
+        state.crashing = false;
+        self.inner.relists.0.send_replace(0);
         self.inner.active.store(true, Ordering::Release);
     }
 
@@ -309,6 +329,7 @@ impl Faults {
     pub fn clear(&self) {
         let mut state = self.state();
         *state = State::default();
+        self.inner.relists.0.send_replace(0);
         self.inner.active.store(false, Ordering::Release);
     }
 
@@ -369,6 +390,14 @@ impl Faults {
     /// the server answered a write armed with [`Action::Crash`].
     pub fn crashes(&self) -> watch::Receiver<u64> {
         self.inner.crashes.0.subscribe()
+    }
+
+    /// How many watches a fault ended with `410 Expired` the target has not opened again (of
+    /// the same resource and namespace). A client relists after a backoff (client-go's and
+    /// kube-rs's start at 800 ms): until this is 0 it has not seen the latest state, so a run
+    /// waits for it before judging the end state.
+    pub fn relists_pending(&self) -> watch::Receiver<usize> {
+        self.inner.relists.0.subscribe()
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -437,8 +466,25 @@ impl Faults {
                 served: Default::default(),
             });
         }
+        if matches!(fault.action, Action::Crash | Action::StaleRestart { .. }) {
+            // The process dies right after this answer; what it sends before the kill lands
+            // must not count (a fast client's next write would slip in otherwise).
+            state.crashing = true;
+        }
         state.fired.push(Fired { fault, entry });
         Some(fault)
+    }
+
+    /// Whether an injected crash fired and the target was not restarted yet: the server
+    /// refuses the target's requests meanwhile, as if its process were dead already.
+    pub(crate) fn crashing(&self) -> bool {
+        self.state().crashing
+    }
+
+    /// Tells the server that the crashed target's processes are gone (killed; a restarted
+    /// instance may start): its requests are served again.
+    pub fn restarted(&self) {
+        self.state().crashing = false;
     }
 
     /// Records an event delivered to the target on its `watch`-th watch; returns the action
@@ -478,6 +524,14 @@ impl Faults {
     /// (spent), if any.
     pub(crate) fn watch_opened(&self, entry: TraceEntry) -> (usize, Option<Fault>) {
         let mut state = self.state();
+        let ended = state
+            .ended
+            .iter()
+            .position(|(r, ns)| *r == entry.resource && *ns == entry.namespace);
+        if let Some(at) = ended {
+            state.ended.remove(at);
+            self.inner.relists.0.send_replace(state.ended.len());
+        }
         state.trace.watches.push(entry.clone());
         let number = state.trace.watches.len();
         let point = Trigger::Watch(number);
@@ -487,6 +541,16 @@ impl Faults {
         let fault = state.armed.remove(at);
         state.fired.push(Fired { fault, entry });
         (number, Some(fault))
+    }
+
+    /// Records that a fault ended the target's watch of `resource` in `namespace` with `410
+    /// Expired`: the target is to relist and watch again ([`Faults::relists_pending`]).
+    pub(crate) fn watch_ended(&self, resource: &str, namespace: Option<&str>) {
+        let mut state = self.state();
+        state
+            .ended
+            .push((resource.to_string(), namespace.map(str::to_string)));
+        self.inner.relists.0.send_replace(state.ended.len());
     }
 
     /// Signals a crash (after the write's answer is on its way).
@@ -549,9 +613,27 @@ mod tests {
         };
         faults.arm(crash).unwrap();
         assert_eq!(faults.take_refusal(entry("create")), None, "not a refusal");
+        assert!(!faults.crashing());
         assert_eq!(faults.committed(entry("create"), "op"), Some(crash));
+        assert!(
+            faults.crashing(),
+            "the target is refused until it was restarted"
+        );
+        faults.restarted();
+        assert!(!faults.crashing());
         assert_eq!(faults.fired().len(), 1);
         assert_eq!(faults.committed(entry("update"), "op"), None);
+        assert!(!faults.crashing(), "a write without a fault fences nothing");
+        faults
+            .arm(Fault {
+                trigger: Trigger::Write(3),
+                action: Action::Crash,
+            })
+            .unwrap();
+        faults.committed(entry("update"), "op");
+        assert!(faults.crashing());
+        faults.target("op");
+        assert!(!faults.crashing(), "a new target starts afresh");
     }
 
     #[test]
@@ -688,6 +770,37 @@ mod tests {
             [entry("create")],
             "only the old leader's write after"
         );
+    }
+
+    #[test]
+    fn a_watch_a_fault_ended_is_pending_until_the_target_watches_that_resource_again() {
+        let faults = Faults::new();
+        faults.target("op");
+        let pending = faults.relists_pending();
+        let watch = |resource: &str| TraceEntry {
+            resource: resource.into(),
+            namespace: None,
+            ..entry("watch")
+        };
+        faults.watch_opened(watch("configmaps"));
+        faults.watch_ended("configmaps", None);
+        assert_eq!(*pending.borrow(), 1);
+        faults.watch_opened(watch("secrets"));
+        assert_eq!(*pending.borrow(), 1, "another resource is no relist");
+        faults.watch_opened(TraceEntry {
+            namespace: Some("default".into()),
+            ..watch("configmaps")
+        });
+        assert_eq!(
+            *pending.borrow(),
+            1,
+            "nor one namespace of a cluster-wide watch"
+        );
+        faults.watch_opened(watch("configmaps"));
+        assert_eq!(*pending.borrow(), 0);
+        faults.watch_ended("configmaps", None);
+        faults.target("op");
+        assert_eq!(*pending.borrow(), 0, "a new target starts afresh");
     }
 
     #[test]

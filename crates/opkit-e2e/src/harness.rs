@@ -229,6 +229,9 @@ impl Harness {
         let mut restarts = 0;
         let mut quiet = true;
         if let Some(s) = &mut supervision {
+            if supervisor.is_some() {
+                supervise::await_relists(&mut s.faults.relists_pending(), &log).await;
+            }
             if let Some(done) = s.tests_done.take() {
                 let _ = done.send(());
             }
@@ -392,7 +395,7 @@ impl Harness {
                     };
                     *supervisor = Some(Supervisor::start(
                         instances,
-                        s.crashes.clone(),
+                        s.faults.clone(),
                         s.succession.clone(),
                     ));
                 }

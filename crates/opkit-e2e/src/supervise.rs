@@ -27,15 +27,15 @@ pub struct Supervision {
     /// The `$KUBECONFIG` background commands get: a user of their own, so that the server can
     /// target its faults at them while test steps keep the suite's kubeconfig.
     pub kubeconfig: PathBuf,
-    /// Changes when an injected crash fired: the background commands are killed (their whole
-    /// process groups) and started again.
-    pub crashes: watch::Receiver<u64>,
     /// How long the operator must go without a write after the last test to be quiet; the
     /// background commands keep running until it did.
     pub settle: Duration,
-    /// The server's faults, whose trace counts the operator's writes.
+    /// The server's faults: their crashes ([`Faults::crashes`]) kill the background commands
+    /// (their whole process groups) and start them again; their trace counts the operator's
+    /// writes; they know the watches a fault ended that the operator has not opened again
+    /// ([`Faults::relists_pending`]): after the last test, the run waits for them.
     pub faults: Faults,
-    /// Told when the last test ended (the settle time starts then).
+    /// Told when the last test ended and the operator caught up (the settle time starts then).
     pub tests_done: Option<oneshot::Sender<()>>,
     /// A paused leader's successor (`--chaos leader`), if the run may pause one.
     pub succession: Option<Succession>,
@@ -147,13 +147,15 @@ impl Instances {
 }
 
 impl Supervisor {
-    /// Watches `crashes` and restarts the (running) `instances` on each; with a
+    /// Watches the crashes of `faults` and restarts the (running) `instances` on each (once
+    /// they are dead, the server serves the operator again: [`Faults::restarted`]); with a
     /// `succession`, pauses them and starts a successor when the server pauses the leader.
     pub(crate) fn start(
         mut instances: Instances,
-        mut crashes: watch::Receiver<u64>,
+        faults: Faults,
         succession: Option<Succession>,
     ) -> Supervisor {
+        let mut crashes = faults.crashes();
         let (stop, mut stopped) = oneshot::channel::<()>();
         crashes.mark_unchanged();
         let kubeconfig = succession.as_ref().map(|s| s.kubeconfig.clone());
@@ -201,6 +203,7 @@ impl Supervisor {
                             break;
                         }
                         instances.kill().await;
+                        faults.restarted();
                         restarts += 1;
                         instances.log().log(
                             "",
@@ -293,6 +296,30 @@ pub(crate) async fn become_quiet(faults: &Faults, settle: Duration) -> bool {
         if n != seen {
             (seen, since) = (n, tokio::time::Instant::now());
         }
+    }
+}
+
+/// The longest a run waits after its last step for the operator to watch again what a fault
+/// ended: client-go's and kube-rs's backoff before a relist starts at 800 ms (with jitter) and
+/// doubles after each failure.
+pub(crate) const RELIST_WAIT: Duration = Duration::from_secs(10);
+
+/// Waits until the operator has opened again every watch a fault ended with `410 Expired`
+/// (`relists` reaches 0), at most [`RELIST_WAIT`]. Until it relists it acts on what it saw
+/// before the fault: its end state is not yet its answer to the test, and judging it then
+/// blames the operator for the client's backoff. One that does not relist in time is logged
+/// and judged as it stands.
+pub(crate) async fn await_relists(relists: &mut watch::Receiver<usize>, log: &Log) {
+    let caught_up = relists.wait_for(|pending| *pending == 0);
+    match tokio::time::timeout(RELIST_WAIT, caught_up).await {
+        Ok(_) => {}
+        Err(_) => log.log(
+            "",
+            &format!(
+                "the operator did not watch again within {RELIST_WAIT:?} after a watch ended with \
+                 410 Expired: judged as it stands"
+            ),
+        ),
     }
 }
 

@@ -5,7 +5,9 @@
 //! The bug: "no `job` annotation" is taken to mean "no job". When the create commits but its
 //! response is lost (a timeout, a 500 after the commit), or the record fails, the next attempt
 //! creates a second job under another name. The fix: before creating, look for a job labelled
-//! with the app, and adopt it.
+//! with the app, and adopt it — and turn off kube's own retry of a request answered 429, 503 or
+//! 504 (`Config::default_retry`, on by default in kube 5), which resends a create with a generated name blindly
+//! after a 504 whose create committed (`main.rs`).
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::ResourceExt;

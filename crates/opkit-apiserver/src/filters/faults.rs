@@ -35,6 +35,13 @@ impl Filter for FaultInjection {
             }
             _ => return next.run(req).await,
         };
+        if faults.crashing() {
+            // An injected crash fired: the process is being killed, and nothing it sends
+            // until then may reach the store (a real crash would have stopped it sooner).
+            return error_response(&ApiError::unavailable(
+                "the client crashed (a fault injected by opkit) and is being restarted",
+            ));
+        }
         let Some(info) = req.extensions_mut().get_mut::<Info>() else {
             return next.run(req).await;
         };
@@ -51,11 +58,13 @@ impl Filter for FaultInjection {
             }
             entry.code = resp.status().as_u16();
             let resource = entry.resource.clone();
+            let namespace = entry.namespace.clone();
             let (watch, fault) = faults.watch_opened(entry);
             let mut watching = Watching {
                 faults: faults.clone(),
                 watch,
                 resource,
+                namespace,
                 delay: None,
                 expire_in: None,
                 held: None,
@@ -205,6 +214,8 @@ struct Watching {
     watch: usize,
     /// Its resource, with the group.
     resource: String,
+    /// Its namespace (`None`: all namespaces).
+    namespace: Option<String>,
     /// Every frame is held this long.
     delay: Option<Duration>,
     /// Events still delivered before the watch ends with `410 Expired`.
@@ -212,6 +223,16 @@ struct Watching {
     /// The object (namespace, name) whose event was held back: nothing more is delivered
     /// until a later event of it arrives, and then the watch expires.
     held: Option<(Option<String>, String)>,
+}
+
+impl Watching {
+    /// The frame that ends this watch with `410 Expired`, the end recorded: the client is
+    /// to relist and watch again.
+    fn expired(&self) -> Frame<Bytes> {
+        self.faults
+            .watch_ended(&self.resource, self.namespace.as_deref());
+        expired_frame()
+    }
 }
 
 /// An event of an object (a `Table` watch's row too).
@@ -277,7 +298,7 @@ fn observe(resp: Response<ResponseBody>, watching: Watching) -> Response<Respons
         loop {
             if w.expire_in == Some(0) {
                 // The end comes right after the last event passed, not with the next one.
-                return Some((Ok(expired_frame()), (rest, None)));
+                return Some((Ok(w.expired()), (rest, None)));
             }
             let Ok(frame) = rest.next().await?;
             if let Some(delay) = w.delay {
@@ -299,7 +320,7 @@ fn observe(resp: Response<ResponseBody>, watching: Watching) -> Response<Respons
             if let Some(held) = &w.held {
                 if held.0 == namespace && held.1 == name {
                     // Overwritten before the client saw it: it relists, and sees only this.
-                    return Some((Ok(expired_frame()), (rest, None)));
+                    return Some((Ok(w.expired()), (rest, None)));
                 }
                 continue;
             }

@@ -41,7 +41,7 @@ use super::plan::{FaultKind, Injection, RunPlan};
 use super::plane::{RunEnd, RunPlane};
 use crate::command::{self, CommandEnv};
 use crate::log::Log;
-use crate::supervise::{Instances, Supervisor};
+use crate::supervise::{self, Instances, Supervisor};
 use crate::types::Command;
 
 #[cfg(doc)]
@@ -304,7 +304,7 @@ impl Runner for ApiRunner<'_> {
             })?;
         let instances = self.start_operator(&plane).await?;
         let supervisor =
-            Supervisor::start(instances, plane.faults.crashes(), Some(plane.succession()));
+            Supervisor::start(instances, plane.faults.clone(), Some(plane.succession()));
         let workload = (self.workload)(Workload {
             client: plane.env.client(),
             namespace: namespace.clone(),
@@ -325,6 +325,7 @@ impl Runner for ApiRunner<'_> {
             Ok(Ok(Err(e))) => failures.push(format!("the workload failed: {e}")),
             Ok(Ok(Ok(()))) => {}
         }
+        supervise::await_relists(&mut plane.faults.relists_pending(), &plane.log).await;
         let writes_at_end = plane.faults.trace().writes.len();
         // The quiet oracle's window: the operator runs on until it goes the settle time
         // without a write.

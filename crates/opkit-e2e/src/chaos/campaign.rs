@@ -155,7 +155,6 @@ impl Runner for Campaign {
             .map_err(|e| CampaignError::Suite(e.to_string()))?
             .with_supervision(Supervision {
                 kubeconfig: plane.operator.clone(),
-                crashes: plane.faults.crashes(),
                 settle: self.settle,
                 faults: plane.faults.clone(),
                 tests_done: Some(done),

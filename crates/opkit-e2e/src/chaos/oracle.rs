@@ -37,12 +37,14 @@ const GENERATING_CONTROLLERS: [&str; 5] = [
 ];
 
 /// The objects of a run's test namespace (`(kind, object)`) as the oracles compare them: each
-/// normalized ([`normalize`]), and the names Kubernetes generated for what a built-in
-/// controller created (an object whose controller is one of [`GENERATING_CONTROLLERS`], named
-/// `<owner>-` and a suffix) replaced by `<owner>-$1`, `$2`… in the order of their
-/// normalized contents, names aside — in the object and in every string that names it. Such a
-/// suffix differs in every run, whatever the operator does: the operator is judged on how many
-/// there are and what they hold. Names the operator or the test chose are kept.
+/// normalized ([`normalize`]), and the names Kubernetes generated ([`generated_prefix`]: what
+/// a built-in controller named `<owner>-<suffix>`, and whatever the server named from
+/// `metadata.generateName`, the operator's own objects too) replaced by `<prefix>$1`, `$2`… in
+/// the order of their normalized contents, names aside — in the object and in every string
+/// that names it (an annotation recording a generated name). Such a suffix differs in every
+/// run, whatever the operator does: the operator is judged on how many there are and what they
+/// hold (a blind retry's second object is `<prefix>$2`, which the reference does not have).
+/// Names the operator or the test chose are kept.
 pub(crate) fn snapshot(
     objects: impl IntoIterator<Item = (String, Value)>,
     namespace: &str,
@@ -53,7 +55,7 @@ pub(crate) fn snapshot(
         .collect();
     let mut generated: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
     for (i, (kind, object)) in objects.iter().enumerate() {
-        if let Some(prefix) = generated_by_controller(object) {
+        if let Some(prefix) = generated_prefix(object) {
             generated.entry((kind.clone(), prefix)).or_default().push(i);
         }
     }
@@ -84,20 +86,35 @@ pub(crate) fn snapshot(
         .collect()
 }
 
-/// The prefix of a name a built-in controller chose: `<owner>-` when the object's controller
-/// owner is one of [`GENERATING_CONTROLLERS`] and its name is that plus a suffix (random, from
-/// `generateName`, or a hash of the owner's UID as the embedded plane's EndpointSlices have).
-fn generated_by_controller(object: &Value) -> Option<String> {
+/// The prefix of a name Kubernetes generated: `<owner>-` when the object's controller owner is
+/// one of [`GENERATING_CONTROLLERS`] and its name is that plus a suffix (random, from
+/// `generateName`, or a hash of the owner's UID as the embedded plane's EndpointSlices have);
+/// otherwise its `metadata.generateName` when its name is that plus a suffix (the server chose
+/// the suffix, whoever asked for it).
+fn generated_prefix(object: &Value) -> Option<String> {
     let meta = object.get("metadata")?;
     let name = meta.get("name")?.as_str()?;
-    let owner = meta.get("ownerReferences")?.as_array()?.iter().find(|o| {
-        o.get("controller") == Some(&Value::Bool(true))
-            && o.get("kind")
-                .and_then(Value::as_str)
-                .is_some_and(|k| GENERATING_CONTROLLERS.contains(&k))
-    })?;
-    let prefix = format!("{}-", owner.get("name")?.as_str()?);
-    (name.len() > prefix.len() && name.starts_with(&prefix)).then_some(prefix)
+    let extends = |prefix: &str| name.len() > prefix.len() && name.starts_with(prefix);
+    let by_controller = meta
+        .get("ownerReferences")
+        .and_then(Value::as_array)
+        .and_then(|owners| {
+            owners.iter().find(|o| {
+                o.get("controller") == Some(&Value::Bool(true))
+                    && o.get("kind")
+                        .and_then(Value::as_str)
+                        .is_some_and(|k| GENERATING_CONTROLLERS.contains(&k))
+            })
+        })
+        .and_then(|owner| owner.get("name")?.as_str())
+        .map(|owner| format!("{owner}-"))
+        .filter(|prefix| extends(prefix));
+    by_controller.or_else(|| {
+        meta.get("generateName")
+            .and_then(Value::as_str)
+            .filter(|g| !g.is_empty() && extends(g))
+            .map(str::to_string)
+    })
 }
 
 /// Replaces each `(from, to)` in every string of `value`.
@@ -429,7 +446,7 @@ mod tests {
             first["Endpoints/web"]["subsets"][0]["addresses"][0]["targetRef"]["name"],
             "web-5d8f7c-$2"
         );
-        // A pod fewer is a difference; names the operator chose from generateName are kept.
+        // A pod fewer is a difference.
         let third = snapshot([pod("web-5d8f7c-qqqqq", false)], "kuttl-test-a");
         assert_eq!(
             compare_end_state(&first, &third, &Mask::new()),
@@ -447,14 +464,71 @@ mod tests {
             "ns",
         );
         assert!(slice.contains_key("EndpointSlice.discovery.k8s.io/web-$1"));
-        let own = snapshot(
+        // A name the operator (or the test) chose is kept, even one that looks generated.
+        let chosen = snapshot(
             [(
                 "ConfigMap".to_string(),
-                json!({"metadata": {"name": "job-x1y2z", "generateName": "job-"}}),
+                json!({"metadata": {"name": "job-x1y2z"}}),
             )],
             "ns",
         );
-        assert!(own.contains_key("ConfigMap/job-x1y2z"));
+        assert!(chosen.contains_key("ConfigMap/job-x1y2z"));
+    }
+
+    /// An app and the job the operator created for it with `generateName: app-job-`, whose
+    /// name the app records in an annotation.
+    fn app_and_jobs(recorded: &str, jobs: &[&str]) -> Vec<(String, Value)> {
+        let mut objects = vec![(
+            "ConfigMap".to_string(),
+            json!({"metadata": {"name": "app", "annotations": {"job": recorded}}}),
+        )];
+        for job in jobs {
+            objects.push((
+                "ConfigMap".to_string(),
+                json!({"metadata": {"name": job, "generateName": "app-job-",
+                    "namespace": "kuttl-test-a", "labels": {"job-of": "app"}}}),
+            ));
+        }
+        objects
+    }
+
+    #[test]
+    fn objects_the_operator_named_from_generate_name_are_compared_by_prefix_and_contents() {
+        let first = snapshot(
+            app_and_jobs("app-job-abcde", &["app-job-abcde"]),
+            "kuttl-test-a",
+        );
+        let second = snapshot(
+            app_and_jobs("app-job-fghij", &["app-job-fghij"]),
+            "kuttl-test-a",
+        );
+        assert_eq!(
+            first, second,
+            "the server's suffix is not the operator's doing"
+        );
+        assert_eq!(
+            first.keys().collect::<Vec<_>>(),
+            ["ConfigMap/app", "ConfigMap/app-job-$1"]
+        );
+        assert_eq!(
+            first["ConfigMap/app"]["metadata"]["annotations"]["job"],
+            "app-job-$1"
+        );
+        let mask = learn_mask(&first, &second);
+        assert!(mask.is_empty(), "{mask:?}");
+        // A blind retry's second job is one the reference never had (the app records the
+        // retry's, the second of two alike).
+        let retried = snapshot(
+            app_and_jobs("app-job-xyz12", &["app-job-pqrst", "app-job-xyz12"]),
+            "kuttl-test-a",
+        );
+        assert_eq!(
+            compare_end_state(&first, &retried, &mask),
+            [
+                r#"ConfigMap/app/metadata/annotations/job: reference "app-job-$1", this run "app-job-$2""#,
+                "ConfigMap/app-job-$2: not in the reference, left by this run",
+            ]
+        );
     }
 
     #[test]
