@@ -10,6 +10,11 @@
 //! when the list was read. Owners outside the watched kinds (custom resources) are known from
 //! the owner references that name them, which give their group, kind, name and uid.
 //!
+//! A pod's readiness is its `Ready` condition: a change seen in a watch event is recorded at the
+//! metering clock's instant (the condition's `lastTransitionTime` is the kubelet's clock); a pod
+//! first seen ready in a list counts as ready from `lastTransitionTime`, clamped between its
+//! recorded creation (or last change) and the list's instant.
+//!
 //! PVCs and nodes also give sizes over time ([`Segment`]s: a claim's requested storage and its
 //! bound capacity, a node's CPU and memory capacity and allocatable): a size that changes
 //! closes its segment and opens another at that instant, and a deletion closes them all.
