@@ -1451,6 +1451,63 @@ fn a_memcached_scaled_one_three_zero_over_a_controlled_clock_reports_its_exact_c
             .kubectl_stdin(&["apply", "-f", "-"], &priced("refused", ended, card));
         assert!(!out.success() && out.stderr.contains(says), "{card}: {out}");
     }
+
+    // Charged from readiness: a pod of cache1 created at T0+600 s that the simulated kubelet
+    // keeps unready (`never-ready`) until the annotation goes at T0+700 s, deleted at T0+900 s.
+    m.apply(&format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: late\n  \
+         annotations: {{sim.opkit.dev/behavior: never-ready}}\n  ownerReferences:\n  \
+         - {{apiVersion: cache.example.com/v1alpha1, kind: Memcached, name: cache1, uid: {}, \
+         controller: true}}\nspec:\n  containers:\n  - name: main\n    image: memcached:1.6\n    \
+         resources: {{requests: {{cpu: 100m, memory: 64Mi}}}}\n",
+        uid.trim()
+    ));
+    m.wait_live_pods(1);
+    m.plane
+        .kubectl_ok(&["wait", "--for=jsonpath={.status.phase}=Running", "pod/late"]);
+    assert_eq!(m.history_count("readyPods"), 0);
+    m.set_clock(700);
+    m.plane
+        .kubectl_ok(&["annotate", "pod", "late", "sim.opkit.dev/behavior-"]);
+    m.wait_history("readyPods", "1");
+    m.set_clock(900);
+    m.plane.kubectl_ok(&["delete", "pod", "late"]);
+    m.wait_live_pods(0);
+    m.set_clock(1200);
+    let charged = |name: &str, basis: &str| {
+        format!(
+            "apiVersion: metering.opkit.dev/v1\nkind: Report\nmetadata: {{name: {name}}}\n\
+             spec: {{query: memcached-cpu-request, reportingStart: '{ended}', \
+             reportingEnd: '2030-01-01T00:20:00Z'{basis}}}\n"
+        )
+    };
+    // By default from creation (300 s), with `chargeBasis: Ready` from readiness (200 s).
+    for (name, basis, core_seconds) in [
+        ("late-existence", "", "30.000000"),
+        ("late-ready", ", chargeBasis: Ready", "20.000000"),
+    ] {
+        m.apply(&charged(name, basis));
+        m.wait_condition(name, "Running", "ReportFinished");
+        let out = m.opkit_report(&["get", name]);
+        assert!(out.success(), "{out}");
+        assert_eq!(
+            out.stdout,
+            format!(
+                "period_start,period_end,namespace,name,pods,cpu_request_core_seconds\n\
+                 2030-01-01 00:10:00 +0000 UTC,2030-01-01 00:20:00 +0000 UTC,default,cache1,1,\
+                 {core_seconds}\n"
+            ),
+            "{name}"
+        );
+    }
+    let out = m.plane.kubectl_stdin(
+        &["apply", "-f", "-"],
+        &charged("refused", ", chargeBasis: Sometimes"),
+    );
+    assert!(
+        !out.success() && out.stderr.contains("chargeBasis"),
+        "{out}"
+    );
 }
 
 #[test]

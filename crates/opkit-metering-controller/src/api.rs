@@ -136,6 +136,9 @@ pub struct ReportDataSourceStatus {
 pub struct HistoryStatus {
     /// Pods alive now.
     pub live_pods: u64,
+    /// Pods alive now whose `Ready` condition is `True`.
+    #[serde(default)]
+    pub ready_pods: u64,
     /// Pods recorded (alive or gone).
     pub pods: u64,
     /// Other objects recorded (possible owners of pods).
@@ -281,6 +284,37 @@ pub struct ReportSpec {
     /// stored result; the report fails if they price none of the query's columns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_card: Option<RateCard>,
+    /// Which part of a pod's life the history's tables charge its requests for: `Existence`
+    /// (from creation to deletion, what the scheduler reserves; the default) or `Ready` (only
+    /// while its `Ready` condition is `True`, what it serves with).
+    #[serde(default, skip_serializing_if = "ChargeBasis::is_existence")]
+    #[schemars(extend("default" = "Existence"))]
+    pub charge_basis: ChargeBasis,
+}
+
+/// Which part of a pod's life its requests are charged for.
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum ChargeBasis {
+    /// From creation to deletion.
+    #[default]
+    Existence,
+    /// While the pod's `Ready` condition is `True`.
+    Ready,
+}
+
+impl ChargeBasis {
+    fn is_existence(&self) -> bool {
+        *self == ChargeBasis::Existence
+    }
+}
+
+impl From<ChargeBasis> for opkit_metering::lifetime::Basis {
+    fn from(basis: ChargeBasis) -> Self {
+        match basis {
+            ChargeBasis::Existence => opkit_metering::lifetime::Basis::Existence,
+            ChargeBasis::Ready => opkit_metering::lifetime::Basis::Ready,
+        }
+    }
 }
 
 /// A rate card, as OpenCost prices an allocation: plain numbers in one currency, each at least
@@ -528,6 +562,13 @@ mod tests {
             card["x-kubernetes-validations"][0]["rule"],
             "has(self.cpuCoreHour) || has(self.memoryGiBHour) || has(self.storageGiBMonth)"
         );
+        let basis = &spec(&reports)["properties"]["chargeBasis"];
+        assert_eq!(
+            basis["enum"],
+            serde_json::json!(["Existence", "Ready"]),
+            "{basis}"
+        );
+        assert_eq!(basis["default"], "Existence", "{basis}");
         let config = &spec(&sources)["properties"]["prometheusMetricsImporter"]["properties"]["prometheusConfig"]
             ["properties"];
         assert_eq!(
@@ -545,6 +586,7 @@ mod tests {
             "query": "q", "rateCard": {"cpuCoreHour": 0.031611, "storageGiBMonth": 0.04}
         }))
         .unwrap();
+        assert_eq!(report.charge_basis, ChargeBasis::Existence);
         let card = opkit_metering::RateCard::from(report.rate_card.unwrap());
         assert_eq!(
             (card.per_core_hour, card.per_gib_hour, card.per_gib_month),

@@ -10,6 +10,11 @@
 //! when the list was read. Owners outside the watched kinds (custom resources) are known from
 //! the owner references that name them, which give their group, kind, name and uid.
 //!
+//! A pod's readiness is its `Ready` condition: a change seen in a watch event is recorded at the
+//! metering clock's instant (the condition's `lastTransitionTime` is the kubelet's clock); a pod
+//! first seen ready in a list counts as ready from `lastTransitionTime`, clamped between its
+//! recorded creation (or last change) and the list's instant.
+//!
 //! PVCs and nodes also give sizes over time ([`Segment`]s: a claim's requested storage and its
 //! bound capacity, a node's CPU and memory capacity and allocatable): a size that changes
 //! closes its segment and opens another at that instant, and a deletion closes them all.
@@ -109,6 +114,9 @@ struct PodParts {
     node: Option<String>,
     cpu_millicores: u64,
     memory_bytes: u64,
+    /// Whether its `Ready` condition is `True`, and since when the condition says it holds.
+    ready: bool,
+    ready_changed: Option<Timestamp>,
 }
 
 impl History {
@@ -129,6 +137,11 @@ impl History {
         let inner = self.lock();
         HistoryStatus {
             live_pods: inner.pods.values().filter(|p| p.deleted.is_none()).count() as u64,
+            ready_pods: inner
+                .pods
+                .values()
+                .filter(|p| p.deleted.is_none() && p.readiness.last().is_some_and(|r| r.1))
+                .count() as u64,
             pods: inner.pods.len() as u64,
             objects: inner.objects.len() as u64,
             live_objects: inner
@@ -233,6 +246,17 @@ impl History {
                 });
                 pod.owner = owner_uid;
                 pod.node = parts.node;
+                let was_ready = pod.readiness.last().is_some_and(|&(_, ready)| ready);
+                if parts.ready != was_ready {
+                    // Seen in a watch event: the change happened now. Seen in a list (at start,
+                    // after a broken watch): when the condition says, within what is recorded.
+                    let floor = pod.readiness.last().map_or(pod.created, |&(at, _)| at);
+                    let at = match parts.ready_changed {
+                        Some(changed) if listed => changed.clamp(floor, now.max(floor)),
+                        _ => now.max(floor),
+                    };
+                    pod.readiness.push((at, parts.ready));
+                }
             }
             None => {
                 inner.referenced.remove(&seen.uid);
@@ -635,7 +659,16 @@ fn pod_parts(pod: &Pod) -> PodParts {
         memory_nanos += quantity("memory");
     }
     let up = |nanos: i128, per: i128| u64::try_from((nanos + per - 1) / per).unwrap_or(u64::MAX);
+    let ready = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|c| c.iter().find(|c| c.type_ == "Ready"));
     PodParts {
+        ready: ready.is_some_and(|c| c.status == "True"),
+        ready_changed: ready
+            .and_then(|c| c.last_transition_time.as_ref())
+            .map(|t| t.0),
         node: spec.and_then(|s| s.node_name.clone()),
         cpu_millicores: up(cpu_nanos, 1_000_000),
         memory_bytes: up(memory_nanos, 1_000_000_000),
@@ -661,6 +694,66 @@ mod tests {
         .unwrap();
         let sizes = sizes("PersistentVolumeClaim", &object);
         seen(&object.metadata, "", "PersistentVolumeClaim", None, sizes).unwrap()
+    }
+
+    /// Pod `web` requesting 500m, its `Ready` condition `ready` since `since` seconds.
+    fn web(ready: bool, since: i64) -> Seen {
+        let pod: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "web", "namespace": "shop", "uid": "p1",
+                         "creationTimestamp": at(0).to_string()},
+            "spec": {"containers": [{"name": "main",
+                                     "resources": {"requests": {"cpu": "500m"}}}]},
+            "status": {"conditions": [{"type": "Ready",
+                                       "status": if ready { "True" } else { "False" },
+                                       "lastTransitionTime": at(since).to_string()}]}
+        }))
+        .unwrap();
+        seen(&pod.metadata, "", "Pod", Some(pod_parts(&pod)), Vec::new()).unwrap()
+    }
+
+    #[test]
+    fn readiness_is_recorded_from_the_ready_condition_and_charged_only_on_the_ready_basis() {
+        let h = History::default();
+        // Listed at 5 not ready; ready at 10 and not at 30 (watch events: the instant they are
+        // seen, whatever the condition's time); seen again ready unchanged at 40.
+        h.apply(0, web(false, 0), at(5), true);
+        h.apply(0, web(true, 8), at(10), false);
+        assert_eq!((h.status().live_pods, h.status().ready_pods), (1, 1));
+        h.apply(0, web(false, 29), at(30), false);
+        assert_eq!(h.status().ready_pods, 0);
+        h.apply(0, web(true, 50), at(60), false);
+        h.apply(0, web(true, 50), at(70), false);
+        h.delete("p1", at(100));
+        let pod = &h.snapshot().pods[0];
+        assert_eq!(pod.created, at(0), "a listed pod counts from its creation");
+        assert_eq!(
+            pod.readiness,
+            [(at(10), true), (at(30), false), (at(60), true)]
+        );
+        let period = opkit_metering::Period {
+            start: at(0),
+            end: at(200),
+        };
+        let cpu = |basis| {
+            let t = tables::tables(&h.snapshot(), &BTreeSet::new(), basis, period).unwrap();
+            let seconds = |s: &opkit_metering::Sample| s.amount * s.step_nanos as f64 / 1e9;
+            t[tables::POD_CPU].iter().map(seconds).sum::<f64>()
+        };
+        // 0.5 core for 100 s of life, of which 20 + 40 s ready.
+        assert_eq!(cpu(lifetime::Basis::Existence), 50.0);
+        assert_eq!(cpu(lifetime::Basis::Ready), 30.0);
+
+        // A pod first listed ready counts as ready since its condition's transition, but never
+        // before it was created nor after it was listed.
+        let h = History::default();
+        h.apply(0, web(true, 7), at(9), true);
+        assert_eq!(h.snapshot().pods[0].readiness, [(at(7), true)]);
+        let h = History::default();
+        h.apply(0, web(true, -50), at(9), true);
+        assert_eq!(h.snapshot().pods[0].readiness, [(at(0), true)]);
+        let h = History::default();
+        h.apply(0, web(true, 60), at(9), true);
+        assert_eq!(h.snapshot().pods[0].readiness, [(at(9), true)]);
     }
 
     #[test]

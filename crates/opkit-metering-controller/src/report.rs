@@ -19,7 +19,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 use kube::api::{Api, ListParams};
 use opkit::{Action, Context};
-use opkit_metering::lifetime::{Basis, GroupKind};
+use opkit_metering::lifetime::GroupKind;
 use opkit_metering::{
     Catalog, CostError, DataSource, DataSourceKind, InputType, Period, builtin, tables,
 };
@@ -239,7 +239,7 @@ async fn run_period(
         imported,
     } = catalogue(client, report).await?;
     let history = ctx.data().history.snapshot();
-    let mut inputs = tables::tables(&history, &metered, Basis::Existence, period)
+    let mut inputs = tables::tables(&history, &metered, report.spec.charge_basis.into(), period)
         .map_err(|e| format!("the history: {e}"))?;
     // The Prometheus sources the query reads, imported for the period (over a history table of
     // the same name: the source a user declared wins).

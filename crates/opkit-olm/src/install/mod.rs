@@ -333,7 +333,10 @@ spec:
         let err = plain_objects(&b, "ops", "demo-ext", &InstallMode::AllNamespaces).unwrap_err();
         assert_eq!(
             err.to_string(),
-            format!("unsupported bundle {:?}: apiServiceDefintions are not supported", b.name())
+            format!(
+                "unsupported bundle {:?}: apiServiceDefintions are not supported",
+                b.name()
+            )
         );
         // Required aggregated APIs are someone else's to serve: no refusal.
         let required = CSV.replace(
