@@ -214,6 +214,9 @@ async fn a_stale_restart_answers_the_first_read_that_allows_any_revision_from_be
         .await
         .unwrap();
     crashes.changed().await.expect("the restart is signalled");
+    // Until the runner has killed the old process the server refuses its requests; the
+    // restarted operator's are served again (the first of them from the stale view).
+    faults.restarted();
 
     let names = |list: &kube::core::ObjectList<ConfigMap>| {
         list.items
