@@ -19,6 +19,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 gallery=true
 if [ "${1:-}" = --memcached-only ]; then gallery=false; shift; fi
 bin=${1:-${CARGO_TARGET_DIR:-$root/target}/debug}
+# Absolute: campaigns run in other directories, with $bin on PATH.
+bin=$(cd "$bin" && pwd)
 for tool in "$bin/opkit" "$root/.tools/bin/kubectl" $($gallery && echo "$bin/chaos-gallery"); do
   [ -x "$tool" ] || { echo "missing $tool: build it (see the header of $0)" >&2; exit 2; }
 done
