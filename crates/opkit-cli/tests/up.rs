@@ -2138,14 +2138,42 @@ fn the_history_survives_a_killed_opkit_up_and_reports_after_the_restart_equal_th
     m.apply(&deployment("web", 1, None));
     m.apply(CLAIM);
     m.wait_live_pods(1);
-    let live = m.history_count("liveObjects");
+    // Objects the plane creates itself (a namespace's root CA ConfigMap…) may be recorded at
+    // any time, so count deletions (objects ever seen minus live ones), which only the test
+    // makes: the claim's is the one awaited.
+    let deleted = || {
+        let out = m.plane.kubectl(&[
+            "get",
+            "reportdatasource",
+            "history",
+            "-o",
+            "jsonpath={.status.history.objects} {.status.history.liveObjects}",
+        ]);
+        let counts: Vec<u64> = out
+            .stdout
+            .split_whitespace()
+            .filter_map(|n| n.parse().ok())
+            .collect();
+        match counts[..] {
+            [all, live] => Ok(all - live),
+            _ => Err(out.to_string()),
+        }
+    };
+    let before = common::eventually("the history's counts", deleted);
     m.set_clock(600);
     m.plane
         .kubectl_ok(&["scale", "deployment", "web", "--replicas=0"]);
     m.plane.kubectl_ok(&["delete", "pvc", "data"]);
     m.wait_live_pods(0);
-    let fewer = (live - 1).to_string();
-    m.wait_history("liveObjects", &fewer);
+    common::eventually("the claim's deletion in the history", || {
+        deleted().and_then(|n| {
+            if n == before + 1 {
+                Ok(())
+            } else {
+                Err(format!("{n} deleted objects, {before} before"))
+            }
+        })
+    });
     m.set_clock(1200);
     let cpu = report_now(&m, "cpu-before", "namespace-cpu-request");
     assert!(cpu.ends_with(",default,60.000000\n"), "{cpu}");
