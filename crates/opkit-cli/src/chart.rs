@@ -2,6 +2,7 @@
 //! The flags, the order of the checks, what goes to stdout and the `Error: …` line on
 //! stderr are helm's, so scripts and golden files written for `helm template` keep working.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -160,8 +161,16 @@ pub(crate) fn run(cmd: ChartCommand, cwd: &Path) -> ExitCode {
     let ChartCommand::Template(args) = cmd;
     match template(&args, cwd) {
         Ok(out) => {
-            print!("{out}");
-            ExitCode::SUCCESS
+            match std::io::stdout().lock().write_all(out.as_bytes()) {
+                Ok(()) => ExitCode::SUCCESS,
+                // A reader that stopped reading (`| head`) is not an error to report; Go's
+                // helm dies of the SIGPIPE, so the shell sees a failure too.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::FAILURE,
+                Err(e) => {
+                    eprintln!("Error: writing the output: {e}");
+                    ExitCode::FAILURE
+                }
+            }
         }
         Err(e) => {
             eprintln!("Error: {e}");

@@ -146,6 +146,24 @@ fn errors_are_helms_error_line_and_a_failure_exit() {
     );
 }
 
+/// A reader that stops reading early (`opkit chart template … | head -1`) ends the command
+/// quietly with a failure status, as the SIGPIPE ends helm: no panic, no error text.
+#[test]
+fn a_closed_stdout_fails_quietly_without_a_panic() {
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let out = Command::new(env!("CARGO_BIN_EXE_opkit"))
+        .args(["chart", "template", "rel", "render-chart"])
+        .current_dir(chart_tests())
+        .env_remove("HELM_NAMESPACE")
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("opkit runs");
+    assert!(!out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}
+
 #[test]
 fn a_name_template_names_the_release() {
     let out = opkit_template(

@@ -908,6 +908,51 @@ fn a_crash_campaign_of_the_memcached_project_runs_its_operator_and_raises_no_fal
     assert!(out.success(), "the campaign should pass\n{out}");
 }
 
+/// The FlightTicket example project under crash, stale-state and unobserved-state faults: its
+/// suite books a ticket, rebooks it and cancels it (the finalizer deletes the booking before
+/// the ticket goes), and no run is a finding — a crash between the booking's apply and the
+/// status patch, or before the cancellation's delete, is repaired by the restarted operator.
+#[test]
+fn a_fault_campaign_of_the_flightticket_project_books_rebooks_and_cancels_without_a_false_alarm() {
+    let project = common::repo_root().join("examples/flightticket");
+    let mut cmd = opkit();
+    cmd.args([
+        "test",
+        "--chaos",
+        "crash,stale,unobserved",
+        "--budget",
+        "120s",
+    ])
+    .current_dir(&project)
+    .env_remove("KUBECONFIG");
+    // As for Memcached: the build may wait for the shared target directory's lock.
+    let out = run(cmd, None, Duration::from_secs(1500));
+    assert!(
+        out.stderr
+            .contains("chaos: the suite starts flightticket's operator: ")
+            && out
+                .stderr
+                .contains("/flightticket run --metrics-bind-address 0"),
+        "the suite starts the project's own binary as its background command\n{out}"
+    );
+    let runs = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("chaos: ")?.split_once(" fault runs in "))
+        .and_then(|(n, _)| n.parse::<usize>().ok())
+        .unwrap_or_else(|| panic!("no campaign summary\n{out}"));
+    assert!(runs >= 5, "a crash run per write of the operator\n{out}");
+    for point in [
+        "crash@",
+        "(delete configmaps trip-booking): ok (restarted 1 times",
+        ":unobserved@",
+    ] {
+        assert!(out.stdout.contains(point), "no run at {point}\n{out}");
+    }
+    assert!(out.stdout.contains(", 0 findings"), "{out}");
+    assert!(out.success(), "the campaign should pass\n{out}");
+}
+
 /// `opkit up --metering` with its clock read from a file the test rewrites.
 struct Metering {
     plane: common::ControlPlane,
