@@ -116,14 +116,12 @@ impl ProjectSuite {
     pub(crate) fn chaos_suite(&self, suite: &mut opkit_e2e::TestSuite) -> anyhow::Result<()> {
         let mut args = match self.project.plugin {
             Plugin::Rust => {
+                let mut args = vec![self.build()?.display().to_string(), "run".into()];
                 if self.project.has_webhooks() {
-                    bail!(
-                        "--chaos in a project with webhooks is not supported yet: each run of a \
-                         campaign is a fresh plane, and nothing registers the operator's \
-                         webhooks on it; run the suite without --chaos"
-                    );
+                    let port = self.chaos_webhooks(suite)?;
+                    args.extend(["--webhook-port".into(), port.to_string()]);
                 }
-                vec![self.build()?.display().to_string(), "run".into()]
+                args
             }
             Plugin::Helm => self.helm_chaos_args()?,
             Plugin::Ansible => self.ansible_chaos_args()?,
@@ -152,6 +150,46 @@ impl ProjectSuite {
             command.join(" ")
         ));
         Ok(())
+    }
+
+    /// Registers the operator's webhooks on every plane of a campaign: the configurations of
+    /// `config/webhook/manifests.yaml` and the webhook Service pointed at a local port, written
+    /// under `.opkit/test/chaos-webhooks` and listed among the suite's manifest directories,
+    /// which each run applies before it starts the operator. The port the operator serves
+    /// them on (each restarted operator binds it again).
+    fn chaos_webhooks(&self, suite: &mut opkit_e2e::TestSuite) -> anyhow::Result<u16> {
+        let path = self
+            .root
+            .join(crate::webhook_manifests::WEBHOOK_DIR)
+            .join("manifests.yaml");
+        let configurations = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        let webhooks = opkit_testenv::webhooks::LocalWebhooks::from_yaml(&configurations)
+            .with_context(|| format!("{} is not usable", path.display()))?
+            .with_service(&self.project.namespace(), &self.project.webhook_service());
+        let port = run::free_port()?;
+        let dir = self.work_dir().join("chaos-webhooks");
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let mut text = String::new();
+        for object in webhooks.manifests(port) {
+            text.push_str("---\n");
+            text.push_str(&serde_yaml::to_string(&object)?);
+        }
+        let file = dir.join("webhooks.yaml");
+        std::fs::write(&file, text).with_context(|| format!("cannot write {}", file.display()))?;
+        suite.manifest_dirs.push(dir.display().to_string());
+        progress::step(format!(
+            "chaos: each run registers the webhooks of {} and routes Service {}/{} to \
+             127.0.0.1:{port}",
+            path.display(),
+            self.project.namespace(),
+            self.project.webhook_service()
+        ));
+        Ok(port)
     }
 
     /// `opkit helm-operator run` on the project's `watches.yaml`, `config/` refreshed first

@@ -746,6 +746,32 @@ fn a_scaffolded_operator_builds_passes_its_tests_deploys_and_runs_under_its_gene
         "the operator was refused something under its generated RBAC\n{operator_log}"
     );
 
+    // Under `--chaos` too: every run of the campaign is a fresh plane on which the suite
+    // registers the project's webhooks and routes their Service to the port the operator is
+    // told to serve them on; a crash restarts it, and no run is a finding.
+    let chaos = opkit(&project, &["test", "--chaos", "crash", "--budget", "90s"]);
+    assert!(
+        chaos
+            .stderr
+            .contains("chaos: each run registers the webhooks of ")
+            && chaos.stderr.contains(
+                " routes Service guestbook-system/guestbook-webhook-service to 127.0.0.1:"
+            ),
+        "{chaos}"
+    );
+    assert!(
+        chaos.stderr.contains("/guestbook run --webhook-port "),
+        "the operator is told the port of its webhooks\n{chaos}"
+    );
+    assert!(
+        chaos.stdout.contains(": ok (restarted 1 times"),
+        "a crashed operator was restarted and its test still passed\n{chaos}"
+    );
+    assert!(chaos.stdout.contains(", 0 findings"), "{chaos}");
+    assert!(chaos.success(), "the campaign should pass\n{chaos}");
+    let summary = chaos.stdout.lines().find(|l| l.contains(" fault runs in "));
+    eprintln!("the webhook project's campaign: {}", summary.unwrap_or("?"));
+
     // A broken assert fails the run (exit 1) with the diff and the operator's log of the test.
     std::fs::write(
         project.join("tests/e2e/guestbook/00-assert.yaml"),

@@ -35,6 +35,15 @@ fn is_conflict(e: &Error) -> bool {
     matches!(e, Error::Api(s) if s.is_conflict() || s.is_already_exists())
 }
 
+/// Whether the server could not reach a webhook (admission or conversion) the request needed:
+/// the operator serving it is still starting, or restarting after a crash a chaos run
+/// injected. Unlike a webhook's denial, worth retrying until the step's timeout.
+fn is_webhook_unreachable(e: &Error) -> bool {
+    matches!(e, Error::Api(s) if s.code == 500
+        && (s.message.contains(": failed to call webhook: ")
+            || s.message.starts_with("conversion webhook for")))
+}
+
 /// A kind as the server serves it.
 #[derive(Debug, Clone)]
 pub(crate) struct Resource {
@@ -187,7 +196,9 @@ impl Cluster {
                         .await
                     {
                         Ok(_) => return Ok(Applied::Updated),
-                        Err(e) if is_conflict(&e) => last = message(&e),
+                        Err(e) if is_conflict(&e) || is_webhook_unreachable(&e) => {
+                            last = message(&e)
+                        }
                         Err(e) => {
                             return Err(format!("applying {gvk} {name} failed: {}", message(&e)));
                         }
@@ -198,12 +209,15 @@ impl Cluster {
                         .map_err(|e| format!("applying {gvk} {name} failed: {e}"))?;
                     match api.create(&PostParams::default(), &body).await {
                         Ok(_) => return Ok(Applied::Created),
-                        Err(e) if is_conflict(&e) => last = message(&e),
+                        Err(e) if is_conflict(&e) || is_webhook_unreachable(&e) => {
+                            last = message(&e)
+                        }
                         Err(e) => {
                             return Err(format!("applying {gvk} {name} failed: {}", message(&e)));
                         }
                     }
                 }
+                Err(e) if is_webhook_unreachable(&e) => last = message(&e),
                 Err(e) => {
                     return Err(format!(
                         "applying {gvk} {name} failed: failed to check object's existence: {}",
@@ -211,7 +225,8 @@ impl Cluster {
                     ));
                 }
             }
-            // A conflict: retry at once (with a short pause, unlike kuttl's busy loop).
+            // A conflict, or a webhook not served yet: retry at once (with a short pause,
+            // unlike kuttl's busy loop).
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         Err(format!(

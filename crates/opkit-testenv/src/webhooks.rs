@@ -124,6 +124,42 @@ impl LocalWebhooks {
         Ok(())
     }
 
+    /// What [`install`](Self::install) and [`route_to`](Self::route_to) write, as objects to
+    /// apply to a fresh plane (its Services and Endpoints do not exist yet): the Services'
+    /// namespaces, the configurations, and each Service with its `Endpoints` naming
+    /// `127.0.0.1:port`. A suite lists them among its manifests where no code of the test runs
+    /// against the plane before the operator starts (every run of an `opkit test --chaos`
+    /// campaign is a fresh plane).
+    pub fn manifests(&self, port: u16) -> Vec<Value> {
+        let mut objects: Vec<Value> = Vec::new();
+        for (ns, _) in &self.services {
+            let namespace =
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+            if !objects.contains(&namespace) {
+                objects.push(namespace);
+            }
+        }
+        objects.extend(self.configurations.iter().cloned());
+        for (ns, name) in &self.services {
+            let mut service = json!({
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": name, "namespace": ns},
+                "spec": local_service_spec(port),
+            });
+            // A fresh Service has no selector to remove.
+            service["spec"]
+                .as_object_mut()
+                .map(|spec| spec.remove("selector"));
+            objects.push(service);
+            let mut endpoints = local_endpoints(ns, name, port);
+            endpoints["apiVersion"] = json!("v1");
+            endpoints["kind"] = json!("Endpoints");
+            objects.push(endpoints);
+        }
+        objects
+    }
+
     /// Points every Service at `127.0.0.1:port`, where the operator serves its webhooks: the
     /// Service loses its selector (no pod here serves it) and gets port 443 named `https`,
     /// and its `Endpoints` name the local port.
@@ -143,10 +179,7 @@ pub async fn route_service(
     port: u16,
 ) -> Result<(), kube::Error> {
     let services: Api<Service> = Api::namespaced(client.clone(), ns);
-    let spec = json!({
-        "selector": null,
-        "ports": [{"name": "https", "port": 443, "targetPort": port, "protocol": "TCP"}],
-    });
+    let spec = local_service_spec(port);
     if services.get_opt(name).await?.is_some() {
         services
             .patch(
@@ -170,14 +203,74 @@ pub async fn route_service(
         Err(kube::Error::Api(s)) if s.code == 404 => {}
         Err(e) => return Err(e),
     }
-    let local: Endpoints = serde_json::from_value(json!({
+    let local: Endpoints =
+        serde_json::from_value(local_endpoints(ns, name, port)).map_err(kube::Error::SerdeError)?;
+    endpoints.create(&PostParams::default(), &local).await?;
+    Ok(())
+}
+
+/// The spec of a Service served at `127.0.0.1:port`: port 443 named `https`, no selector (a
+/// `null` one, which a merge patch removes).
+fn local_service_spec(port: u16) -> Value {
+    json!({
+        "selector": null,
+        "ports": [{"name": "https", "port": 443, "targetPort": port, "protocol": "TCP"}],
+    })
+}
+
+/// The `Endpoints` of Service `ns/name` naming `127.0.0.1:port`.
+fn local_endpoints(ns: &str, name: &str, port: u16) -> Value {
+    json!({
         "metadata": {"name": name, "namespace": ns},
         "subsets": [{
             "addresses": [{"ip": "127.0.0.1"}],
             "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
         }],
-    }))
-    .map_err(kube::Error::SerdeError)?;
-    endpoints.create(&PostParams::default(), &local).await?;
-    Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manifests_hold_each_namespace_once_the_configurations_and_a_local_route_per_service() {
+        let yaml = "apiVersion: admissionregistration.k8s.io/v1\n\
+                    kind: ValidatingWebhookConfiguration\n\
+                    metadata: {name: v}\n\
+                    webhooks:\n\
+                    - name: a.example.com\n  clientConfig: {service: {namespace: op-system, name: op-webhook-service, path: /a}}\n\
+                    - name: b.example.com\n  clientConfig: {service: {namespace: op-system, name: op-webhook-service, path: /b}}\n";
+        let local = LocalWebhooks::from_yaml(yaml)
+            .unwrap()
+            .with_service("op-system", "op-conversion");
+        let objects = local.manifests(9443);
+        let kinds: Vec<(&str, &str)> = objects
+            .iter()
+            .map(|o| {
+                (
+                    o["kind"].as_str().unwrap(),
+                    o["metadata"]["name"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("Namespace", "op-system"),
+                ("ValidatingWebhookConfiguration", "v"),
+                ("Service", "op-webhook-service"),
+                ("Endpoints", "op-webhook-service"),
+                ("Service", "op-conversion"),
+                ("Endpoints", "op-conversion"),
+            ]
+        );
+        let service = &objects[2];
+        assert!(service["spec"].get("selector").is_none(), "{service}");
+        assert_eq!(service["spec"]["ports"][0]["targetPort"], 9443);
+        assert_eq!(service["spec"]["ports"][0]["port"], 443);
+        let endpoints = &objects[3];
+        assert_eq!(endpoints["subsets"][0]["addresses"][0]["ip"], "127.0.0.1");
+        assert_eq!(endpoints["subsets"][0]["ports"][0]["port"], 9443);
+    }
 }
