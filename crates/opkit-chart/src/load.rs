@@ -4,7 +4,7 @@
 //! `templates/`, `charts/` with directory and archived subcharts, everything else), and
 //! `Chart.yaml`'s validation with Helm's error texts.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use opkit_template::Value;
 
@@ -86,7 +86,7 @@ impl Chart {
         };
         rules.add_defaults();
         let mut files = Vec::new();
-        walk(dir, "", &rules, &mut files)?;
+        walk(dir, &rules, &mut files)?;
         from_files(files)
     }
 
@@ -172,57 +172,135 @@ fn content_type(data: &[u8]) -> &'static str {
 }
 
 /// Walks `dir` in Go's `filepath.Walk` order (names sorted within each directory), following
-/// symbolic links, keeping regular files `rules` do not ignore.
-fn walk(dir: &Path, rel: &str, rules: &Rules, out: &mut Vec<File>) -> Result<(), LoadError> {
+/// symbolic links, keeping regular files `rules` do not ignore: first the names (a directory
+/// entry's type comes with it, so only links are looked up), then the contents, read on
+/// several threads for a large chart and taken in order, so the first bad file in walk order
+/// gives the error, as reading them one by one would.
+fn walk(dir: &Path, rules: &Rules, out: &mut Vec<File>) -> Result<(), LoadError> {
+    let mut entries = Vec::new();
+    // A listing error ends the list as its last entry: files before it are read first.
+    let _ = list(dir, "", rules, &mut entries);
+    let read = opkit_template::parallel::map_in_order(
+        entries,
+        |_| 1,
+        FILES_PER_THREAD,
+        |(n, kind)| read_file(dir, n, kind?),
+    );
+    for file in read {
+        out.push(file?);
+    }
+    Ok(())
+}
+
+/// How many files a thread reads at least when a chart's files are read on several.
+const FILES_PER_THREAD: usize = 48;
+
+/// What a walked name is, as far as loading it goes.
+#[derive(Clone, Copy)]
+enum EntryKind {
+    Regular,
+    Irregular,
+}
+
+/// A name [`list`] found, or the error that ended the listing.
+type Entry = (String, Result<EntryKind, LoadError>);
+
+/// The names under `dir/rel` [`walk`] keeps, in its order; `Err` once an error ended the
+/// listing (the error is the last entry).
+fn list(dir: &Path, rel: &str, rules: &Rules, out: &mut Vec<Entry>) -> Result<(), ()> {
     let here = if rel.is_empty() {
         dir.to_path_buf()
     } else {
         dir.join(rel)
     };
-    let mut names: Vec<String> = std::fs::read_dir(&here)
-        .map_err(|e| go_io("open", &here, &e))?
-        .map(|e| {
-            e.map(|e| e.file_name().to_string_lossy().into_owned())
-                .map_err(|err| go_io("readdirent", &here, &err))
-        })
-        .collect::<Result<_, _>>()?;
-    names.sort();
-    for name in names {
+    let names: Result<Vec<(String, Option<std::fs::FileType>)>, LoadError> =
+        match std::fs::read_dir(&here) {
+            Err(e) => Err(go_io("open", &here, &e)),
+            Ok(dir) => dir
+                .map(|e| {
+                    e.map(|e| {
+                        (
+                            e.file_name().to_string_lossy().into_owned(),
+                            e.file_type().ok(),
+                        )
+                    })
+                    .map_err(|err| go_io("readdirent", &here, &err))
+                })
+                .collect(),
+        };
+    let mut names = match names {
+        Ok(names) => names,
+        Err(e) => return fail(out, e),
+    };
+    names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    for (name, file_type) in names {
         let n = if rel.is_empty() {
-            name.clone()
+            name
         } else {
             format!("{rel}/{name}")
         };
-        let path: PathBuf = dir.join(&n);
-        let meta = std::fs::metadata(&path).map_err(|e| go_io("stat", &path, &e))?;
-        if meta.is_dir() {
+        // Links (and entries whose type the directory does not tell) are followed.
+        let file_type = match file_type {
+            Some(t) if !t.is_symlink() => t,
+            _ => {
+                let path = dir.join(&n);
+                match std::fs::metadata(&path) {
+                    Ok(meta) => meta.file_type(),
+                    Err(e) => return fail(out, go_io("stat", &path, &e)),
+                }
+            }
+        };
+        if file_type.is_dir() {
             if !rules.ignore(&n, true) {
-                walk(dir, &n, rules, out)?;
+                list(dir, &n, rules, out)?;
             }
             continue;
         }
         if rules.ignore(&n, false) {
             continue;
         }
-        if !meta.is_file() {
-            return Err(LoadError::Io(format!(
-                "cannot load irregular file {} as it has file mode type bits set",
-                path.display()
-            )));
-        }
-        if meta.len() > MAX_DECOMPRESSED_FILE_SIZE {
-            return Err(LoadError::Io(format!(
-                "chart file {name:?} is larger than the maximum file size {MAX_DECOMPRESSED_FILE_SIZE}"
-            )));
-        }
-        let data = std::fs::read(&path)
-            .map_err(|e| LoadError::Io(format!("error reading {n}: {}", go_err_text(&e))))?;
-        out.push(File {
-            name: n,
-            data: strip_bom(data),
-        });
+        let kind = if file_type.is_file() {
+            EntryKind::Regular
+        } else {
+            EntryKind::Irregular
+        };
+        out.push((n, Ok(kind)));
     }
     Ok(())
+}
+
+/// Ends a listing with `e` as its last entry.
+fn fail(out: &mut Vec<Entry>, e: LoadError) -> Result<(), ()> {
+    out.push((String::new(), Err(e)));
+    Err(())
+}
+
+/// The file `dir/n` [`list`] found.
+fn read_file(dir: &Path, n: String, kind: EntryKind) -> Result<File, LoadError> {
+    use std::io::Read;
+    let path = dir.join(&n);
+    if let EntryKind::Irregular = kind {
+        return Err(LoadError::Io(format!(
+            "cannot load irregular file {} as it has file mode type bits set",
+            path.display()
+        )));
+    }
+    let reading =
+        |e: std::io::Error| LoadError::Io(format!("error reading {n}: {}", go_err_text(&e)));
+    let mut file = std::fs::File::open(&path).map_err(reading)?;
+    let len = file.metadata().map_err(reading)?.len();
+    if len > MAX_DECOMPRESSED_FILE_SIZE {
+        let name = n.rsplit('/').next().unwrap_or(&n);
+        return Err(LoadError::Io(format!(
+            "chart file {name:?} is larger than the maximum file size {MAX_DECOMPRESSED_FILE_SIZE}"
+        )));
+    }
+    let mut data = Vec::with_capacity(len as usize);
+    file.read_to_end(&mut data).map_err(reading)?;
+    Ok(File {
+        name: n,
+        data: strip_bom(data),
+    })
 }
 
 fn go_err_text(e: &std::io::Error) -> String {
@@ -276,13 +354,12 @@ fn from_files(files: Vec<File>) -> Result<Chart, LoadError> {
         lock: None,
     };
     let mut subcharts: std::collections::BTreeMap<String, Vec<File>> = Default::default();
+    let mut values_yaml = None;
     for f in files {
         match f.name.as_str() {
             "Chart.yaml" => {}
             "Chart.lock" => chart.lock = Some(parse_lock("Chart.lock", &f.data)?),
-            "values.yaml" => {
-                chart.values = read_values(&f.data).map_err(|e| parse_err("values.yaml", e))?;
-            }
+            "values.yaml" => values_yaml = Some(f.data),
             "values.schema.json" => {
                 crate::schema::prepare_validator();
                 chart.schema = Some(f.data);
@@ -321,27 +398,69 @@ fn from_files(files: Vec<File>) -> Result<Chart, LoadError> {
             _ => chart.files.push(f),
         }
     }
-    chart.metadata = metadata.ok_or(LoadError::MissingChartYaml)?;
-    validate(&mut chart.metadata, null_maintainer, null_dependency)?;
-    let parent = chart.metadata.name.as_str();
     let subcharts: Vec<(String, Vec<File>)> = subcharts
         .into_iter()
         .filter(|(name, _)| !name.starts_with('_') && !name.starts_with('.'))
         .collect();
-    // Subcharts load independently (each reads and parses its own values and templates):
-    // on several threads, then taken in name order, so the first broken one in order is the
-    // error, as loading them one by one would give.
-    let loaded = opkit_template::parallel::map_in_order(
-        subcharts,
-        |(_, files)| files.iter().map(|f| f.data.len()).sum(),
-        opkit_template::parallel::MIN_BYTES_PER_THREAD,
-        |(name, files)| load_subchart(parent, &name, files),
-    );
-    for sub in loaded {
-        chart.dependencies.push(sub?);
-    }
-    Ok(chart)
+    let decode = |data: &[u8]| read_values(data).map_err(|e| parse_err("values.yaml", e));
+    // A large values.yaml is decoded beside the subcharts' loading (each subchart reads and
+    // parses its own values and templates, on several threads); the errors still come in the
+    // order of a load one step after the other: the values', then the metadata's, then the
+    // first broken subchart's in name order.
+    let overlap = !subcharts.is_empty()
+        && values_yaml
+            .as_ref()
+            .is_some_and(|v| v.len() >= OVERLAPPED_VALUES_BYTES);
+    std::thread::scope(|scope| {
+        let mut beside = None;
+        if overlap && let Some(data) = values_yaml.as_deref() {
+            beside = std::thread::Builder::new()
+                .name("opkit-chart-values".into())
+                .spawn_scoped(scope, || decode(data))
+                .ok();
+        }
+        let inline = match (&beside, values_yaml.as_deref()) {
+            (None, Some(data)) => Some(decode(data)?),
+            _ => None,
+        };
+        let values = |beside: Option<
+            std::thread::ScopedJoinHandle<'_, Result<Value, LoadError>>,
+        >| match beside {
+            Some(handle) => handle
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))
+                .map(Some),
+            None => Ok(inline),
+        };
+        let Some(mut metadata) = metadata else {
+            values(beside)?;
+            return Err(LoadError::MissingChartYaml);
+        };
+        if let Err(e) = validate(&mut metadata, null_maintainer, null_dependency) {
+            values(beside)?;
+            return Err(e);
+        }
+        chart.metadata = metadata;
+        let parent = chart.metadata.name.as_str();
+        let loaded = opkit_template::parallel::map_in_order(
+            subcharts,
+            |(_, files)| files.iter().map(|f| f.data.len()).sum(),
+            opkit_template::parallel::MIN_BYTES_PER_THREAD,
+            |(name, files)| load_subchart(parent, &name, files),
+        );
+        if let Some(values) = values(beside)? {
+            chart.values = values;
+        }
+        for sub in loaded {
+            chart.dependencies.push(sub?);
+        }
+        Ok(chart)
+    })
 }
+
+/// The size from which a chart's `values.yaml` is decoded beside its subcharts' loading:
+/// starting a thread costs about as much as decoding a few kilobytes.
+const OVERLAPPED_VALUES_BYTES: usize = 16 * 1024;
 
 /// The subchart `name` of `parent`: the archive `charts/NAME.tgz` or the directory
 /// `charts/NAME/`, from the files under `charts/` whose first path element is `name`.
@@ -555,6 +674,112 @@ mod tests {
         assert_eq!(c.dependencies.len(), 1);
         assert_eq!(c.dependencies[0].name(), "sub");
         assert_eq!(names(&c.dependencies[0].templates), ["templates/s.yaml"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_are_followed_and_an_irregular_file_is_refused_after_the_files_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        write(
+            elsewhere.path(),
+            &[("shared.yaml", "shared"), ("more/m.yaml", "m")],
+        );
+        write(
+            dir.path(),
+            &[("Chart.yaml", CHART), ("templates/a.yaml", "a")],
+        );
+        let t = dir.path().join("templates");
+        std::os::unix::fs::symlink(elsewhere.path().join("shared.yaml"), t.join("b.yaml")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.path().join("more"), t.join("c")).unwrap();
+        let c = Chart::load(dir.path()).unwrap();
+        let names: Vec<&str> = c.templates.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["templates/a.yaml", "templates/b.yaml", "templates/c/m.yaml"]
+        );
+        assert_eq!(c.templates[1].data, b"shared");
+
+        // A broken link stops the walk where Go's stops it.
+        std::os::unix::fs::symlink(dir.path().join("gone"), t.join("d.yaml")).unwrap();
+        let err = Chart::load(dir.path()).unwrap_err().to_string();
+        assert!(err.starts_with("stat ") && err.contains("d.yaml"), "{err}");
+
+        // An irregular file (a FIFO) is refused by name.
+        std::fs::remove_file(t.join("d.yaml")).unwrap();
+        let fifo = t.join("e.yaml");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let err = Chart::load(dir.path()).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "cannot load irregular file {} as it has file mode type bits set",
+                fifo.display()
+            )
+        );
+    }
+
+    #[test]
+    fn a_large_values_file_decoded_beside_the_subcharts_keeps_the_errors_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let big: String = (0..2000).map(|i| format!("key{i}: value{i}\n")).collect();
+        let sub = "apiVersion: v2\nname: sub\nversion: 1.0.0\n";
+        write(
+            dir.path(),
+            &[
+                ("Chart.yaml", CHART),
+                ("values.yaml", &big),
+                ("charts/sub/Chart.yaml", sub),
+                ("charts/sub/values.yaml", "s: 1\n"),
+            ],
+        );
+        let c = Chart::load(dir.path()).unwrap();
+        assert!(matches!(&c.values, Value::Map(m) if m.len() == 2000));
+        assert_eq!(c.dependencies[0].values.to_string(), "map[s:1]");
+
+        // A broken values.yaml is the error, before the metadata's and a subchart's.
+        let broken = format!("{big}bad: [\n");
+        write(
+            dir.path(),
+            &[
+                ("Chart.yaml", "apiVersion: v2\nversion: 0.1.0\n"),
+                ("values.yaml", &broken),
+                ("charts/sub/Chart.yaml", "name: [\n"),
+            ],
+        );
+        let err = Chart::load(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("values.yaml"), "{err}");
+        // Then the metadata's, before the subchart's.
+        write(dir.path(), &[("values.yaml", &big)]);
+        let err = Chart::load(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("name is required"), "{err}");
+        write(dir.path(), &[("Chart.yaml", CHART)]);
+        let err = Chart::load(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("sub"), "{err}");
+    }
+
+    #[test]
+    fn a_chart_of_many_files_is_read_whole_and_in_walk_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut files = vec![("Chart.yaml".to_string(), CHART.to_string())];
+        for i in 0..150 {
+            files.push((format!("templates/t{i:03}.yaml"), format!("n: {i}\n")));
+        }
+        let refs: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(n, d)| (n.as_str(), d.as_str()))
+            .collect();
+        write(dir.path(), &refs);
+        let c = Chart::load(dir.path()).unwrap();
+        assert_eq!(c.templates.len(), 150);
+        for (i, t) in c.templates.iter().enumerate() {
+            assert_eq!(t.name, format!("templates/t{i:03}.yaml"));
+            assert_eq!(t.data, format!("n: {i}\n").as_bytes());
+        }
     }
 
     #[test]
