@@ -8,16 +8,17 @@
 #   scripts/bench-chaos.sh [TARGET_DIR]   # TARGET_DIR: where cargo built opkit and chaos-gallery
 #                                         # (default: $CARGO_TARGET_DIR or target, debug profile)
 #
-# Then the Memcached example project's crash campaign (`opkit test --chaos crash` in
-# examples/memcached, the default 2 s settle time: its operator is the project's own binary,
-# which `opkit test` builds with cargo first; the campaign's time is the one it reports, the
-# build excluded). `--memcached-only` skips the gallery.
+# Then the example projects' crash campaigns (`opkit test --chaos crash` in examples/memcached
+# and examples/flightticket, the default 2 s settle time: the operator is the project's own
+# binary, which `opkit test` builds with cargo first; the campaign's time is the one it
+# reports, the build excluded). `--projects-only` (or its older name `--memcached-only`)
+# skips the gallery.
 # Build first: cargo build -p opkit-cli -p chaos-gallery (add --release, and pass
 # TARGET_DIR/release, for release figures). Prints one Markdown table row per campaign.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 gallery=true
-if [ "${1:-}" = --memcached-only ]; then gallery=false; shift; fi
+case "${1:-}" in --projects-only|--memcached-only) gallery=false; shift ;; esac
 bin=${1:-${CARGO_TARGET_DIR:-$root/target}/debug}
 # Absolute: campaigns run in other directories, with $bin on PATH.
 bin=$(cd "$bin" && pwd)
@@ -66,3 +67,4 @@ $gallery && for entry in scale-down:crash resize:crash rollout:crash cleanup:uno
 done
 # The Memcached project: --budget 10m only so that a regression cannot run for ever.
 campaign "memcached (project)" "$root/examples/memcached" crash --budget 10m
+campaign "flightticket (project)" "$root/examples/flightticket" crash --budget 10m
