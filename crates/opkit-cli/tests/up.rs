@@ -876,36 +876,12 @@ fn chaos_campaigns_pass_every_fixed_twin_of_the_gallery_without_a_false_alarm() 
 /// stops writing.
 #[test]
 fn a_crash_campaign_of_the_memcached_project_runs_its_operator_and_raises_no_false_alarm() {
-    let project = common::repo_root().join("examples/memcached");
-    let mut cmd = opkit();
-    cmd.args(["test", "--chaos", "crash", "--budget", "90s"])
-        .current_dir(&project)
-        .env_remove("KUBECONFIG");
-    // `opkit test` builds the project first: fresh after the workspace's build, but cargo may
-    // wait for the target directory's lock while the scaffold test builds a generated project
-    // in it (minutes on a loaded 2-core machine); the campaign itself stays within its budget.
-    let out = run(cmd, None, Duration::from_secs(1500));
-    assert!(
-        out.stderr
-            .contains("chaos: the suite starts memcached's operator: ")
-            && out
-                .stderr
-                .contains("/memcached run --metrics-bind-address 0 --health-probe-bind-address 0"),
-        "the suite starts the project's own binary as its background command\n{out}"
-    );
-    let runs = out
-        .stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("chaos: ")?.split_once(" fault runs in "))
-        .and_then(|(n, _)| n.parse::<usize>().ok())
-        .unwrap_or_else(|| panic!("no campaign summary\n{out}"));
+    let (out, runs) = project_campaign("memcached", "crash", "90s");
     assert!(runs >= 3, "a crash run per write of the operator\n{out}");
     assert!(
         out.stdout.contains(": ok (restarted 1 times"),
         "a crashed operator was restarted and the test still passed\n{out}"
     );
-    assert!(out.stdout.contains(", 0 findings"), "{out}");
-    assert!(out.success(), "the campaign should pass\n{out}");
 }
 
 /// The FlightTicket example project under crash, stale-state and unobserved-state faults: its
@@ -914,33 +890,7 @@ fn a_crash_campaign_of_the_memcached_project_runs_its_operator_and_raises_no_fal
 /// status patch, or before the cancellation's delete, is repaired by the restarted operator.
 #[test]
 fn a_fault_campaign_of_the_flightticket_project_books_rebooks_and_cancels_without_a_false_alarm() {
-    let project = common::repo_root().join("examples/flightticket");
-    let mut cmd = opkit();
-    cmd.args([
-        "test",
-        "--chaos",
-        "crash,stale,unobserved",
-        "--budget",
-        "120s",
-    ])
-    .current_dir(&project)
-    .env_remove("KUBECONFIG");
-    // As for Memcached: the build may wait for the shared target directory's lock.
-    let out = run(cmd, None, Duration::from_secs(1500));
-    assert!(
-        out.stderr
-            .contains("chaos: the suite starts flightticket's operator: ")
-            && out
-                .stderr
-                .contains("/flightticket run --metrics-bind-address 0"),
-        "the suite starts the project's own binary as its background command\n{out}"
-    );
-    let runs = out
-        .stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("chaos: ")?.split_once(" fault runs in "))
-        .and_then(|(n, _)| n.parse::<usize>().ok())
-        .unwrap_or_else(|| panic!("no campaign summary\n{out}"));
+    let (out, runs) = project_campaign("flightticket", "crash,stale,unobserved", "120s");
     assert!(runs >= 5, "a crash run per write of the operator\n{out}");
     for point in [
         "crash@",
@@ -949,8 +899,38 @@ fn a_fault_campaign_of_the_flightticket_project_books_rebooks_and_cancels_withou
     ] {
         assert!(out.stdout.contains(point), "no run at {point}\n{out}");
     }
+}
+
+/// `opkit test --chaos KINDS --budget BUDGET` in the example project `examples/NAME`, which
+/// must pass with no finding, its own binary (`run`, probe and metrics servers off) the
+/// suite's background command; its output and number of fault runs.
+fn project_campaign(name: &str, kinds: &str, budget: &str) -> (Output, usize) {
+    let project = common::repo_root().join("examples").join(name);
+    let mut cmd = opkit();
+    cmd.args(["test", "--chaos", kinds, "--budget", budget])
+        .current_dir(&project)
+        .env_remove("KUBECONFIG");
+    // `opkit test` builds the project first: fresh after the workspace's build, but cargo may
+    // wait for the target directory's lock while the scaffold test builds a generated project
+    // in it (minutes on a loaded 2-core machine); the campaign itself stays within its budget.
+    let out = run(cmd, None, Duration::from_secs(1500));
+    assert!(
+        out.stderr
+            .contains(&format!("chaos: the suite starts {name}'s operator: "))
+            && out.stderr.contains(&format!(
+                "/{name} run --metrics-bind-address 0 --health-probe-bind-address 0"
+            )),
+        "the suite starts the project's own binary as its background command\n{out}"
+    );
+    let runs = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("chaos: ")?.split_once(" fault runs in "))
+        .and_then(|(n, _)| n.parse::<usize>().ok())
+        .unwrap_or_else(|| panic!("no campaign summary\n{out}"));
     assert!(out.stdout.contains(", 0 findings"), "{out}");
     assert!(out.success(), "the campaign should pass\n{out}");
+    (out, runs)
 }
 
 /// `opkit up --metering` with its clock read from a file the test rewrites.
