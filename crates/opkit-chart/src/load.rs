@@ -178,18 +178,19 @@ fn content_type(data: &[u8]) -> &'static str {
 /// gives the error, as reading them one by one would.
 fn walk(dir: &Path, rules: &Rules, out: &mut Vec<File>) -> Result<(), LoadError> {
     let mut entries = Vec::new();
-    // A listing error ends the list as its last entry: files before it are read first.
-    let _ = list(dir, "", rules, &mut entries);
+    // A listing error stops the walk after the files listed before it, which are read first:
+    // the first of their errors wins over it.
+    let listed = list(dir, "", rules, &mut entries);
     let read = opkit_template::parallel::map_in_order(
         entries,
         |_| 1,
         FILES_PER_THREAD,
-        |(n, kind)| read_file(dir, n, kind?),
+        |(n, kind)| read_file(dir, n, kind),
     );
     for file in read {
         out.push(file?);
     }
-    Ok(())
+    listed
 }
 
 /// How many files a thread reads at least when a chart's files are read on several.
@@ -202,36 +203,30 @@ enum EntryKind {
     Irregular,
 }
 
-/// A name [`list`] found, or the error that ended the listing.
-type Entry = (String, Result<EntryKind, LoadError>);
-
-/// The names under `dir/rel` [`walk`] keeps, in its order; `Err` once an error ended the
-/// listing (the error is the last entry).
-fn list(dir: &Path, rel: &str, rules: &Rules, out: &mut Vec<Entry>) -> Result<(), ()> {
+/// The names under `dir/rel` [`walk`] keeps, in its order, until an error.
+fn list(
+    dir: &Path,
+    rel: &str,
+    rules: &Rules,
+    out: &mut Vec<(String, EntryKind)>,
+) -> Result<(), LoadError> {
     let here = if rel.is_empty() {
         dir.to_path_buf()
     } else {
         dir.join(rel)
     };
-    let names: Result<Vec<(String, Option<std::fs::FileType>)>, LoadError> =
-        match std::fs::read_dir(&here) {
-            Err(e) => Err(go_io("open", &here, &e)),
-            Ok(dir) => dir
-                .map(|e| {
-                    e.map(|e| {
-                        (
-                            e.file_name().to_string_lossy().into_owned(),
-                            e.file_type().ok(),
-                        )
-                    })
-                    .map_err(|err| go_io("readdirent", &here, &err))
-                })
-                .collect(),
-        };
-    let mut names = match names {
-        Ok(names) => names,
-        Err(e) => return fail(out, e),
-    };
+    let mut names: Vec<(String, Option<std::fs::FileType>)> = std::fs::read_dir(&here)
+        .map_err(|e| go_io("open", &here, &e))?
+        .map(|e| {
+            e.map(|e| {
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    e.file_type().ok(),
+                )
+            })
+            .map_err(|err| go_io("readdirent", &here, &err))
+        })
+        .collect::<Result<_, _>>()?;
     names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     for (name, file_type) in names {
         let n = if rel.is_empty() {
@@ -244,10 +239,9 @@ fn list(dir: &Path, rel: &str, rules: &Rules, out: &mut Vec<Entry>) -> Result<()
             Some(t) if !t.is_symlink() => t,
             _ => {
                 let path = dir.join(&n);
-                match std::fs::metadata(&path) {
-                    Ok(meta) => meta.file_type(),
-                    Err(e) => return fail(out, go_io("stat", &path, &e)),
-                }
+                std::fs::metadata(&path)
+                    .map_err(|e| go_io("stat", &path, &e))?
+                    .file_type()
             }
         };
         if file_type.is_dir() {
@@ -264,15 +258,9 @@ fn list(dir: &Path, rel: &str, rules: &Rules, out: &mut Vec<Entry>) -> Result<()
         } else {
             EntryKind::Irregular
         };
-        out.push((n, Ok(kind)));
+        out.push((n, kind));
     }
     Ok(())
-}
-
-/// Ends a listing with `e` as its last entry.
-fn fail(out: &mut Vec<Entry>, e: LoadError) -> Result<(), ()> {
-    out.push((String::new(), Err(e)));
-    Err(())
 }
 
 /// The file `dir/n` [`list`] found.
@@ -354,12 +342,13 @@ fn from_files(files: Vec<File>) -> Result<Chart, LoadError> {
         lock: None,
     };
     let mut subcharts: std::collections::BTreeMap<String, Vec<File>> = Default::default();
-    let mut values_yaml = None;
     for f in files {
         match f.name.as_str() {
             "Chart.yaml" => {}
             "Chart.lock" => chart.lock = Some(parse_lock("Chart.lock", &f.data)?),
-            "values.yaml" => values_yaml = Some(f.data),
+            "values.yaml" => {
+                chart.values = read_values(&f.data).map_err(|e| parse_err("values.yaml", e))?;
+            }
             "values.schema.json" => {
                 crate::schema::prepare_validator();
                 chart.schema = Some(f.data);
@@ -398,69 +387,27 @@ fn from_files(files: Vec<File>) -> Result<Chart, LoadError> {
             _ => chart.files.push(f),
         }
     }
+    chart.metadata = metadata.ok_or(LoadError::MissingChartYaml)?;
+    validate(&mut chart.metadata, null_maintainer, null_dependency)?;
+    let parent = chart.metadata.name.as_str();
     let subcharts: Vec<(String, Vec<File>)> = subcharts
         .into_iter()
         .filter(|(name, _)| !name.starts_with('_') && !name.starts_with('.'))
         .collect();
-    let decode = |data: &[u8]| read_values(data).map_err(|e| parse_err("values.yaml", e));
-    // A large values.yaml is decoded beside the subcharts' loading (each subchart reads and
-    // parses its own values and templates, on several threads); the errors still come in the
-    // order of a load one step after the other: the values', then the metadata's, then the
-    // first broken subchart's in name order.
-    let overlap = !subcharts.is_empty()
-        && values_yaml
-            .as_ref()
-            .is_some_and(|v| v.len() >= OVERLAPPED_VALUES_BYTES);
-    std::thread::scope(|scope| {
-        let mut beside = None;
-        if overlap && let Some(data) = values_yaml.as_deref() {
-            beside = std::thread::Builder::new()
-                .name("opkit-chart-values".into())
-                .spawn_scoped(scope, || decode(data))
-                .ok();
-        }
-        let inline = match (&beside, values_yaml.as_deref()) {
-            (None, Some(data)) => Some(decode(data)?),
-            _ => None,
-        };
-        let values = |beside: Option<
-            std::thread::ScopedJoinHandle<'_, Result<Value, LoadError>>,
-        >| match beside {
-            Some(handle) => handle
-                .join()
-                .unwrap_or_else(|p| std::panic::resume_unwind(p))
-                .map(Some),
-            None => Ok(inline),
-        };
-        let Some(mut metadata) = metadata else {
-            values(beside)?;
-            return Err(LoadError::MissingChartYaml);
-        };
-        if let Err(e) = validate(&mut metadata, null_maintainer, null_dependency) {
-            values(beside)?;
-            return Err(e);
-        }
-        chart.metadata = metadata;
-        let parent = chart.metadata.name.as_str();
-        let loaded = opkit_template::parallel::map_in_order(
-            subcharts,
-            |(_, files)| files.iter().map(|f| f.data.len()).sum(),
-            opkit_template::parallel::MIN_BYTES_PER_THREAD,
-            |(name, files)| load_subchart(parent, &name, files),
-        );
-        if let Some(values) = values(beside)? {
-            chart.values = values;
-        }
-        for sub in loaded {
-            chart.dependencies.push(sub?);
-        }
-        Ok(chart)
-    })
+    // Subcharts load independently (each reads and parses its own values and templates):
+    // on several threads, then taken in name order, so the first broken one in order is the
+    // error, as loading them one by one would give.
+    let loaded = opkit_template::parallel::map_in_order(
+        subcharts,
+        |(_, files)| files.iter().map(|f| f.data.len()).sum(),
+        opkit_template::parallel::MIN_BYTES_PER_THREAD,
+        |(name, files)| load_subchart(parent, &name, files),
+    );
+    for sub in loaded {
+        chart.dependencies.push(sub?);
+    }
+    Ok(chart)
 }
-
-/// The size from which a chart's `values.yaml` is decoded beside its subcharts' loading:
-/// starting a thread costs about as much as decoding a few kilobytes.
-const OVERLAPPED_VALUES_BYTES: usize = 16 * 1024;
 
 /// The subchart `name` of `parent`: the archive `charts/NAME.tgz` or the directory
 /// `charts/NAME/`, from the files under `charts/` whose first path element is `name`.
@@ -724,7 +671,7 @@ mod tests {
     }
 
     #[test]
-    fn a_large_values_file_decoded_beside_the_subcharts_keeps_the_errors_order() {
+    fn a_broken_values_file_is_the_error_before_the_metadata_and_the_subcharts() {
         let dir = tempfile::tempdir().unwrap();
         let big: String = (0..2000).map(|i| format!("key{i}: value{i}\n")).collect();
         let sub = "apiVersion: v2\nname: sub\nversion: 1.0.0\n";
