@@ -289,17 +289,7 @@ pub(crate) async fn serve_webhooks_locally(
         project.namespace(),
         project.webhook_service()
     ));
-    let path = root
-        .join(webhook_manifests::WEBHOOK_DIR)
-        .join("manifests.yaml");
-    let configurations = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-    };
-    let webhooks = LocalWebhooks::from_yaml(&configurations)
-        .with_context(|| format!("{} is not usable", path.display()))?
-        .with_service(&project.namespace(), &project.webhook_service());
+    let webhooks = project_webhooks(root, project)?;
     webhooks
         .install(&cluster.client)
         .await
@@ -309,6 +299,23 @@ pub(crate) async fn serve_webhooks_locally(
         .await
         .context("pointing the webhook Service at the operator")?;
     Ok(())
+}
+
+/// The project's webhooks as it deploys them: the configurations of
+/// `config/webhook/manifests.yaml` (none when it is missing) and the Services they call, the
+/// project's webhook Service among them (a conversion webhook may be the only one to name it).
+pub(crate) fn project_webhooks(root: &Path, project: &Project) -> anyhow::Result<LocalWebhooks> {
+    let path = root
+        .join(webhook_manifests::WEBHOOK_DIR)
+        .join("manifests.yaml");
+    let configurations = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    Ok(LocalWebhooks::from_yaml(&configurations)
+        .with_context(|| format!("{} is not usable", path.display()))?
+        .with_service(&project.namespace(), &project.webhook_service()))
 }
 
 /// The operator's own `--webhook-port` among the flags after `--`, if given.

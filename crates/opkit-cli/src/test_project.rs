@@ -158,18 +158,7 @@ impl ProjectSuite {
     /// which each run applies before it starts the operator. The port the operator serves
     /// them on (each restarted operator binds it again).
     fn chaos_webhooks(&self, suite: &mut opkit_e2e::TestSuite) -> anyhow::Result<u16> {
-        let path = self
-            .root
-            .join(crate::webhook_manifests::WEBHOOK_DIR)
-            .join("manifests.yaml");
-        let configurations = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-        };
-        let webhooks = opkit_testenv::webhooks::LocalWebhooks::from_yaml(&configurations)
-            .with_context(|| format!("{} is not usable", path.display()))?
-            .with_service(&self.project.namespace(), &self.project.webhook_service());
+        let webhooks = run::project_webhooks(&self.root, &self.project)?;
         let port = run::free_port()?;
         let dir = self.work_dir().join("chaos-webhooks");
         std::fs::create_dir_all(&dir)
@@ -183,9 +172,9 @@ impl ProjectSuite {
         std::fs::write(&file, text).with_context(|| format!("cannot write {}", file.display()))?;
         suite.manifest_dirs.push(dir.display().to_string());
         progress::step(format!(
-            "chaos: each run registers the webhooks of {} and routes Service {}/{} to \
-             127.0.0.1:{port}",
-            path.display(),
+            "chaos: each run registers the webhooks of {}/manifests.yaml and routes Service \
+             {}/{} to 127.0.0.1:{port}",
+            crate::webhook_manifests::WEBHOOK_DIR,
             self.project.namespace(),
             self.project.webhook_service()
         ));

@@ -141,21 +141,8 @@ impl LocalWebhooks {
         }
         objects.extend(self.configurations.iter().cloned());
         for (ns, name) in &self.services {
-            let mut service = json!({
-                "apiVersion": "v1",
-                "kind": "Service",
-                "metadata": {"name": name, "namespace": ns},
-                "spec": local_service_spec(port),
-            });
-            // A fresh Service has no selector to remove.
-            service["spec"]
-                .as_object_mut()
-                .map(|spec| spec.remove("selector"));
-            objects.push(service);
-            let mut endpoints = local_endpoints(ns, name, port);
-            endpoints["apiVersion"] = json!("v1");
-            endpoints["kind"] = json!("Endpoints");
-            objects.push(endpoints);
+            objects.push(local_service(ns, name, port));
+            objects.push(local_endpoints(ns, name, port));
         }
         objects
     }
@@ -179,8 +166,10 @@ pub async fn route_service(
     port: u16,
 ) -> Result<(), kube::Error> {
     let services: Api<Service> = Api::namespaced(client.clone(), ns);
-    let spec = local_service_spec(port);
+    let local = local_service(ns, name, port);
     if services.get_opt(name).await?.is_some() {
+        // The selector removed: no pod here serves the Service.
+        let spec = json!({"selector": null, "ports": local["spec"]["ports"]});
         services
             .patch(
                 name,
@@ -189,11 +178,7 @@ pub async fn route_service(
             )
             .await?;
     } else {
-        let service: Service = serde_json::from_value(json!({
-            "metadata": {"name": name, "namespace": ns},
-            "spec": spec,
-        }))
-        .map_err(kube::Error::SerdeError)?;
+        let service: Service = serde_json::from_value(local).map_err(kube::Error::SerdeError)?;
         services.create(&PostParams::default(), &service).await?;
     }
     // Replaced rather than merged: left-over addresses (a simulated pod's) must go.
@@ -209,18 +194,23 @@ pub async fn route_service(
     Ok(())
 }
 
-/// The spec of a Service served at `127.0.0.1:port`: port 443 named `https`, no selector (a
-/// `null` one, which a merge patch removes).
-fn local_service_spec(port: u16) -> Value {
+/// The Service `ns/name` served at `127.0.0.1:port`: port 443 named `https`, no selector.
+fn local_service(ns: &str, name: &str, port: u16) -> Value {
     json!({
-        "selector": null,
-        "ports": [{"name": "https", "port": 443, "targetPort": port, "protocol": "TCP"}],
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "ports": [{"name": "https", "port": 443, "targetPort": port, "protocol": "TCP"}],
+        },
     })
 }
 
 /// The `Endpoints` of Service `ns/name` naming `127.0.0.1:port`.
 fn local_endpoints(ns: &str, name: &str, port: u16) -> Value {
     json!({
+        "apiVersion": "v1",
+        "kind": "Endpoints",
         "metadata": {"name": name, "namespace": ns},
         "subsets": [{
             "addresses": [{"ip": "127.0.0.1"}],
