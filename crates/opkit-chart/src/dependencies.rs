@@ -207,9 +207,11 @@ fn process_import_values(chart: &mut Chart, warn: &mut Warnings) -> Result<(), V
         }
         r.import_values = out;
     }
-    let copy = deep_copy_dict(&cvals);
-    merge_tables(&copy, &b, warn);
-    chart.values = Value::Map(copy);
+    // Helm merges `b` into a deep copy of `cvals`, since `b`'s tables are `cvals`' own and
+    // merging changes its source. Here `cvals` is already a copy of its own and a chart's
+    // values are only ever read or copied, so copying `b` (usually empty) is the same.
+    merge_tables(&cvals, &deep_copy_dict(&b), warn);
+    chart.values = Value::Map(cvals);
     Ok(())
 }
 

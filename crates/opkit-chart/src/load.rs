@@ -342,13 +342,13 @@ fn from_files(files: Vec<File>) -> Result<Chart, LoadError> {
         lock: None,
     };
     let mut subcharts: std::collections::BTreeMap<String, Vec<File>> = Default::default();
+    let mut values = None;
     for f in files {
         match f.name.as_str() {
             "Chart.yaml" => {}
             "Chart.lock" => chart.lock = Some(parse_lock("Chart.lock", &f.data)?),
-            "values.yaml" => {
-                chart.values = read_values(&f.data).map_err(|e| parse_err("values.yaml", e))?;
-            }
+            // Read beside the subcharts (below); its error still comes first.
+            "values.yaml" => values = Some(f.data),
             "values.schema.json" => {
                 crate::schema::prepare_validator();
                 chart.schema = Some(f.data);
@@ -387,26 +387,70 @@ fn from_files(files: Vec<File>) -> Result<Chart, LoadError> {
             _ => chart.files.push(f),
         }
     }
-    chart.metadata = metadata.ok_or(LoadError::MissingChartYaml)?;
-    validate(&mut chart.metadata, null_maintainer, null_dependency)?;
-    let parent = chart.metadata.name.as_str();
-    let subcharts: Vec<(String, Vec<File>)> = subcharts
-        .into_iter()
-        .filter(|(name, _)| !name.starts_with('_') && !name.starts_with('.'))
-        .collect();
-    // Subcharts load independently (each reads and parses its own values and templates):
-    // on several threads, then taken in name order, so the first broken one in order is the
-    // error, as loading them one by one would give.
-    let loaded = opkit_template::parallel::map_in_order(
-        subcharts,
-        |(_, files)| files.iter().map(|f| f.data.len()).sum(),
+    let metadata = metadata
+        .ok_or(LoadError::MissingChartYaml)
+        .and_then(|mut md| {
+            validate(&mut md, null_maintainer, null_dependency)?;
+            Ok(md)
+        });
+    let parent = metadata.as_ref().map_or("", |md| md.name.as_str());
+    // A broken values.yaml is the error before the metadata's, and the metadata's before a
+    // subchart's; the subcharts load independently (each reads and parses its own values
+    // and templates), beside the chart's own values: on several threads, then taken in
+    // order, so the first broken one in name order is the error, as loading them one by one
+    // would give.
+    let mut jobs: Vec<Job> = values.into_iter().map(Job::Values).collect();
+    if metadata.is_ok() {
+        jobs.extend(
+            subcharts
+                .into_iter()
+                .filter(|(name, _)| !name.starts_with('_') && !name.starts_with('.'))
+                .map(|(name, files)| Job::Subchart(name, files)),
+        );
+    }
+    let done = opkit_template::parallel::map_in_order(
+        jobs,
+        Job::weight,
         opkit_template::parallel::MIN_BYTES_PER_THREAD,
-        |(name, files)| load_subchart(parent, &name, files),
+        |job| match job {
+            Job::Values(data) => {
+                Done::Values(read_values(&data).map_err(|e| parse_err("values.yaml", e)))
+            }
+            Job::Subchart(name, files) => Done::Subchart(load_subchart(parent, &name, files)),
+        },
     );
-    for sub in loaded {
-        chart.dependencies.push(sub?);
+    let mut done = done.into_iter().peekable();
+    if let Some(Done::Values(v)) = done.next_if(|d| matches!(d, Done::Values(_))) {
+        chart.values = v?;
+    }
+    chart.metadata = metadata?;
+    for sub in done {
+        if let Done::Subchart(sub) = sub {
+            chart.dependencies.push(sub?);
+        }
     }
     Ok(chart)
+}
+
+/// What [`from_files`] reads on several threads: the chart's values and its subcharts.
+enum Job {
+    Values(Vec<u8>),
+    Subchart(String, Vec<File>),
+}
+
+impl Job {
+    fn weight(&self) -> usize {
+        match self {
+            Job::Values(data) => data.len(),
+            Job::Subchart(_, files) => files.iter().map(|f| f.data.len()).sum(),
+        }
+    }
+}
+
+/// A [`Job`] done.
+enum Done {
+    Values(Result<Value, LoadError>),
+    Subchart(Result<Chart, LoadError>),
 }
 
 /// The subchart `name` of `parent`: the archive `charts/NAME.tgz` or the directory

@@ -3,12 +3,12 @@
 //! megabytes of them; the caller then takes the results in order, so the first error in
 //! order is the one a sequential loop would have met.
 //!
-//! Scoped threads over contiguous chunks of about equal weight rather than a work-stealing
-//! pool: a pool's idle workers spin looking for work, and on a small machine that spinning
-//! took CPU from the thread doing the rest of the render.
+//! Scoped threads started per call, each taking the next item until none is left, rather
+//! than a work-stealing pool: a pool's idle workers spin looking for work, and on a small
+//! machine that spinning took CPU from the thread doing the rest of the render.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// The text each thread gets at least when parsing or decoding is spread (templates,
@@ -30,51 +30,52 @@ pub fn map_in_order<T: Send, R: Send>(
     if threads < 2 {
         return items.into_iter().map(f).collect();
     }
-    let share = total.div_ceil(threads);
-    let mut chunks: Vec<Vec<T>> = Vec::with_capacity(threads);
-    let mut current = Vec::new();
-    let mut size = 0;
-    for item in items {
-        size += weight(&item);
-        current.push(item);
-        if size >= share && chunks.len() + 1 < threads {
-            chunks.push(std::mem::take(&mut current));
-            size = 0;
+    // Every thread, the calling one included, takes the next item not yet taken until none
+    // is left: a helper that gets less of its core (the machine is busy) takes fewer items
+    // instead of holding the caller up at the join.
+    let n = items.len();
+    let slots: Vec<Mutex<Option<T>>> = items.into_iter().map(|i| Mutex::new(Some(i))).collect();
+    let done: Vec<Mutex<Option<R>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let work = || {
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= n {
+                break;
+            }
+            let item = slots[i].lock().ok().and_then(|mut s| s.take());
+            if let Some(item) = item {
+                let r = f(item);
+                if let Ok(mut d) = done[i].lock() {
+                    *d = Some(r);
+                }
+            }
         }
-    }
-    chunks.push(current);
-    // Each chunk waits in its cell for its thread; a chunk whose thread could not start
-    // is still there after the join and is mapped on the calling thread, in order.
-    let cells: Vec<Mutex<Option<Vec<T>>>> =
-        chunks.into_iter().map(|c| Mutex::new(Some(c))).collect();
-    let take = |i: usize| {
-        cells[i]
-            .lock()
-            .ok()
-            .and_then(|mut c| c.take())
-            .unwrap_or_default()
     };
-    let f = &f;
     std::thread::scope(|scope| {
-        let handles: Vec<_> = (1..cells.len())
-            .map(|i| {
+        let handles: Vec<_> = (1..threads)
+            .filter_map(|_| {
                 std::thread::Builder::new()
                     .name("opkit-parallel".into())
-                    .spawn_scoped(scope, move || {
-                        take(i).into_iter().map(f).collect::<Vec<R>>()
-                    })
+                    .spawn_scoped(scope, work)
                     .ok()
             })
             .collect();
-        let mut out: Vec<R> = take(0).into_iter().map(f).collect();
-        for (i, handle) in (1..).zip(handles) {
-            if let Some(h) = handle {
-                out.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        work();
+        for h in handles {
+            if let Err(p) = h.join() {
+                std::panic::resume_unwind(p);
             }
-            out.extend(take(i).into_iter().map(f));
         }
-        out
-    })
+    });
+    done.into_iter()
+        .map(|d| {
+            d.into_inner()
+                .ok()
+                .flatten()
+                .expect("every item is mapped once the threads are joined")
+        })
+        .collect()
 }
 
 /// Bumped when templates start running side by side; every map records the value it was
