@@ -159,6 +159,7 @@ struct NoEffect {
 /// Runs `opkit chart …`: prints helm's output, or `Error: …` on stderr and fails.
 pub(crate) fn run(cmd: ChartCommand, cwd: &Path) -> ExitCode {
     let ChartCommand::Template(args) = cmd;
+    grow_the_heap_in_large_steps();
     match template(&args, cwd) {
         Ok(out) => {
             match std::io::stdout().lock().write_all(out.as_bytes()) {
@@ -176,6 +177,19 @@ pub(crate) fn run(cmd: ChartCommand, cwd: &Path) -> ExitCode {
             eprintln!("Error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// A render in a process of its own only grows the heap (what it leaves is left to the exit):
+/// glibc's allocator is asked to grow each arena by 8 MiB at a time rather than by what each
+/// allocation needs, which saves the system calls and the repeated faults of growing it in
+/// small steps on every thread (a few percent of a large chart's wall time).
+fn grow_the_heap_in_large_steps() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator parameter; it is called before any thread of
+    // this command starts.
+    unsafe {
+        libc::mallopt(libc::M_TOP_PAD, 8 << 20);
     }
 }
 
