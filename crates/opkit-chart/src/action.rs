@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock};
+use std::sync::LazyLock;
 
 use opkit_template::Value;
 use regex::Regex;
@@ -275,36 +275,6 @@ pub fn prepare_and_template(
     user_values: &Value,
     opts: &TemplateOptions,
 ) -> Result<String, PrepareTemplateError> {
-    if template_bytes(chart) < opkit_template::parallel::MIN_BYTES_PER_THREAD {
-        return prepare_then_template(engine, chart, user_values, opts);
-    }
-    // The templates do not depend on the values: a second thread parses them while the
-    // values are computed, and the render takes what it has parsed by then.
-    let ahead = Arc::new(engine.parse_ahead(chart));
-    let engine = &engine.with_ahead(ahead.clone());
-    std::thread::scope(|scope| {
-        let _ = std::thread::Builder::new()
-            .name("opkit-parse-ahead".into())
-            .spawn_scoped(scope, || ahead.run());
-        let out = prepare_then_template(engine, chart, user_values, opts);
-        ahead.stop();
-        out
-    })
-}
-
-/// The size of the template files of `chart` and its subcharts.
-fn template_bytes(chart: &Chart) -> usize {
-    let own: usize = chart.templates.iter().map(|t| t.data.len()).sum();
-    own + chart.dependencies.iter().map(template_bytes).sum::<usize>()
-}
-
-/// [`prepare_and_template`]'s steps.
-fn prepare_then_template(
-    engine: &Engine,
-    chart: &mut Chart,
-    user_values: &Value,
-    opts: &TemplateOptions,
-) -> Result<String, PrepareTemplateError> {
     let (values, _) = prepare_unvalidated(chart, user_values)?;
     let chart = &*chart;
     if opts.skip_schema_validation || opts.output_dir.is_some() || !has_schema(chart) {
@@ -525,88 +495,6 @@ mod tests {
             err.to_string(),
             "values don't meet the specifications of the schema(s) in the following chart(s):\napp:\n- at '/replicas': got string, want integer\n"
         );
-    }
-
-    /// A chart with templates enough to be parsed ahead, an aliased subchart (whose
-    /// templates get new names) and a disabled subchart whose template does not parse.
-    fn chart_parsed_ahead() -> (tempfile::TempDir, Chart) {
-        let dir = tempfile::tempdir().unwrap();
-        let w = |p: &str, s: &str| {
-            let p = dir.path().join(p);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, s).unwrap();
-        };
-        w(
-            "Chart.yaml",
-            "apiVersion: v2\nname: app\nversion: 1.0.0\ndependencies:\n- name: sub\n  version: 1.0.0\n  alias: other\n- name: broken\n  version: 1.0.0\n  condition: broken.enabled\n",
-        );
-        w("values.yaml", "n: 3\nbroken:\n  enabled: false\n");
-        let bulk = "# padding\n".repeat(opkit_template::parallel::MIN_BYTES_PER_THREAD / 10);
-        for i in 0..8 {
-            w(
-                &format!("templates/cm{i}.yaml"),
-                &format!(
-                    "kind: ConfigMap\nmetadata:\n  name: cm{i}-{{{{ include \"app.name\" . }}}}\n{bulk}data:\n  n: {{{{ .Values.n | quote }}}}\n"
-                ),
-            );
-        }
-        w(
-            "templates/_helpers.tpl",
-            "{{- define \"app.name\" -}}app{{- end -}}",
-        );
-        w(
-            "charts/sub/Chart.yaml",
-            "apiVersion: v2\nname: sub\nversion: 1.0.0\n",
-        );
-        w(
-            "charts/sub/templates/cm.yaml",
-            "kind: ConfigMap\nmetadata:\n  name: {{ .Chart.Name }}\ndata:\n  t: {{ .Template.Name }}\n",
-        );
-        w(
-            "charts/broken/Chart.yaml",
-            "apiVersion: v2\nname: broken\nversion: 1.0.0\n",
-        );
-        w("charts/broken/templates/cm.yaml", "{{ if }}\n");
-        let chart = Chart::load(dir.path()).unwrap();
-        (dir, chart)
-    }
-
-    #[test]
-    fn templates_parsed_ahead_render_as_templates_parsed_in_the_render() {
-        let (_dir, chart) = chart_parsed_ahead();
-        assert!(template_bytes(&chart) >= opkit_template::parallel::MIN_BYTES_PER_THREAD);
-        let opts = TemplateOptions::default();
-        let user = Value::map(BTreeMap::new());
-        let mut one = chart.clone();
-        let values = crate::prepare(&mut one, &user).unwrap();
-        let want = template(&Engine::new(), &one, &values, &opts).unwrap();
-        assert!(want.contains("name: other\n"), "{want}");
-        assert!(
-            want.contains("t: app/charts/other/templates/cm.yaml"),
-            "{want}"
-        );
-        let mut two = chart.clone();
-        let got = prepare_and_template(&Engine::new(), &mut two, &user, &opts).unwrap();
-        assert_eq!(got, want);
-    }
-
-    #[test]
-    fn a_template_that_does_not_parse_fails_alike_when_parsed_ahead() {
-        let (_dir, chart) = chart_parsed_ahead();
-        let opts = TemplateOptions::default();
-        // Enabled, the broken subchart's template is the error.
-        let user = Value::from(serde_json::json!({"broken": {"enabled": true}}));
-        let mut one = chart.clone();
-        let values = crate::prepare(&mut one, &user).unwrap();
-        let want = template(&Engine::new(), &one, &values, &opts).unwrap_err();
-        assert!(
-            want.to_string()
-                .contains("app/charts/broken/templates/cm.yaml"),
-            "{want}"
-        );
-        let mut two = chart.clone();
-        let got = prepare_and_template(&Engine::new(), &mut two, &user, &opts).unwrap_err();
-        assert_eq!(got.to_string(), want.to_string());
     }
 
     #[test]

@@ -10,9 +10,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-use opkit_template::{
-    CallContext, FuncError, Function, MissingKey, ParamType, ParseAhead, Templates, Value,
-};
+use opkit_template::{CallContext, FuncError, Function, MissingKey, ParamType, Templates, Value};
 
 use crate::chart::Chart;
 use crate::objects::{Capabilities, Files, ReleaseOptions, chart_value};
@@ -39,8 +37,6 @@ pub struct Engine {
     one_shot: bool,
     lookup: Option<Arc<LookupFn>>,
     extra: BTreeMap<String, Function>,
-    /// The chart's templates, being parsed on another thread (see [`Engine::parse_ahead`]).
-    ahead: Option<Arc<ParseAhead>>,
 }
 
 /// What the templates of one render see besides values: the release and the cluster.
@@ -135,26 +131,6 @@ impl Engine {
         f
     }
 
-    /// The templates of `chart` as they are now (before its dependencies are processed),
-    /// to parse on another thread while the values are computed; an engine made
-    /// [`Engine::with_ahead`] takes them when it renders. A file whose name or text the
-    /// render does not have (an aliased subchart's) is parsed then, as without it.
-    pub(crate) fn parse_ahead(&self, chart: &Chart) -> ParseAhead {
-        let mut set = Templates::new("gotpl");
-        set.add_funcs(self.function_map());
-        let mut files = Vec::new();
-        template_files(chart, None, &mut files);
-        set.parse_ahead(files)
-    }
-
-    /// This engine, parsing with what `ahead` has parsed.
-    pub(crate) fn with_ahead(&self, ahead: Arc<ParseAhead>) -> Engine {
-        Engine {
-            ahead: Some(ahead),
-            ..self.clone()
-        }
-    }
-
     /// Renders every template of `chart` and its subcharts with the coalesced `values`
     /// (the `.Values` tree of the top chart), returning each rendered file by name
     /// (`CHART/templates/FILE`); partials are parsed but not rendered.
@@ -186,8 +162,8 @@ impl Engine {
             MissingKey::Zero
         });
         set.add_funcs(funcs);
-        let files = renderables.iter().map(|r| (r.name.as_str(), &*r.text));
-        if let Err((i, e)) = set.parse_all_with(files, self.ahead.as_deref()) {
+        if let Err((i, e)) = set.parse_all(renderables.iter().map(|r| (r.name.as_str(), &*r.text)))
+        {
             let name = renderables.get(i).map_or("", |r| r.name.as_str());
             return Err(RenderError(cleanup_parse_error(name, e.message())));
         }
@@ -337,7 +313,10 @@ fn all_templates<'c>(
     top: &Scope,
     out: &mut Vec<Renderable<'c>>,
 ) -> opkit_template::Dict {
-    let full_path = full_path(chart, parent.map(|(p, _)| p));
+    let full_path = match parent {
+        None => chart.name().to_string(),
+        Some((p, _)) => format!("{p}/charts/{}", chart.name()),
+    };
     let values = match parent {
         None => root_values.clone(),
         Some((_, scope)) => match scope.get("Values") {
@@ -367,7 +346,11 @@ fn all_templates<'c>(
         let sub = all_templates(dep, Some((&full_path, &scope)), root_values, top, out);
         subcharts.insert(dep.name(), Value::Map(sub));
     }
-    for t in chart.templates.iter().filter(|t| is_parsed(chart, t)) {
+    for t in &chart.templates {
+        let base = t.name.rsplit('/').next().unwrap_or(&t.name);
+        if chart.is_library() && !base.starts_with('_') {
+            continue;
+        }
         out.push(Renderable {
             name: format!("{full_path}/{}", t.name),
             text: crate::chart::text(&t.data),
@@ -376,35 +359,6 @@ fn all_templates<'c>(
         });
     }
     scope
-}
-
-/// A chart's path in template names: `CHART`, or `PARENT/charts/CHART` for a subchart.
-fn full_path(chart: &Chart, parent: Option<&str>) -> String {
-    match parent {
-        None => chart.name().to_string(),
-        Some(p) => format!("{p}/charts/{}", chart.name()),
-    }
-}
-
-/// Whether Helm parses the template file `t` of `chart`: a library chart's only partials.
-fn is_parsed(chart: &Chart, t: &crate::chart::File) -> bool {
-    let base = t.name.rsplit('/').next().unwrap_or(&t.name);
-    !chart.is_library() || base.starts_with('_')
-}
-
-/// The names and texts of the templates of `chart` and its subcharts, as
-/// [`all_templates`] names them.
-fn template_files(chart: &Chart, parent: Option<&str>, out: &mut Vec<(String, String)>) {
-    let full_path = full_path(chart, parent);
-    for dep in &chart.dependencies {
-        template_files(dep, Some(&full_path), out);
-    }
-    for t in chart.templates.iter().filter(|t| is_parsed(chart, t)) {
-        out.push((
-            format!("{full_path}/{}", t.name),
-            crate::chart::text(&t.data).into_owned(),
-        ));
-    }
 }
 
 fn warn_wrap(msg: &str) -> FuncError {

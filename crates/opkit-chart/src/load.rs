@@ -416,9 +416,7 @@ fn from_files(files: Vec<File>) -> Result<Chart, LoadError> {
             Job::Values(data) => {
                 Done::Values(read_values(&data).map_err(|e| parse_err("values.yaml", e)))
             }
-            Job::Subchart(name, files) => {
-                Done::Subchart(Box::new(load_subchart(parent, &name, files)))
-            }
+            Job::Subchart(name, files) => Done::Subchart(load_subchart(parent, &name, files)),
         },
     );
     let mut done = done.into_iter().peekable();
@@ -428,7 +426,7 @@ fn from_files(files: Vec<File>) -> Result<Chart, LoadError> {
     chart.metadata = metadata?;
     for sub in done {
         if let Done::Subchart(sub) = sub {
-            chart.dependencies.push((*sub)?);
+            chart.dependencies.push(sub?);
         }
     }
     Ok(chart)
@@ -452,7 +450,7 @@ impl Job {
 /// A [`Job`] done.
 enum Done {
     Values(Result<Value, LoadError>),
-    Subchart(Box<Result<Chart, LoadError>>),
+    Subchart(Result<Chart, LoadError>),
 }
 
 /// The subchart `name` of `parent`: the archive `charts/NAME.tgz` or the directory

@@ -61,7 +61,7 @@ mod value;
 pub mod yaml;
 
 pub use error::Error;
-pub use template::{MAX_EXEC_DEPTH, MissingKey, ParseAhead, Templates};
+pub use template::{MAX_EXEC_DEPTH, MissingKey, Templates};
 pub use value::{CallContext, Dict, FuncError, Function, Member, Object, ParamType, Value};
 
 /// The README's example, compiled and run as a doctest.

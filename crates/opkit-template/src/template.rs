@@ -2,8 +2,7 @@
 //! files into one set), a function map, Go's options, and execution of a named template.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use crate::error::Error;
 use crate::funcs::builtin;
@@ -176,61 +175,19 @@ impl Templates {
         &mut self,
         files: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Result<&mut Self, (usize, Error)> {
-        self.parse_all_with(files, None)
-    }
-
-    /// [`Templates::parse_all`], taking the files `ahead` has parsed (or is parsing) instead
-    /// of parsing them again, when `ahead` was made for a set with the same functions. The
-    /// result is the same as without it; `ahead` stops once this returns.
-    pub fn parse_all_with<'a>(
-        &mut self,
-        files: impl IntoIterator<Item = (&'a str, &'a str)>,
-        ahead: Option<&ParseAhead>,
-    ) -> Result<&mut Self, (usize, Error)> {
         let files: Vec<(&str, &str)> = files.into_iter().collect();
         let this = &*self;
         let has_func = |f: &str| this.has_function(f);
-        let usable = ahead.filter(|a| {
-            a.funcs.len() == this.funcs.len() && a.funcs.keys().all(|k| this.funcs.contains_key(k))
-        });
         let results = crate::parallel::map_in_order(
             files,
             |(_, text)| text.len(),
             crate::parallel::MIN_BYTES_PER_THREAD,
-            |(name, text)| {
-                usable
-                    .and_then(|a| a.take(name, text))
-                    .unwrap_or_else(|| parse(name, text, &has_func))
-            },
+            |(name, text)| parse(name, text, &has_func),
         );
-        if let Some(a) = ahead {
-            a.stop();
-        }
         for (i, trees) in results.into_iter().enumerate() {
             self.insert_trees(trees.map_err(|e| (i, e))?);
         }
         Ok(self)
-    }
-
-    /// Files (names and texts) to parse ahead of a set with this set's functions, on
-    /// another thread ([`ParseAhead::run`]), while what the set needs before parsing is still
-    /// being computed; [`Templates::parse_all_with`] then takes them. Parsing needs only the
-    /// text and the function names, so a file's trees are the same whenever it is parsed.
-    pub fn parse_ahead(&self, files: Vec<(String, String)>) -> ParseAhead {
-        let index = files
-            .iter()
-            .enumerate()
-            .map(|(i, (name, _))| (name.clone(), i))
-            .collect();
-        ParseAhead {
-            funcs: self.funcs.clone(),
-            files: files
-                .into_iter()
-                .map(|(name, text)| (name, text, OnceLock::new()))
-                .collect(),
-            index,
-            stopped: AtomicBool::new(false),
-        }
     }
 
     fn insert_trees(&mut self, trees: Vec<Tree>) {
@@ -272,139 +229,5 @@ impl Templates {
             )));
         };
         crate::exec::execute(self, tree, data, out)
-    }
-}
-
-/// A file's trees, parsed once by whichever thread gets to it first, taken once.
-type Parsed = OnceLock<Mutex<Option<Result<Vec<Tree>, Error>>>>;
-
-/// Files being parsed ahead of the set that takes them (see [`Templates::parse_ahead`]).
-pub struct ParseAhead {
-    funcs: Arc<HashMap<String, Function>>,
-    files: Vec<(String, String, Parsed)>,
-    index: HashMap<String, usize>,
-    stopped: AtomicBool,
-}
-
-impl ParseAhead {
-    /// Parses the files not parsed yet, last first (the set takes them first first, so the
-    /// two meet in the middle), until every file is parsed or the set has taken what it
-    /// needs.
-    pub fn run(&self) {
-        let has_func = |f: &str| self.funcs.contains_key(f) || builtin(f).is_some();
-        for (name, text, parsed) in self.files.iter().rev() {
-            if self.stopped.load(Ordering::Relaxed) {
-                break;
-            }
-            parsed.get_or_init(|| Mutex::new(Some(parse(name, text, &has_func))));
-        }
-    }
-
-    /// The trees of `name` if it is one of the files with this very text; parsed here
-    /// when no thread has started on it, waited for when one has.
-    fn take(&self, name: &str, text: &str) -> Option<Result<Vec<Tree>, Error>> {
-        let (_, own, parsed) = &self.files[*self.index.get(name)?];
-        if own != text {
-            return None;
-        }
-        let has_func = |f: &str| self.funcs.contains_key(f) || builtin(f).is_some();
-        parsed
-            .get_or_init(|| Mutex::new(Some(parse(name, text, &has_func))))
-            .lock()
-            .ok()?
-            .take()
-    }
-
-    /// Tells [`ParseAhead::run`] to stop at its next file.
-    pub fn stop(&self) {
-        self.stopped.store(true, Ordering::Relaxed);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn files() -> Vec<(String, String)> {
-        vec![
-            (
-                "a".into(),
-                r#"{{define "x"}}[{{.}}]{{end}}a{{template "x" 1}}"#.into(),
-            ),
-            (
-                "b".into(),
-                r#"{{define "x"}}<{{.}}>{{end}}b{{template "x" 2}}"#.into(),
-            ),
-            ("c".into(), "c{{upper .}}".into()),
-        ]
-    }
-
-    fn set() -> Templates {
-        let mut t = Templates::new("t");
-        t.add_funcs(crate::sprig::functions());
-        t
-    }
-
-    fn outputs(t: &Templates) -> Vec<String> {
-        ["a", "b", "c"]
-            .iter()
-            .map(|n| t.execute(n, &Value::string("v")).unwrap())
-            .collect()
-    }
-
-    #[test]
-    fn files_parsed_ahead_give_the_set_parsing_them_gives() {
-        let files = files();
-        let pairs = || files.iter().map(|(n, t)| (n.as_str(), t.as_str()));
-        let mut want = set();
-        want.parse_all(pairs()).unwrap();
-        // Run to the end before, not run at all, and a file whose text changed since.
-        for run in [true, false] {
-            let ahead = set().parse_ahead(files.clone());
-            if run {
-                ahead.run();
-            }
-            let mut got = set();
-            got.parse_all_with(pairs(), Some(&ahead)).unwrap();
-            assert_eq!(outputs(&got), outputs(&want));
-        }
-        let mut changed = files.clone();
-        changed[2].1 = "c{{lower .}}".into();
-        let ahead = set().parse_ahead(changed);
-        ahead.run();
-        let mut got = set();
-        got.parse_all_with(pairs(), Some(&ahead)).unwrap();
-        assert_eq!(outputs(&got), outputs(&want));
-    }
-
-    #[test]
-    fn files_parsed_ahead_for_other_functions_are_parsed_again() {
-        // Without Sprig, `upper` is not a function: parsed ahead, "c" fails.
-        let ahead = Templates::new("t").parse_ahead(files());
-        ahead.run();
-        let files = files();
-        let mut got = set();
-        got.parse_all_with(
-            files.iter().map(|(n, t)| (n.as_str(), t.as_str())),
-            Some(&ahead),
-        )
-        .unwrap();
-        assert_eq!(got.execute("c", &Value::string("v")).unwrap(), "cV");
-    }
-
-    #[test]
-    fn a_file_that_fails_ahead_fails_at_its_place_with_its_error() {
-        let mut files = files();
-        files[1].1 = "{{if}}".into();
-        let pairs = || files.iter().map(|(n, t)| (n.as_str(), t.as_str()));
-        let want = set().parse_all(pairs()).map(|_| ()).unwrap_err();
-        let ahead = set().parse_ahead(files.clone());
-        ahead.run();
-        let got = set()
-            .parse_all_with(pairs(), Some(&ahead))
-            .map(|_| ())
-            .unwrap_err();
-        assert_eq!((got.0, got.1.to_string()), (want.0, want.1.to_string()));
-        assert_eq!(got.0, 1);
     }
 }
