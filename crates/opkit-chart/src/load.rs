@@ -416,7 +416,9 @@ fn from_files(files: Vec<File>) -> Result<Chart, LoadError> {
             Job::Values(data) => {
                 Done::Values(read_values(&data).map_err(|e| parse_err("values.yaml", e)))
             }
-            Job::Subchart(name, files) => Done::Subchart(load_subchart(parent, &name, files)),
+            Job::Subchart(name, files) => {
+                Done::Subchart(Box::new(load_subchart(parent, &name, files)))
+            }
         },
     );
     let mut done = done.into_iter().peekable();
@@ -426,7 +428,7 @@ fn from_files(files: Vec<File>) -> Result<Chart, LoadError> {
     chart.metadata = metadata?;
     for sub in done {
         if let Done::Subchart(sub) = sub {
-            chart.dependencies.push(sub?);
+            chart.dependencies.push((*sub)?);
         }
     }
     Ok(chart)
@@ -450,7 +452,7 @@ impl Job {
 /// A [`Job`] done.
 enum Done {
     Values(Result<Value, LoadError>),
-    Subchart(Result<Chart, LoadError>),
+    Subchart(Box<Result<Chart, LoadError>>),
 }
 
 /// The subchart `name` of `parent`: the archive `charts/NAME.tgz` or the directory
