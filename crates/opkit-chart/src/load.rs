@@ -194,7 +194,7 @@ fn walk(dir: &Path, rules: &Rules, out: &mut Vec<File>) -> Result<(), LoadError>
 }
 
 /// How many files a thread reads at least when a chart's files are read on several.
-const FILES_PER_THREAD: usize = 48;
+const FILES_PER_THREAD: usize = 24;
 
 /// What a walked name is, as far as loading it goes.
 #[derive(Clone, Copy)]
