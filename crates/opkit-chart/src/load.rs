@@ -87,6 +87,7 @@ impl Chart {
         rules.add_defaults();
         let mut files = Vec::new();
         walk(dir, &rules, &mut files)?;
+        crate::schema::compile_files_ahead(&files);
         from_files(files)
     }
 
@@ -181,6 +182,13 @@ fn walk(dir: &Path, rules: &Rules, out: &mut Vec<File>) -> Result<(), LoadError>
     // A listing error stops the walk after the files listed before it, which are read first:
     // the first of their errors wins over it.
     let listed = list(dir, "", rules, &mut entries);
+    if entries
+        .iter()
+        .any(|(n, _)| n.ends_with("values.schema.json"))
+    {
+        // A schema's check needs what this starts; it overlaps the reading.
+        crate::schema::prepare_validator();
+    }
     let read = opkit_template::parallel::map_in_order(
         entries,
         |_| 1,

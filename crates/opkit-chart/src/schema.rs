@@ -95,6 +95,28 @@ pub(crate) fn compile_ahead(chart: &Chart) {
     }
     let mut found = Vec::new();
     texts(chart, &mut found);
+    compile_texts_ahead(found);
+}
+
+/// [`compile_ahead`] for the schemas among a chart directory's files (its own and its
+/// directory subcharts'), as soon as they are read: the chart's values and subcharts are
+/// then decoded while they compile.
+pub(crate) fn compile_files_ahead(files: &[crate::chart::File]) {
+    let is_schema = |n: &str| n == "values.schema.json" || n.ends_with("/values.schema.json");
+    compile_texts_ahead(
+        files
+            .iter()
+            .filter(|f| is_schema(&f.name))
+            .map(|f| f.data.as_slice())
+            .collect(),
+    );
+}
+
+fn compile_texts_ahead(found: Vec<&[u8]>) {
+    if found.is_empty() {
+        return;
+    }
+    prepare_validator();
     let mut jobs = Vec::new();
     {
         let mut ahead = ahead();
