@@ -184,7 +184,7 @@ fn walk(dir: &Path, rules: &Rules, out: &mut Vec<File>) -> Result<(), LoadError>
     let listed = list(dir, "", rules, &mut entries);
     if entries
         .iter()
-        .any(|(n, _)| n.ends_with("values.schema.json"))
+        .any(|(n, _)| crate::schema::is_schema_file(n))
     {
         // A schema's check needs what this starts; it overlaps the reading.
         crate::schema::prepare_validator();

@@ -102,14 +102,18 @@ pub(crate) fn compile_ahead(chart: &Chart) {
 /// directory subcharts'), as soon as they are read: the chart's values and subcharts are
 /// then decoded while they compile.
 pub(crate) fn compile_files_ahead(files: &[crate::chart::File]) {
-    let is_schema = |n: &str| n == "values.schema.json" || n.ends_with("/values.schema.json");
     compile_texts_ahead(
         files
             .iter()
-            .filter(|f| is_schema(&f.name))
+            .filter(|f| is_schema_file(&f.name))
             .map(|f| f.data.as_slice())
             .collect(),
     );
+}
+
+/// Whether a chart directory's file `name` is a chart's or a directory subchart's schema.
+pub(crate) fn is_schema_file(name: &str) -> bool {
+    name == "values.schema.json" || name.ends_with("/values.schema.json")
 }
 
 fn compile_texts_ahead(found: Vec<&[u8]>) {
