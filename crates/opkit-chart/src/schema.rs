@@ -49,18 +49,72 @@ pub(crate) fn prepare_validator() {
     static STARTED: std::sync::Once = std::sync::Once::new();
     STARTED.call_once(|| {
         let warm = || {
-            let mut compiler = Compiler::new();
-            let url = "file:///opkit-warm-up.json";
-            // Cannot fail: the empty schema is valid in every draft.
-            if compiler.add_resource(url, serde_json::json!({})).is_ok() {
-                let _ = compiler.compile(url, &mut Schemas::new());
-            }
+            in_idle_time(|| {
+                let mut compiler = Compiler::new();
+                let url = "file:///opkit-warm-up.json";
+                // Cannot fail: the empty schema is valid in every draft.
+                if compiler.add_resource(url, serde_json::json!({})).is_ok() {
+                    let _ = compiler.compile(url, &mut Schemas::new());
+                }
+            })
         };
         // Without a thread the first real compile does this work, as before.
         let _ = std::thread::Builder::new()
             .name("opkit-schema-warm".into())
             .spawn(warm);
     });
+}
+
+/// Schema work started ahead runs in idle time: in Linux's `SCHED_IDLE` class, on a core that
+/// would otherwise be idle, so that a render's threads preempt it at once (and may take its
+/// core over without the scheduler's cache-hot delay) instead of queueing behind it. Until a
+/// check needs its result ([`needed_now`]): the threads then go back to the normal class, so
+/// a busy machine never leaves a check waiting on a thread that only runs when a core idles.
+fn in_idle_time<T>(work: impl FnOnce() -> T) -> T {
+    #[cfg(target_os = "linux")]
+    let _listed = {
+        /// Takes the thread off the list when its work ends (or panics).
+        struct Listed(libc::pid_t);
+        impl Drop for Listed {
+            fn drop(&mut self) {
+                in_idle_time_threads().retain(|&t| t != self.0);
+            }
+        }
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        let mut threads = in_idle_time_threads();
+        // SAFETY: 0 is the calling thread.
+        if unsafe { set_policy(0, libc::SCHED_IDLE) } {
+            threads.push(tid);
+        }
+        Listed(tid)
+    };
+    work()
+}
+
+/// Puts the threads working ahead in idle time back in the normal class (a check waits).
+fn needed_now() {
+    #[cfg(target_os = "linux")]
+    for tid in in_idle_time_threads().drain(..) {
+        // SAFETY: `tid` is a live thread of this process: it leaves the list, under this
+        // lock, before it ends.
+        unsafe { set_policy(tid, libc::SCHED_OTHER) };
+    }
+}
+
+/// The ids of the threads now working in idle time.
+#[cfg(target_os = "linux")]
+fn in_idle_time_threads() -> std::sync::MutexGuard<'static, Vec<libc::pid_t>> {
+    static THREADS: Mutex<Vec<libc::pid_t>> = Mutex::new(Vec::new());
+    THREADS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Sets thread `tid`'s (0: the caller's) scheduling policy; whether it took.
+#[cfg(target_os = "linux")]
+unsafe fn set_policy(tid: libc::pid_t, policy: libc::c_int) -> bool {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: the caller passes this process's thread; `param` outlives the call.
+    unsafe { libc::sched_setscheduler(tid, policy, &param) == 0 }
 }
 
 /// Helm's `urn:` loader: an unresolved URN is a permissive schema.
@@ -143,9 +197,11 @@ fn compile_texts_ahead(found: Vec<&[u8]>) {
     let _ = std::thread::Builder::new()
         .name("opkit-schema-compile".into())
         .spawn(move || {
-            for (text, cell) in jobs {
-                cell.get_or_init(|| compile(&text));
-            }
+            in_idle_time(|| {
+                for (text, cell) in jobs {
+                    cell.get_or_init(|| compile(&text));
+                }
+            })
         });
 }
 
@@ -178,7 +234,12 @@ fn validate_single(values: &Dict, schema: &[u8]) -> Result<(), String> {
     let own;
     let compiled = match &taken {
         // Waits while the thread compiling ahead is at it.
-        Some(cell) => cell.get_or_init(|| compile(schema)),
+        Some(cell) => {
+            if cell.get().is_none() {
+                needed_now();
+            }
+            cell.get_or_init(|| compile(schema))
+        }
         None => {
             own = compile(schema);
             &own

@@ -183,13 +183,31 @@ pub(crate) fn run(cmd: ChartCommand, cwd: &Path) -> ExitCode {
 /// A render in a process of its own only grows the heap (what it leaves is left to the exit):
 /// glibc's allocator is asked to grow each arena by 8 MiB at a time rather than by what each
 /// allocation needs, which saves the system calls and the repeated faults of growing it in
-/// small steps on every thread (a few percent of a large chart's wall time).
+/// small steps on every thread (a few percent of a large chart's wall time). The main thread's
+/// heap is grown once by 32 MiB (address space only) that is kept and marked for transparent
+/// huge pages, where the system has them on request: the render then faults its memory in
+/// 2 MiB at a time instead of 4 KiB, a few hundred faults fewer.
 fn grow_the_heap_in_large_steps() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets an allocator parameter; it is called before any thread of
-    // this command starts.
+    // SAFETY: mallopt only sets allocator parameters, before any thread of this command
+    // starts; the block is freed before its range is advised, and MADV_HUGEPAGE changes how
+    // the range is backed, never its contents.
     unsafe {
+        const HUGE_PAGE: usize = 2 << 20;
+        const RESERVE: usize = 24 << 20;
         libc::mallopt(libc::M_TOP_PAD, 8 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        let block = libc::malloc(RESERVE);
+        if !block.is_null() {
+            libc::free(block);
+            // The block and the top pad, up to the heap's end.
+            let start = (block as usize).next_multiple_of(HUGE_PAGE);
+            let end = libc::sbrk(0) as usize / HUGE_PAGE * HUGE_PAGE;
+            if start < end {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+            }
+        }
     }
 }
 
