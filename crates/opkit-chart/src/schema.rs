@@ -704,6 +704,28 @@ mod tests {
     use super::*;
     use crate::chart::Metadata;
 
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn work_ahead_runs_in_idle_time_until_a_check_needs_its_result() {
+        // SAFETY: sched_getscheduler(0) reads the calling thread's policy.
+        let policy = || unsafe { libc::sched_getscheduler(0) };
+        let (report, reported) = std::sync::mpsc::channel();
+        let (go_on, told) = std::sync::mpsc::channel::<()>();
+        let worker = std::thread::spawn(move || {
+            in_idle_time(|| {
+                report.send(policy()).unwrap();
+                told.recv().unwrap();
+                report.send(policy()).unwrap();
+            })
+        });
+        assert_eq!(reported.recv().unwrap(), libc::SCHED_IDLE);
+        needed_now();
+        go_on.send(()).unwrap();
+        assert_eq!(reported.recv().unwrap(), libc::SCHED_OTHER);
+        worker.join().unwrap();
+        assert!(in_idle_time_threads().is_empty());
+    }
+
     fn chart(name: &str, schema: Option<&str>, deps: Vec<Chart>) -> Chart {
         Chart {
             metadata: Metadata {
