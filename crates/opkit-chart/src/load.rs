@@ -57,6 +57,9 @@ impl Chart {
     /// subcharts under `charts/` (Helm v4's `loader.Load`, which first reads `Chart.yaml`'s
     /// `apiVersion` to pick the chart format).
     pub fn load(path: &Path) -> Result<Chart, LoadError> {
+        // Reading, decoding and parsing a chart are spread over helper threads: they start
+        // now, so that they are running by the time the files are listed.
+        opkit_template::parallel::start_helpers();
         let meta = std::fs::metadata(path).map_err(|e| go_io("stat", path, &e))?;
         if !meta.is_dir() {
             return Chart::load_file(path);

@@ -3,13 +3,15 @@
 //! megabytes of them; the caller then takes the results in order, so the first error in
 //! order is the one a sequential loop would have met.
 //!
-//! Scoped threads started per call, each taking the next item until none is left, rather
-//! than a work-stealing pool: a pool's idle workers spin looking for work, and on a small
-//! machine that spinning took CPU from the thread doing the rest of the render.
+//! The calling thread and a few helper threads each take the next item until none is left.
+//! The helpers are started once per process and sleep between maps: a work-stealing pool's
+//! idle workers spin looking for work (on a small machine that spinning took CPU from the
+//! thread doing the rest of the render), and a thread started per map often waited a
+//! millisecond or two for a core, the scheduler having queued it behind its parent.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Condvar, Mutex, OnceLock};
 
 /// The text each thread gets at least when parsing or decoding is spread (templates,
 /// rendered documents, subcharts): starting a thread costs about as much as parsing a few
@@ -54,22 +56,7 @@ pub fn map_in_order<T: Send, R: Send>(
             }
         }
     };
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (1..threads)
-            .filter_map(|_| {
-                std::thread::Builder::new()
-                    .name("opkit-parallel".into())
-                    .spawn_scoped(scope, work)
-                    .ok()
-            })
-            .collect();
-        work();
-        for h in handles {
-            if let Err(p) = h.join() {
-                std::panic::resume_unwind(p);
-            }
-        }
-    });
+    alongside_helpers(threads - 1, &work);
     done.into_iter()
         .map(|d| {
             d.into_inner()
@@ -78,6 +65,131 @@ pub fn map_in_order<T: Send, R: Send>(
                 .expect("every item is mapped once the threads are joined")
         })
         .collect()
+}
+
+/// A helper thread: it sleeps until work is lent to it.
+struct Helper {
+    slot: Mutex<Slot>,
+    changed: Condvar,
+}
+
+/// Where a helper stands with the work lent to it.
+enum Slot {
+    Empty,
+    /// Lent, not yet started: the lender may take it back.
+    Lent(Lent),
+    Running,
+    /// Finished, with the panic it ended in, if it did.
+    Done(Option<Box<dyn std::any::Any + Send>>),
+}
+
+/// A lender's closure with its lifetime erased. Sound because the lender does not return
+/// before the closure is taken back unstarted or has finished running (see
+/// [`alongside_helpers`]).
+struct Lent(*const (dyn Fn() + Sync));
+
+// SAFETY: the closure is `Sync`, so calling it from the helper's thread is sound; the lender
+// keeps it alive while lent (see `Lent`).
+unsafe impl Send for Lent {}
+
+impl Helper {
+    fn slot(&self) -> std::sync::MutexGuard<'_, Slot> {
+        self.slot.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The helper thread's life: wait for work, run it, say it is done.
+    fn serve(&self) {
+        loop {
+            let lent = {
+                let mut slot = self.slot();
+                loop {
+                    match std::mem::replace(&mut *slot, Slot::Running) {
+                        Slot::Lent(lent) => break lent,
+                        other => *slot = other,
+                    }
+                    slot = self.changed.wait(slot).unwrap_or_else(|e| e.into_inner());
+                }
+            };
+            // SAFETY: the lender waits for `Done` before its closure goes (see `Lent`).
+            let work = unsafe { &*lent.0 };
+            let ended = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
+            *self.slot() = Slot::Done(ended.err());
+            self.changed.notify_all();
+        }
+    }
+}
+
+/// The helpers not working for anyone now.
+static IDLE_HELPERS: Mutex<Vec<&'static Helper>> = Mutex::new(Vec::new());
+
+/// Runs `work` on the calling thread and on up to `wanted` idle helpers at once, returning
+/// when every run of it has finished (a panic in any of them is resumed here, after that).
+/// A helper that has not started by the time the caller's run ends is not waited for: its
+/// share was taken by the others. Helpers busy elsewhere (a map inside a map) are not
+/// waited for either: the work then runs on fewer threads.
+fn alongside_helpers(wanted: usize, work: &(dyn Fn() + Sync)) {
+    let helpers: Vec<&'static Helper> = {
+        start_helpers();
+        let mut idle = IDLE_HELPERS.lock().unwrap_or_else(|e| e.into_inner());
+        let keep = idle.len().saturating_sub(wanted);
+        idle.split_off(keep)
+    };
+    // SAFETY (of the erased lifetime): every helper's slot is back to `Empty` below, taken
+    // back unstarted or finished, before this function returns or resumes a panic.
+    let erased: *const (dyn Fn() + Sync + '_) = work;
+    let erased: *const (dyn Fn() + Sync) = unsafe { std::mem::transmute(erased) };
+    for h in &helpers {
+        *h.slot() = Slot::Lent(Lent(erased));
+        h.changed.notify_all();
+    }
+    let mut panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).err();
+    for h in &helpers {
+        let mut slot = h.slot();
+        loop {
+            match std::mem::replace(&mut *slot, Slot::Empty) {
+                Slot::Lent(_) | Slot::Empty => break,
+                Slot::Done(p) => {
+                    panicked = panicked.or(p);
+                    break;
+                }
+                Slot::Running => {
+                    *slot = Slot::Running;
+                    slot = h.changed.wait(slot).unwrap_or_else(|e| e.into_inner());
+                }
+            }
+        }
+    }
+    IDLE_HELPERS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .extend(helpers);
+    if let Some(p) = panicked {
+        std::panic::resume_unwind(p);
+    }
+}
+
+/// Starts the helper threads (one per core besides the caller's), once per process; the
+/// first map that can use them otherwise does. A new thread may wait a millisecond or more
+/// before it first runs, so a caller that knows parallel work is coming calls this first.
+pub fn start_helpers() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        for _ in 1..cores() {
+            let helper: &'static Helper = Box::leak(Box::new(Helper {
+                slot: Mutex::new(Slot::Empty),
+                changed: Condvar::new(),
+            }));
+            let started = std::thread::Builder::new()
+                .name("opkit-parallel".into())
+                .spawn(move || helper.serve());
+            if started.is_ok() {
+                IDLE_HELPERS
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(helper);
+            }
+        }
+    });
 }
 
 /// Bumped when templates start running side by side; every map records the value it was
@@ -238,6 +350,71 @@ mod tests {
             },
         );
         assert_eq!(out, Err((3, 3)));
+    }
+
+    #[test]
+    fn maps_reuse_the_same_helper_threads() {
+        let me = std::thread::current().id();
+        let mut helpers = std::collections::HashSet::new();
+        for _ in 0..20 {
+            let ids = map_in_order(
+                (0..64).collect(),
+                |_| 1,
+                1,
+                |_: i32| {
+                    // Long enough for a helper to take some items.
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                    std::thread::current().id()
+                },
+            );
+            helpers.extend(ids.into_iter().filter(|id| *id != me));
+        }
+        assert!(helpers.len() < cores(), "{} helper threads", helpers.len());
+    }
+
+    #[test]
+    fn a_panicking_item_panics_the_caller_after_every_thread_is_done() {
+        let (entered, left) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            map_in_order(
+                (0..40).collect(),
+                |_| 1,
+                1,
+                |i: usize| {
+                    entered.fetch_add(1, Ordering::SeqCst);
+                    if i == 3 {
+                        panic!("item 3");
+                    }
+                    std::thread::sleep(std::time::Duration::from_micros(100));
+                    left.fetch_add(1, Ordering::SeqCst);
+                },
+            )
+        }));
+        assert!(caught.is_err());
+        // No item is still running (on borrowed data) once the panic reaches the caller.
+        let (entered, left) = (entered.load(Ordering::SeqCst), left.load(Ordering::SeqCst));
+        assert_eq!(entered, left + 1);
+        // And the helpers serve the next map.
+        assert_eq!(
+            map_in_order(vec![1, 2, 3], |_| 1, 1, |i| i + 1),
+            vec![2, 3, 4]
+        );
+    }
+
+    #[test]
+    fn a_map_inside_a_map_runs_without_waiting_for_busy_helpers() {
+        let out = map_in_order(
+            (0..8).collect(),
+            |_| 1,
+            1,
+            |i: usize| {
+                map_in_order((0..8).collect(), |_| 1, 1, |j: usize| i * 8 + j)
+                    .into_iter()
+                    .sum::<usize>()
+            },
+        );
+        let want: Vec<usize> = (0..8).map(|i| (0..8).map(|j| i * 8 + j).sum()).collect();
+        assert_eq!(out, want);
     }
 
     #[test]
