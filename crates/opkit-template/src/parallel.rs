@@ -120,7 +120,10 @@ impl Helper {
 }
 
 /// The helpers not working for anyone now.
-static IDLE_HELPERS: Mutex<Vec<&'static Helper>> = Mutex::new(Vec::new());
+fn idle_helpers() -> std::sync::MutexGuard<'static, Vec<&'static Helper>> {
+    static IDLE: Mutex<Vec<&'static Helper>> = Mutex::new(Vec::new());
+    IDLE.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Runs `work` on the calling thread and on up to `wanted` idle helpers at once, returning
 /// when every run of it has finished (a panic in any of them is resumed here, after that).
@@ -130,7 +133,7 @@ static IDLE_HELPERS: Mutex<Vec<&'static Helper>> = Mutex::new(Vec::new());
 fn alongside_helpers(wanted: usize, work: &(dyn Fn() + Sync)) {
     let helpers: Vec<&'static Helper> = {
         start_helpers();
-        let mut idle = IDLE_HELPERS.lock().unwrap_or_else(|e| e.into_inner());
+        let mut idle = idle_helpers();
         let keep = idle.len().saturating_sub(wanted);
         idle.split_off(keep)
     };
@@ -159,10 +162,7 @@ fn alongside_helpers(wanted: usize, work: &(dyn Fn() + Sync)) {
             }
         }
     }
-    IDLE_HELPERS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .extend(helpers);
+    idle_helpers().extend(helpers);
     if let Some(p) = panicked {
         std::panic::resume_unwind(p);
     }
@@ -183,10 +183,7 @@ pub fn start_helpers() {
                 .name("opkit-parallel".into())
                 .spawn(move || helper.serve());
             if started.is_ok() {
-                IDLE_HELPERS
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(helper);
+                idle_helpers().push(helper);
             }
         }
     });
